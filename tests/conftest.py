@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import REPO_ROOT, SHARED_DIR, vectors_root
+from tests.paths import SHARED_DIR, vectors_root
 
 
 @pytest.fixture(scope="session")

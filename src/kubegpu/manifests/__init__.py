@@ -1,1 +1,44 @@
-"""kubegpu.manifests."""
+"""Load Kubernetes documents (files, dirs, stdin; YAML and JSON; Lists) with positions, and find pod templates."""
+
+from kubegpu.manifests.document import (
+    Document,
+    FieldPath,
+    Location,
+    ObjectRef,
+    format_path,
+    get_path,
+)
+from kubegpu.manifests.loader import InputProblem, LoadResult, load_text
+from kubegpu.manifests.resources import (
+    ContainerResources,
+    ResourceValue,
+    container_resources,
+    gpu_count,
+    uses_accelerators,
+)
+from kubegpu.manifests.sources import SourceText, discover, read_source
+from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, pod_templates
+
+__all__ = [
+    "ContainerRef",
+    "ContainerResources",
+    "Document",
+    "FieldPath",
+    "InputProblem",
+    "LoadResult",
+    "Location",
+    "ObjectRef",
+    "PodTemplate",
+    "ResourceValue",
+    "SourceText",
+    "container_resources",
+    "containers_of",
+    "discover",
+    "format_path",
+    "get_path",
+    "gpu_count",
+    "load_text",
+    "pod_templates",
+    "read_source",
+    "uses_accelerators",
+]

@@ -49,6 +49,8 @@ class GPUDevice:
     resource_name: str = "nvidia.com/gpu"
     nvlink_domain: str | None = None
     local_cpus: tuple[int, ...] = ()
+    # The memory-only NUMA node holding this GPU's own memory (Grace Hopper / GB200 in NUMA mode).
+    memory_numa_node: int | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,7 @@ class NodeTopology:
                     "resource_name": g.resource_name,
                     "nvlink_domain": g.nvlink_domain,
                     "local_cpus": list(g.local_cpus),
+                    "memory_numa_node": g.memory_numa_node,
                 }
                 for g in self.gpus
             ],
@@ -202,7 +205,12 @@ def _gpu(raw: Mapping[str, Any]) -> GPUDevice:
         resource_name=str(raw.get("resource_name") or "nvidia.com/gpu"),
         nvlink_domain=None if raw.get("nvlink_domain") is None else str(raw["nvlink_domain"]),
         local_cpus=tuple(int(c) for c in raw.get("local_cpus") or ()),
+        memory_numa_node=_opt_int(raw.get("memory_numa_node")),
     )
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def _describe(err: Exception) -> str:

@@ -1,0 +1,93 @@
+"""`kubegpu lint`, `kubegpu rules` and `kubegpu explain`: argument parsing only; the work is in rules/."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail
+from kubegpu.errors import KubegpuError
+from kubegpu.report import findings_json, findings_text
+from kubegpu.rules import (
+    LintConfig,
+    Severity,
+    all_rules,
+    find_config,
+    find_rule,
+    lint_paths,
+    load_config,
+)
+from kubegpu.rules.docs import rule_doc
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def lint(
+    paths: Annotated[list[str], typer.Argument(help="Files, directories (recursive) or - for stdin.")],
+    output: Annotated[OutputFormat, typer.Option("--format", "-o", help="Report format.")] = OutputFormat.text,
+    config_file: Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml.")] = None,
+    select: Annotated[list[str] | None, typer.Option(help="Only these rules (codes by prefix, or names).")] = None,
+    ignore: Annotated[list[str] | None, typer.Option(help="Skip these rules (codes by prefix, or names).")] = None,
+    fail_on: Annotated[Severity | None, typer.Option(help="Exit 1 on findings at or above this severity.")] = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings.")] = False,
+    smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
+    max_file_size: Annotated[int | None, typer.Option(help="Largest input file in bytes.")] = None,
+) -> None:
+    """Report what in the manifests starves or strands GPUs (seed section 13)."""
+    try:
+        found = config_file or find_config(Path(paths[0]) if paths and paths[0] != "-" else Path.cwd())
+        config = load_config(found, all_rules()) if found else LintConfig()
+        config = config.with_overrides(select=select, ignore=ignore, fail_on=fail_on, max_file_bytes=max_file_size)
+        result = lint_paths(paths, config, smt=smt)
+    except KubegpuError as err:
+        raise fail(err) from err
+    if output is OutputFormat.json:
+        typer.echo(findings_json.render_json(result))
+    else:
+        findings_text.render_text(result, Console(soft_wrap=False))
+    if result.unreadable:
+        raise typer.Exit(EXIT_USAGE)
+    if result.failing(config.fail_on) and not exit_zero:
+        raise typer.Exit(EXIT_FINDINGS)
+    raise typer.Exit(EXIT_OK)
+
+
+def rules_command(
+    output: Annotated[OutputFormat, typer.Option("--format", "-o")] = OutputFormat.text,
+) -> None:
+    """List every rule: code, name, seed section, severity and summary."""
+    rules = all_rules()
+    if output is OutputFormat.json:
+        import json
+
+        typer.echo(json.dumps([
+            {"code": r.code, "name": r.name, "section": r.section, "severity": r.severity.value,
+             "summary": r.summary, "fixable": r.fixable, "doc": r.doc_path} for r in rules
+        ], indent=2))
+        return
+    console = Console()
+    for r in rules:
+        fix = " (fix)" if r.fixable else ""
+        console.print(f"[bold]{r.code}[/bold] {r.name:<34} {r.section:<6} {r.severity.value:<8} {r.summary}{fix}",
+                      soft_wrap=True, markup=True, highlight=False)
+
+
+def explain(rule: Annotated[str, typer.Argument(help="A rule code (KG101) or name (dshm-missing).")]) -> None:
+    """Print a rule's documentation page."""
+    found = find_rule(rule)
+    if found is None:
+        raise fail(f"no rule named {rule!r}; `kubegpu rules` lists them")
+    typer.echo(rule_doc(found))
+
+
+def register(app: typer.Typer, gen_app: typer.Typer) -> None:
+    app.command("lint")(lint)
+    app.command("rules")(rules_command)
+    app.command("explain")(explain)

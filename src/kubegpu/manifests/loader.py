@@ -1,0 +1,248 @@
+"""Load YAML and JSON streams into Documents with the libyaml C parser, keeping node marks.
+
+Reads like kubectl (YAML 1.1 scalars, timestamps stay strings); reports duplicate keys, alias bombs,
+parse errors and non-objects as InputProblems and goes on with the rest of the stream.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from kubegpu.manifests.document import Document
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+DEFAULT_MAX_EXPANDED_NODES = 1_000_000
+_DOC_START = re.compile(r"^---", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """Something in the input that is not a readable Kubernetes object, with where it is.
+
+    `fatal` problems make the input unreadable (exit code 2); the others are findings.
+    """
+
+    code: str  # parse-error, duplicate-key, not-kubernetes-object, alias-bomb, unreadable-file
+    file: str
+    line: int
+    column: int
+    message: str
+    fatal: bool = True
+
+
+@dataclass
+class LoadResult:
+    """The documents read from one input, and every problem met on the way."""
+
+    documents: list[Document] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+
+
+class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """C-parsed, Python-constructed loader that records duplicate keys instead of hiding them."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[tuple[str, yaml.Mark]] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:str":
+                if key_node.value in seen:
+                    self.duplicates.append((key_node.value, key_node.start_mark))
+                seen.add(key_node.value)
+        result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return result
+
+
+def _timestamp_as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    # kubectl (sigs.k8s.io/yaml) converts YAML to JSON, so dates stay strings.
+    value = loader.construct_scalar(node)  # type: ignore[arg-type]
+    return str(value)
+
+
+_MarkedLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_string)
+
+
+def expanded_size(data: Any, limit: int) -> int:
+    """Nodes a full traversal would visit, counting each alias as its whole subtree; stops past limit."""
+    memo: dict[int, int] = {}
+
+    def size(value: Any) -> int:
+        if not isinstance(value, dict | list):
+            return 1
+        key = id(value)
+        if key in memo:
+            return memo[key]
+        children = value.values() if isinstance(value, dict) else value
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > limit:
+                break
+        memo[key] = total
+        return total
+
+    return size(data)
+
+
+def load_text(name: str, text: str, *, max_expanded_nodes: int = DEFAULT_MAX_EXPANDED_NODES) -> LoadResult:
+    """Parse a YAML or JSON stream; a parse error is reported and parsing resumes at the next `---`."""
+    result = LoadResult()
+    is_json = name.endswith(".json") or text.lstrip()[:1] in ("{", "[")
+    offset_line = 0
+    remaining = text
+    index = 0
+    check_aliases = "*" in text
+    while True:
+        error = _load_chunk(name, remaining, offset_line, is_json, check_aliases, max_expanded_nodes,
+                            result, index)
+        index = len(result.documents) + sum(1 for p in result.problems if p.code != "duplicate-key")
+        if error is None:
+            break
+        if is_json and not result.documents:
+            _load_json_fallback(name, text, result, error)
+            break
+        # Resume after the broken document: at the next line that starts a document.
+        error_line = error[0] - offset_line  # 1-based within `remaining`
+        line_start = 0
+        for _ in range(error_line - 1):
+            next_newline = remaining.find("\n", line_start)
+            if next_newline < 0:
+                break
+            line_start = next_newline + 1
+        match = _DOC_START.search(remaining, max(line_start, 1))
+        if match is None:
+            break
+        offset_line += remaining.count("\n", 0, match.start())
+        remaining = remaining[match.start():]
+    return result
+
+
+def _load_chunk(
+    name: str,
+    text: str,
+    offset_line: int,
+    is_json: bool,
+    check_aliases: bool,
+    max_expanded_nodes: int,
+    result: LoadResult,
+    index: int,
+) -> tuple[int, str] | None:
+    """Load documents from `text` into `result`; return (line, message) of a parse error, if any."""
+    loader = _MarkedLoader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            data = loader.construct_document(node)
+            line = node.start_mark.line + 1 + offset_line
+            for key, dup_mark in loader.duplicates:
+                result.problems.append(InputProblem(
+                    "duplicate-key", name, dup_mark.line + 1 + offset_line, dup_mark.column + 1,
+                    f"duplicate key {key!r}: kubectl and the API server reject it (strict decoding); "
+                    "the YAML parser would silently keep the last value", fatal=False))
+            loader.duplicates.clear()
+            if check_aliases and expanded_size(data, max_expanded_nodes) > max_expanded_nodes:
+                result.problems.append(InputProblem(
+                    "alias-bomb", name, line, 1,
+                    f"aliases expand this document past {max_expanded_nodes} nodes "
+                    "(a YAML alias bomb); not read"))
+                continue
+            _add_document(name, data, node, line, offset_line, is_json, result, index)
+            index += 1
+    except yaml.MarkedYAMLError as err:
+        mark: yaml.Mark | None = err.problem_mark or err.context_mark
+        line = (mark.line + 1 if mark else 1) + offset_line
+        column = mark.column + 1 if mark else 1
+        problem = err.problem or str(err)
+        context = f" {err.context}" if err.context else ""
+        result.problems.append(InputProblem("parse-error", name, line, column,
+                                            f"not valid YAML: {problem}{context}".strip()))
+        return line, problem
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as err:
+        result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1,
+                                            f"not valid YAML: {type(err).__name__}: {err}"))
+        return None
+    finally:
+        loader.dispose()
+    return None
+
+
+def _add_document(
+    name: str, data: Any, node: yaml.Node, line: int, offset_line: int, is_json: bool,
+    result: LoadResult, index: int,
+) -> None:
+    """Add a parsed document, expanding `kind: List` (and JSON arrays) into their items."""
+    if data is None:
+        return
+    if isinstance(data, list) and is_json:
+        for i, item in enumerate(data):
+            _add_object(name, item, node, (i,), line, offset_line, is_json, result, index + i)
+        return
+    if (
+        isinstance(data, Mapping)
+        and str(data.get("kind", "")).endswith("List")
+        and isinstance(data.get("items"), list)
+    ):
+        for i, item in enumerate(data["items"]):
+            _add_object(name, item, node, ("items", i), line, offset_line, is_json, result, index + i)
+        return
+    _add_object(name, data, node, (), line, offset_line, is_json, result, index)
+
+
+def _add_object(
+    name: str, data: Any, node: yaml.Node, prefix: tuple[str | int, ...], line: int, offset_line: int,
+    is_json: bool, result: LoadResult, index: int,
+) -> None:
+    doc = Document(source=name, index=index, data=data, node=node, prefix=prefix, start_line=line,
+                   line_offset=offset_line, is_json=is_json)
+    if not isinstance(data, Mapping) or not data.get("kind") or not data.get("apiVersion"):
+        what = "a mapping without apiVersion and kind" if isinstance(data, Mapping) else (
+            f"a {type(data).__name__}, not a mapping")
+        loc = doc.location(())
+        result.problems.append(InputProblem(
+            "not-kubernetes-object", name, loc.line, loc.column,
+            f"document {index + 1} is {what}: not a Kubernetes object, skipped", fatal=False))
+        return
+    result.documents.append(doc)
+
+
+def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tuple[int, str]) -> None:
+    """Strict JSON for `.json` inputs the YAML 1.1 parser refuses (e.g. tabs); no positions then."""
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                duplicates.append(key)
+            out[key] = value
+        return out
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as err:
+        result.problems[:] = [p for p in result.problems if p.code != "parse-error"]
+        result.problems.append(InputProblem("parse-error", name, err.lineno, err.colno,
+                                            f"not valid JSON: {err.msg}"))
+        return
+    result.problems[:] = [p for p in result.problems if p.code != "parse-error"]
+    for key in duplicates:
+        result.problems.append(InputProblem("duplicate-key", name, 1, 1,
+                                            f"duplicate key {key!r}: the API server rejects it", fatal=False))
+    _add_document(name, data, yaml.MappingNode("tag:yaml.org,2002:map", []), 1, 0, True, result, 0)
+
+
+def iter_objects(result: LoadResult) -> Iterator[Document]:
+    """Every Kubernetes object loaded, in stream order."""
+    yield from result.documents

@@ -1,0 +1,302 @@
+"""Find every pod template in a Kubernetes object: its path, role, replica count and containers.
+
+Covers core workloads, batch, JobSet, LeaderWorkerSet, Kubeflow (v1 and Trainer v2), Ray, Volcano,
+KServe, Knative, Argo and AppWrapper (whose embedded objects are searched recursively).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubegpu.manifests.document import Document, FieldPath, get_path
+
+_REPLICATED = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
+_KUBEFLOW_SPECS = {
+    "PyTorchJob": "pytorchReplicaSpecs",
+    "TFJob": "tfReplicaSpecs",
+    "MPIJob": "mpiReplicaSpecs",
+    "XGBoostJob": "xgbReplicaSpecs",
+    "PaddleJob": "paddleReplicaSpecs",
+    "MXJob": "mxReplicaSpecs",
+}
+# KServe component fields whose value is a container (a model-server spec) rather than a pod spec.
+_KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+_KSERVE_RUNTIME_KEYS = (
+    "model", "pytorch", "tensorflow", "triton", "sklearn", "xgboost", "onnx", "huggingface",
+    "lightgbm", "pmml", "paddle", "alibi", "art", "worker",
+)
+
+
+@dataclass(frozen=True)
+class ContainerRef:
+    """A container of a pod template: its path in the document, its data and its kind."""
+
+    path: FieldPath
+    data: Mapping[str, Any]
+    kind: str  # "container", "init" or "sidecar" (an init container with restartPolicy Always)
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name") or "")
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """One pod template found in a document.
+
+    `path` points at the pod spec (or, for KServe/Argo/TrainJob, at the object that plays its part);
+    `replicas` is the number of pods this template makes (None when it depends on the cluster).
+    """
+
+    document: Document
+    path: FieldPath
+    spec: Mapping[str, Any]
+    metadata_path: FieldPath | None
+    metadata: Mapping[str, Any]
+    role: str
+    replicas: int | None
+    containers: tuple[ContainerRef, ...]
+
+    @property
+    def kind(self) -> str:
+        return self.document.kind
+
+    @property
+    def labels(self) -> Mapping[str, Any]:
+        labels = self.metadata.get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    @property
+    def annotations(self) -> Mapping[str, Any]:
+        annotations = self.metadata.get("annotations")
+        return annotations if isinstance(annotations, Mapping) else {}
+
+    @property
+    def volumes(self) -> list[Mapping[str, Any]]:
+        volumes = self.spec.get("volumes")
+        return [v for v in volumes if isinstance(v, Mapping)] if isinstance(volumes, list) else []
+
+    @property
+    def description(self) -> str:
+        ref = self.document.ref
+        role = f" ({self.role})" if self.role else ""
+        return f"{ref.kind}/{ref.name}{role}"
+
+
+def _int(value: Any, default: int | None) -> int | None:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return default
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRef, ...]:
+    """Init containers (sidecars marked), then containers, with their paths."""
+    refs: list[ContainerRef] = []
+    for key in ("initContainers", "containers"):
+        items = spec.get(key)
+        if not isinstance(items, list):
+            continue
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                continue
+            if key == "containers":
+                kind = "container"
+            else:
+                kind = "sidecar" if item.get("restartPolicy") == "Always" else "init"
+            refs.append(ContainerRef((*path, key, i), item, kind))
+    return tuple(refs)
+
+
+def _template(
+    doc: Document, template_path: FieldPath, role: str, replicas: int | None
+) -> Iterator[PodTemplate]:
+    """A PodTemplateSpec at `template_path` (metadata + spec)."""
+    template = get_path(doc.data, template_path)
+    if not isinstance(template, Mapping):
+        return
+    spec = template.get("spec")
+    if not isinstance(spec, Mapping):
+        return
+    spec_path = (*template_path, "spec")
+    yield PodTemplate(doc, spec_path, spec, (*template_path, "metadata"), _mapping(template.get("metadata")),
+                      role, replicas, containers_of(spec, spec_path))
+
+
+def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | None) -> Iterator[PodTemplate]:
+    """A JobSpec at `job_path`: pods = parallelism (default 1) per copy."""
+    job = _mapping(get_path(doc.data, job_path))
+    parallelism = _int(job.get("parallelism"), 1)
+    completions = _int(job.get("completions"), None)
+    if completions is not None and parallelism is not None:
+        parallelism = min(parallelism, completions)
+    replicas = None if copies is None or parallelism is None else copies * parallelism
+    yield from _template(doc, (*job_path, "template"), role, replicas)
+
+
+def pod_templates(doc: Document) -> Iterator[PodTemplate]:
+    """Every pod template of one object, whatever its kind."""
+    data = doc.data
+    kind = doc.kind
+    spec = _mapping(data.get("spec"))
+    group = doc.api_version.split("/")[0] if "/" in doc.api_version else ""
+    if kind == "Pod":
+        yield PodTemplate(doc, ("spec",), spec, ("metadata",), doc.metadata, "", 1, containers_of(spec, ("spec",)))
+    elif kind == "PodTemplate":
+        yield from _template(doc, ("template",), "", None)
+    elif kind in _REPLICATED:
+        yield from _template(doc, ("spec", "template"), "", _int(spec.get("replicas"), 1))
+    elif kind == "DaemonSet":
+        yield from _template(doc, ("spec", "template"), "", None)
+    elif kind == "Job" and group in ("", "batch"):
+        yield from _job_template(doc, ("spec",), "", 1)
+    elif kind == "Job" and group == "batch.volcano.sh":
+        for i, task in enumerate(_list(spec.get("tasks"))):
+            yield from _template(doc, ("spec", "tasks", i, "template"), str(task.get("name") or f"task-{i}"),
+                                 _int(task.get("replicas"), 1))
+    elif kind == "CronJob":
+        yield from _job_template(doc, ("spec", "jobTemplate", "spec"), "", 1)
+    elif kind == "JobSet":
+        yield from _jobset(doc, ("spec",))
+    elif kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
+        yield from _jobset(doc, ("spec", "template", "spec"))
+    elif kind == "TrainJob":
+        yield from _trainjob(doc)
+    elif kind == "LeaderWorkerSet":
+        yield from _leaderworkerset(doc)
+    elif kind in _KUBEFLOW_SPECS:
+        replica_specs = _mapping(spec.get(_KUBEFLOW_SPECS[kind]))
+        for role, replica_spec in replica_specs.items():
+            replicas = _int(_mapping(replica_spec).get("replicas"), 1)
+            yield from _template(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
+    elif kind in ("RayCluster", "RayJob", "RayService"):
+        yield from _ray(doc)
+    elif kind == "InferenceService":
+        yield from _kserve(doc)
+    elif kind == "Service" and group == "serving.knative.dev":
+        yield from _template(doc, ("spec", "template"), "", None)
+    elif kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
+        yield from _argo(doc)
+    elif kind == "AppWrapper":
+        yield from _appwrapper(doc)
+
+
+def _list(value: Any) -> list[Mapping[str, Any]]:
+    return [v if isinstance(v, Mapping) else {} for v in value] if isinstance(value, list) else []
+
+
+def _jobset(doc: Document, spec_path: FieldPath) -> Iterator[PodTemplate]:
+    spec = _mapping(get_path(doc.data, spec_path))
+    for i, rjob in enumerate(_list(spec.get("replicatedJobs"))):
+        name = str(rjob.get("name") or f"job-{i}")
+        yield from _job_template(doc, (*spec_path, "replicatedJobs", i, "template", "spec"), name,
+                                 _int(rjob.get("replicas"), 1))
+
+
+def _trainjob(doc: Document) -> Iterator[PodTemplate]:
+    """TrainJob has no pod template: `spec.trainer` (image, resourcesPerNode, numNodes) plays its part."""
+    trainer = get_path(doc.data, ("spec", "trainer"))
+    if not isinstance(trainer, Mapping):
+        return
+    path: FieldPath = ("spec", "trainer")
+    container = dict(trainer)
+    if "resourcesPerNode" in trainer:
+        container["resources"] = trainer["resourcesPerNode"]
+    ref = ContainerRef(path, container, "container")
+    yield PodTemplate(doc, path, trainer, None, {}, "trainer", _int(trainer.get("numNodes"), None), (ref,))
+
+
+def _leaderworkerset(doc: Document) -> Iterator[PodTemplate]:
+    spec = _mapping(doc.data.get("spec"))
+    lwt = _mapping(spec.get("leaderWorkerTemplate"))
+    groups = _int(spec.get("replicas"), 1)
+    size = _int(lwt.get("size"), 1) or 1
+    base: FieldPath = ("spec", "leaderWorkerTemplate")
+    if isinstance(lwt.get("leaderTemplate"), Mapping):
+        yield from _template(doc, (*base, "leaderTemplate"), "leader", groups)
+        workers = None if groups is None else groups * (size - 1)
+    else:
+        workers = None if groups is None else groups * size
+    yield from _template(doc, (*base, "workerTemplate"), "worker", workers)
+
+
+def _ray(doc: Document) -> Iterator[PodTemplate]:
+    spec = _mapping(doc.data.get("spec"))
+    base: FieldPath = ("spec",)
+    if doc.kind == "RayJob":
+        base = ("spec", "rayClusterSpec")
+    elif doc.kind == "RayService":
+        base = ("spec", "rayClusterConfig")
+    cluster = _mapping(get_path(doc.data, base)) if base != ("spec",) else spec
+    yield from _template(doc, (*base, "headGroupSpec", "template"), "head", 1)
+    for i, group in enumerate(_list(cluster.get("workerGroupSpecs"))):
+        replicas = _int(group.get("replicas"), _int(group.get("minReplicas"), 1))
+        hosts = _int(group.get("numOfHosts"), 1) or 1
+        name = str(group.get("groupName") or f"workers-{i}")
+        yield from _template(doc, (*base, "workerGroupSpecs", i, "template"), name,
+                             None if replicas is None else replicas * hosts)
+
+
+def _kserve(doc: Document) -> Iterator[PodTemplate]:
+    spec = _mapping(doc.data.get("spec"))
+    for component in _KSERVE_COMPONENTS:
+        comp = spec.get(component)
+        if not isinstance(comp, Mapping):
+            continue
+        path: FieldPath = ("spec", component)
+        replicas = _int(comp.get("minReplicas"), 1)
+        containers = list(containers_of(comp, path))
+        for key in _KSERVE_RUNTIME_KEYS:
+            runtime = comp.get(key)
+            if isinstance(runtime, Mapping) and key != "worker":
+                containers.insert(0, ContainerRef((*path, key), runtime, "container"))
+        yield PodTemplate(doc, path, comp, ("metadata",), doc.metadata, component, replicas, tuple(containers))
+        worker = comp.get("workerSpec")
+        if isinstance(worker, Mapping):
+            wpath: FieldPath = (*path, "workerSpec")
+            yield PodTemplate(doc, wpath, worker, ("metadata",), doc.metadata, f"{component}-worker",
+                              _int(worker.get("pipelineParallelSize"), None), containers_of(worker, wpath))
+
+
+def _argo(doc: Document) -> Iterator[PodTemplate]:
+    base: FieldPath = ("spec", "workflowSpec") if doc.kind == "CronWorkflow" else ("spec",)
+    wf = _mapping(get_path(doc.data, base))
+    for i, template in enumerate(_list(wf.get("templates"))):
+        path: FieldPath = (*base, "templates", i)
+        refs: list[ContainerRef] = []
+        for key in ("container", "script"):
+            if isinstance(template.get(key), Mapping):
+                refs.append(ContainerRef((*path, key), template[key], "container"))
+        cset = _mapping(template.get("containerSet"))
+        for j, item in enumerate(_list(cset.get("containers"))):
+            refs.append(ContainerRef((*path, "containerSet", "containers", j), item, "container"))
+        for j, item in enumerate(_list(template.get("initContainers"))):
+            refs.append(ContainerRef((*path, "initContainers", j), item, "init"))
+        if not refs:
+            continue
+        # Volumes are declared workflow-wide; the template's own metadata labels its pods.
+        pseudo = dict(template)
+        pseudo.setdefault("volumes", wf.get("volumes") or [])
+        yield PodTemplate(doc, path, pseudo, (*path, "metadata"), _mapping(template.get("metadata")),
+                          str(template.get("name") or f"template-{i}"), 1, tuple(refs))
+
+
+def _appwrapper(doc: Document) -> Iterator[PodTemplate]:
+    """AppWrapper embeds whole objects under spec.components[i].template: search them too."""
+    for i, component in enumerate(_list(_mapping(doc.data.get("spec")).get("components"))):
+        embedded = component.get("template")
+        if not isinstance(embedded, Mapping):
+            continue
+        inner = Document(source=doc.source, index=doc.index, data=embedded, node=doc.node,
+                         prefix=(*doc.prefix, "spec", "components", i, "template"),
+                         start_line=doc.start_line, line_offset=doc.line_offset, is_json=doc.is_json)
+        yield from pod_templates(inner)

@@ -1,0 +1,56 @@
+"""Human report of lint findings with rich: grouped by file, each with the offending line."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from kubegpu.rules import Finding, LintResult
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _source_line(file: str, line: int, cache: dict[str, list[str]]) -> str | None:
+    if file not in cache:
+        try:
+            cache[file] = Path(file).read_text(errors="replace").splitlines()
+        except OSError:
+            cache[file] = []
+    lines = cache[file]
+    return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def render_text(result: LintResult, console: Console, show_source: bool = True) -> None:
+    by_file: dict[str, list[Finding]] = defaultdict(list)
+    for finding in result.findings:
+        by_file[finding.location.file].append(finding)
+    cache: dict[str, list[str]] = {}
+    for file, findings in by_file.items():
+        console.print(f"[bold]{escape(file)}[/bold]")
+        for f in findings:
+            style = _STYLE[f.severity.value]
+            obj = f" {f.obj.kind}/{f.obj.name}" if f.obj else ""
+            fixable = " [dim](fixable)[/dim]" if f.fix else ""
+            console.print(
+                f"  {f.location.line}:{f.location.column} [{style}]{f.severity.value}[/{style}] "
+                f"[bold]{f.code}[/bold] {f.name}{escape(obj)}{fixable}"
+            )
+            console.print(f"    {escape(f.message)}", soft_wrap=True)
+            if f.location.path:
+                console.print(f"    [dim]at {escape(f.location.dotted_path)}[/dim]")
+            line = _source_line(file, f.location.line, cache) if show_source else None
+            if line is not None:
+                console.print(f"    [dim]{f.location.line:>5} |[/dim] {escape(line)}", soft_wrap=True)
+    counts: dict[str, int] = defaultdict(int)
+    for f in result.findings:
+        counts[f.severity.value] += 1
+    summary = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s]) or "no findings"
+    n_fixable = sum(1 for f in result.findings if f.fix)
+    console.print(
+        f"\n{result.files} file(s), {result.documents} object(s), {result.gpu_templates} GPU pod template(s): "
+        f"{summary}" + (f"; {n_fixable} fixable with `kubegpu fix`" if n_fixable else "")
+        + (f"; {result.suppressed} suppressed" if result.suppressed else "")
+    )

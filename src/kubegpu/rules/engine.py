@@ -1,0 +1,225 @@
+"""Run the enabled rules over loaded inputs: the lint data flow from sources to findings.
+
+Positions are computed only for findings; suppressions (annotation or line comment) are applied here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegpu.manifests import (
+    Document,
+    InputProblem,
+    Location,
+    PodTemplate,
+    SourceText,
+    discover,
+    load_text,
+    pod_templates,
+    read_source,
+    uses_accelerators,
+)
+from kubegpu.rules import inputs
+from kubegpu.rules.base import Finding, RawFinding, Rule, RuleContext, Severity, Target
+from kubegpu.rules.config import LintConfig
+from kubegpu.rules.registry import all_rules
+
+IGNORE_ANNOTATION = "kubegpu.io/ignore"
+_LINE_IGNORE = re.compile(r"#\s*kubegpu:\s*ignore\[([A-Za-z0-9_,\- ]+)\]")
+
+
+@dataclass
+class LintResult:
+    """Findings in stable order, plus what was read (for summaries and exit codes)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    files: int = 0
+    documents: int = 0
+    templates: int = 0
+    gpu_templates: int = 0
+    suppressed: int = 0
+
+    @property
+    def unreadable(self) -> bool:
+        """True when some input could not be read at all (exit code 2)."""
+        return any(f.code in inputs.FATAL_CODES for f in self.findings)
+
+    def failing(self, threshold: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity.rank >= threshold.rank]
+
+
+@dataclass(frozen=True)
+class LoadedSource:
+    """One input after loading: its text, objects and reading problems."""
+
+    source: SourceText
+    documents: tuple[Document, ...]
+    problems: tuple[InputProblem, ...]
+
+
+def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource]:
+    """Read and parse every input the user named (directories recursively, `-` for stdin)."""
+    loaded: list[LoadedSource] = []
+    for name, path, kind in discover(paths):
+        source = read_source(name, path, kind, max_file_bytes)
+        if source.text is None:
+            problem = InputProblem("unreadable-file", name, 1, 1, source.error or "unreadable")
+            loaded.append(LoadedSource(source, (), (problem,)))
+        elif kind == "dockerfile":
+            loaded.append(LoadedSource(source, (), ()))
+        else:
+            result = load_text(name, source.text)
+            loaded.append(LoadedSource(source, tuple(result.documents), tuple(result.problems)))
+    return loaded
+
+
+def lint_paths(paths: Sequence[str], config: LintConfig, **context: Any) -> LintResult:
+    """Lint files, directories and `-` (stdin) with the given configuration."""
+    return lint_loaded(load_sources(paths, config.max_file_bytes), config, **context)
+
+
+def lint_text(name: str, text: str, config: LintConfig | None = None, **context: Any) -> LintResult:
+    """Lint one YAML/JSON stream given as text (used by tests, fix and the webhook)."""
+    result = load_text(name, text)
+    source = SourceText(name, text)
+    return lint_loaded([LoadedSource(source, tuple(result.documents), tuple(result.problems))],
+                       config or LintConfig(), **context)
+
+
+def lint_loaded(loaded: Sequence[LoadedSource], config: LintConfig, **context: Any) -> LintResult:
+    rules = [rule for rule in all_rules() if config.enabled(rule)]
+    by_name = {rule.name: rule for rule in all_rules()}
+    all_documents = tuple(doc for item in loaded for doc in item.documents)
+    ctx = RuleContext(
+        options=config.options,
+        all_documents=all_documents,
+        accelerator_resources=config.accelerator_resources,
+        node=context.get("node"),
+        kubelet_config=context.get("kubelet_config"),
+        smt=context.get("smt"),
+    )
+    result = LintResult(files=len(loaded), documents=len(all_documents))
+    for item in loaded:
+        lines = _Lines(item.source.text)
+        for problem in item.problems:
+            rule = by_name[problem.code]
+            if config.enabled(rule):
+                location = Location(problem.file, problem.line, problem.column)
+                _add(result, config, rule, location, problem.message, None, None, None, lines)
+        if item.source.kind == "dockerfile" and item.source.text is not None:
+            for rule in rules:
+                if rule.target is Target.DOCKERFILE and rule.check is not None:
+                    for raw in rule.check(item.source, ctx):
+                        line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
+                        location = Location(item.source.name, line, 1)
+                        _add(result, config, rule, location, raw.message, raw, None, None, lines)
+        for doc in item.documents:
+            _lint_document(doc, rules, ctx, config, result, lines)
+    result.findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
+    return result
+
+
+def _lint_document(
+    doc: Document, rules: Sequence[Rule], ctx: RuleContext, config: LintConfig, result: LintResult,
+    lines: _Lines,
+) -> None:
+    suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
+    for rule in rules:
+        if rule.target is Target.DOCUMENT and rule.check is not None:
+            for raw in rule.check(doc, ctx):
+                _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines)
+    templates = list(pod_templates(doc))
+    result.templates += len(templates)
+    for template in templates:
+        is_gpu = uses_accelerators(template, ctx.accelerator_resources)
+        result.gpu_templates += is_gpu
+        template_suppressed = suppressed | _annotation_suppressions(
+            template.metadata, doc, result, config, lines, template.metadata_path
+        ) if template.metadata is not doc.metadata else suppressed
+        for rule in rules:
+            if rule.target is not Target.TEMPLATE or rule.check is None:
+                continue
+            if rule.gpu_only and not is_gpu:
+                continue
+            for raw in rule.check(template, ctx):
+                _add(result, config, rule, template.document.location(raw.path), raw.message, raw,
+                     template.document, template_suppressed, lines)
+
+
+def _add(
+    result: LintResult, config: LintConfig, rule: Rule, location: Location, message: str,
+    raw: RawFinding | None, doc: Document | None, suppressed: set[str] | None, lines: _Lines,
+) -> None:
+    if suppressed and (rule.code in suppressed or rule.name in suppressed):
+        result.suppressed += 1
+        return
+    if lines.ignores(location.line, rule):
+        result.suppressed += 1
+        return
+    severity = config.severity.get(rule.code) or config.severity.get(rule.name) or (
+        raw.severity if raw is not None and raw.severity is not None else rule.severity)
+    result.findings.append(Finding(
+        code=rule.code, name=rule.name, severity=severity, message=message, location=location,
+        obj=doc.ref if doc is not None else None, fix=raw.fix if raw is not None else None, document=doc,
+    ))
+
+
+def _annotation_suppressions(
+    metadata: Mapping[str, Any], doc: Document, result: LintResult, config: LintConfig, lines: _Lines,
+    metadata_path: tuple[str | int, ...] | None = ("metadata",),
+) -> set[str]:
+    """Rules named in `kubegpu.io/ignore: "<rule>: <reason>; <rule>: <reason>"`."""
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if not isinstance(annotations, Mapping) or IGNORE_ANNOTATION not in annotations:
+        return set()
+    names: set[str] = set()
+    for entry in re.split(r"[;\n]", str(annotations[IGNORE_ANNOTATION])):
+        entry = entry.strip()
+        if not entry:
+            continue
+        rule_part, _, reason = entry.partition(":")
+        rules = [r.strip() for r in rule_part.split(",") if r.strip()]
+        if not reason.strip():
+            path = (*(metadata_path or ("metadata",)), "annotations", IGNORE_ANNOTATION)
+            rule = inputs.SUPPRESSION_WITHOUT_REASON
+            if config.enabled(rule):
+                _add(result, config, rule, doc.location(path),
+                     f"'{IGNORE_ANNOTATION}' names {', '.join(rules)} without a reason "
+                     f"(write '{rules[0] if rules else 'RULE'}: why it does not apply'); not suppressed",
+                     None, doc, None, lines)
+            continue
+        names.update(rules)
+    return names
+
+
+class _Lines:
+    """Per-line `# kubegpu: ignore[CODE,name]` comments, parsed only when a finding asks."""
+
+    def __init__(self, text: str | None) -> None:
+        self._text = text
+        self._lines: list[str] | None = None
+
+    def ignores(self, line: int, rule: Rule) -> bool:
+        if self._text is None or "kubegpu:" not in self._text:
+            return False
+        if self._lines is None:
+            self._lines = self._text.splitlines()
+        for number in (line, line - 1):
+            if 1 <= number <= len(self._lines):
+                match = _LINE_IGNORE.search(self._lines[number - 1])
+                if match:
+                    names = {n.strip() for n in match.group(1).split(",")}
+                    if rule.code in names or rule.name in names:
+                        return True
+        return False
+
+
+def iter_gpu_templates(documents: Iterable[Document], accelerators: Sequence[str]) -> Iterator[PodTemplate]:
+    """Pod templates that use accelerators, across documents (for cross-object rules)."""
+    for doc in documents:
+        for template in pod_templates(doc):
+            if uses_accelerators(template, accelerators):
+                yield template

@@ -1,0 +1,80 @@
+"""Rules for input that cannot be read as Kubernetes objects (KG0xx); the loader detects them.
+
+They are rules so that they can be listed, explained, re-graded and ignored like every other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kubegpu.manifests import PodTemplate, container_resources
+from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
+
+_SECTION = "input"
+
+PARSE_ERROR = Rule(
+    code="KG001", name="parse-error", section=_SECTION, severity=Severity.ERROR,
+    summary="The file is not valid YAML or JSON.", target=Target.INPUT, check=None, gpu_only=False,
+    rationale="kubectl apply would refuse the whole file. kubegpu reports where parsing stopped and "
+    "resumes at the next `---`, so the rest of the stream is still checked.",
+)
+NOT_KUBERNETES_OBJECT = Rule(
+    code="KG002", name="not-kubernetes-object", section=_SECTION, severity=Severity.WARNING,
+    summary="A document is not a Kubernetes object (no apiVersion and kind).", target=Target.INPUT,
+    check=None, gpu_only=False,
+    rationale="Helm values files, fragments and scalars are not objects; they are skipped. Ignore this "
+    "rule (`ignore = [\"KG002\"]`) when you lint folders that hold such files on purpose.",
+)
+DUPLICATE_KEY = Rule(
+    code="KG003", name="duplicate-key", section=_SECTION, severity=Severity.ERROR,
+    summary="A mapping repeats a key; the API server's strict decoding rejects it.", target=Target.INPUT,
+    check=None, gpu_only=False,
+    rationale="YAML parsers silently keep the last value, so a repeated `resources:` or `volumeMounts:` "
+    "hides half of what the author wrote. kubectl (strict field validation) rejects the object.",
+)
+
+
+def _check_quantities(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    """Every requests/limits value of every container must parse as a quantity."""
+    for container in template.containers:
+        res = container_resources(container)
+        for value in (*res.requests.values(), *res.limits.values()):
+            if value.error is not None:
+                yield RawFinding(value.path, f"container '{container.name}': {value.name}: {value.error}; an "
+                                 "unrendered template variable? The API server rejects the object")
+
+
+INVALID_QUANTITY = Rule(
+    code="KG004", name="invalid-quantity", section=_SECTION, severity=Severity.ERROR,
+    summary="A resource request or limit is not a Kubernetes quantity.", target=Target.TEMPLATE,
+    check=_check_quantities, gpu_only=False,
+    rationale="Values such as `$GPU_PER_NODE` or `PLACEHOLDER` are left by unrendered templates; the API "
+    "server rejects them. Rules that need the value skip the container.",
+)
+ALIAS_BOMB = Rule(
+    code="KG005", name="alias-bomb", section=_SECTION, severity=Severity.ERROR,
+    summary="YAML aliases expand a document past the size limit (a billion-laughs document).",
+    target=Target.INPUT, check=None, gpu_only=False,
+    rationale="The API server caps alias expansion since CVE-2019-11253; kubegpu refuses such documents "
+    "before walking them.",
+)
+UNREADABLE_FILE = Rule(
+    code="KG006", name="unreadable-file", section=_SECTION, severity=Severity.ERROR,
+    summary="A file cannot be read: missing, binary, not UTF-8, or over the size limit.",
+    target=Target.INPUT, check=None, gpu_only=False,
+    rationale="The size limit (20 MiB by default, `max-file-size` in the config or `--max-file-size`) "
+    "keeps a stray archive or log from stalling a CI run.",
+)
+SUPPRESSION_WITHOUT_REASON = Rule(
+    code="KG007", name="suppression-without-reason", section=_SECTION, severity=Severity.WARNING,
+    summary="A `kubegpu.io/ignore` annotation names a rule without a reason; it does not suppress.",
+    target=Target.INPUT, check=None, gpu_only=False,
+    rationale="Write `kubegpu.io/ignore: \"dshm-missing: inference only, no DataLoader\"` so reviewers "
+    "know why a practice does not apply.",
+)
+
+RULES: tuple[Rule, ...] = (
+    PARSE_ERROR, NOT_KUBERNETES_OBJECT, DUPLICATE_KEY, INVALID_QUANTITY, ALIAS_BOMB, UNREADABLE_FILE,
+    SUPPRESSION_WITHOUT_REASON,
+)
+FATAL_CODES = frozenset({"KG001", "KG005", "KG006"})

@@ -1,0 +1,190 @@
+"""Section 13.1 rules: Guaranteed QoS and whole, SMT-aligned CPUs for GPU pods (static CPU manager).
+
+Follows kubernetes v1.35 QoS (pkg/apis/core/v1/helper/qos) and the static CPU manager's admission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import ROUND_CEILING, Decimal
+from typing import Any
+
+from kubegpu.manifests import PodTemplate
+from kubegpu.manifests.resources import accelerator_requests
+from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.rules.resources_util import all_container_resources, gpu_containers
+from kubegpu.units.quantity import format_quantity
+
+_SECTION = "13.1"
+
+
+def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    """Every container, init and sidecar included, needs cpu and memory limits equal to requests."""
+    for container, res in all_container_resources(template):
+        problems: list[str] = []
+        edits: list[Edit] = []
+        safety = Safety.SAFE
+        for name in ("cpu", "memory"):
+            limit = res.limits.get(name)
+            request = res.requests.get(name)
+            if limit is None:
+                if request is not None and request.quantity is not None:
+                    problems.append(f"{name} limit missing")
+                    edits.append(Edit("add", (*res.resources_path, "limits", name), request.raw))
+                    safety = Safety.UNSAFE  # adding a limit caps the container
+                else:
+                    problems.append(f"no {name} request or limit")
+                continue
+            if limit.quantity is None or (request is not None and request.quantity is None):
+                continue  # invalid-quantity reports it
+            if request is None:
+                continue  # the API server defaults the request to the limit: Guaranteed already
+            if request.quantity != limit.quantity:
+                problems.append(f"{name} request {request.raw} != limit {limit.raw}")
+                edits.append(Edit("replace", request.path, limit.raw))
+                safety = Safety.UNSAFE  # raising a request changes scheduling
+        if not problems:
+            continue
+        can_fix = all("no " not in p for p in problems)
+        fix = Fix("make requests equal limits (Guaranteed QoS)", safety, tuple(edits)) if can_fix and edits else None
+        what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
+        yield RawFinding(
+            res.resources_path if "resources" in container.data else container.path,
+            f"{what} '{container.name}': {'; '.join(problems)}: the pod is not Guaranteed, so the static "
+            "CPU manager gives it no exclusive CPUs and the memory manager no NUMA-local memory",
+            fix,
+        )
+
+
+def _cpu_value(ctx: RuleContext, template: PodTemplate) -> Iterator[tuple[Any, Any, Decimal]]:
+    for container, res in gpu_containers(template, ctx):
+        cpu = res.limits.get("cpu") or res.requests.get("cpu")
+        if cpu is None or cpu.quantity is None:
+            continue
+        yield container, res, cpu.quantity.value
+
+
+def _cpu_edits(res: Any, value: Decimal) -> tuple[Edit, ...]:
+    text = format_quantity(value)
+    edits = []
+    for section in (res.requests, res.limits):
+        entry = section.get("cpu")
+        if entry is not None:
+            edits.append(Edit("replace", entry.path, text))
+    return tuple(edits)
+
+
+def _check_cpu_integer(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    for container, res, value in _cpu_value(ctx, template):
+        if value == value.to_integral_value():
+            continue
+        rounded = value.to_integral_value(rounding=ROUND_CEILING)
+        yield RawFinding(
+            res.resources_path,
+            f"container '{container.name}' asks for {format_quantity(value)} CPUs: only whole CPUs get exclusive "
+            f"cores from the static CPU manager; use {rounded}",
+            Fix(f"round CPUs up to {rounded}", Safety.UNSAFE, _cpu_edits(res, rounded)),
+        )
+
+
+def _smt_level(ctx: RuleContext) -> int | None:
+    option = ctx.option("gpu-cpu-not-smt-multiple", "smt", None)
+    if ctx.smt:
+        return ctx.smt
+    if option:
+        return int(option)
+    node = ctx.node
+    if node is not None:
+        threads = int(getattr(node, "threads_per_core", 1))
+        return threads if threads > 1 else None
+    return None
+
+
+def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    smt = _smt_level(ctx)
+    if smt is None or smt < 2:
+        return
+    for container, res, value in _cpu_value(ctx, template):
+        if value != value.to_integral_value() or int(value) % smt == 0:
+            continue
+        rounded = (int(value) + smt - 1) // smt * smt
+        yield RawFinding(
+            res.resources_path,
+            f"container '{container.name}' asks for {int(value)} CPUs, not a multiple of the node's {smt} threads "
+            f"per core: with full-pcpus-only the kubelet rejects the pod (SMTAlignmentError); use {rounded}",
+            Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE,
+                _cpu_edits(res, Decimal(rounded))),
+        )
+
+
+def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    """Extended resources: integer, limit required, request equal to limit (API validation)."""
+    for container, res in all_container_resources(template):
+        accelerators = accelerator_requests(res, ctx.accelerator_resources)
+        accel_requests = {k: v for k, v in res.requests.items() if k in accelerators}
+        accel_limits = {k: v for k, v in res.limits.items() if k in accelerators}
+        for name, request in accel_requests.items():
+            limit = accel_limits.get(name)
+            if limit is None:
+                yield RawFinding(
+                    request.path,
+                    f"container '{container.name}' requests {name} without a limit: the API server rejects "
+                    "extended resources without limits (requests must equal limits)",
+                    Fix(f"set the {name} limit to the request", Safety.SAFE,
+                        (Edit("add", (*res.resources_path, "limits", name), request.raw),)),
+                )
+            elif request.quantity is not None and limit.quantity is not None and request.quantity != limit.quantity:
+                yield RawFinding(
+                    request.path,
+                    f"container '{container.name}': {name} request {request.raw} != limit {limit.raw}; the API "
+                    "server rejects extended resources whose request differs from the limit",
+                )
+        for name, value in {**accel_requests, **accel_limits}.items():
+            if value.quantity is not None and not value.quantity.is_integer():
+                yield RawFinding(value.path, f"container '{container.name}': {name} is {value.raw}; extended "
+                                 "resources must be whole numbers (use a GPU-sharing mechanism for fractions)")
+
+
+GPU_POD_NOT_GUARANTEED = Rule(
+    code="KG101", name="gpu-pod-not-guaranteed", section=_SECTION, severity=Severity.WARNING,
+    summary="A GPU pod is not in the Guaranteed QoS class (every container: cpu and memory requests = limits).",
+    target=Target.TEMPLATE, check=_check_guaranteed, fixable=True,
+    rationale="The static CPU manager pins CPUs and the memory manager places memory only for Guaranteed "
+    "pods; a Burstable GPU pod shares CPUs with everything else on the node, and its DataLoader and "
+    "launch threads starve the GPU. Init containers and restartable sidecars count: one Burstable "
+    "sidecar makes the whole pod Burstable.",
+    bad_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n  limits: {nvidia.com/gpu: 1}",
+    good_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n"
+    "  limits: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}",
+)
+GPU_CPU_NOT_INTEGER = Rule(
+    code="KG102", name="gpu-cpu-not-integer", section=_SECTION, severity=Severity.WARNING,
+    summary="A GPU container asks for a fractional number of CPUs, so it cannot get exclusive cores.",
+    target=Target.TEMPLATE, check=_check_cpu_integer, fixable=True,
+    rationale="The static CPU manager assigns exclusive CPUs only to Guaranteed containers with an integer "
+    "CPU request; `7500m` runs on the shared pool. `3000m` is an integer.",
+    bad_example="cpu: 7500m", good_example="cpu: \"8\"",
+)
+GPU_CPU_NOT_SMT_MULTIPLE = Rule(
+    code="KG103", name="gpu-cpu-not-smt-multiple", section=_SECTION, severity=Severity.ERROR,
+    summary="A GPU container's CPU count is not a multiple of the node's threads per core (SMTAlignmentError).",
+    target=Target.TEMPLATE, check=_check_cpu_smt, fixable=True,
+    options={"smt": "threads per core to assume when no --smt or --node is given (e.g. 2)"},
+    rationale="With cpuManagerPolicyOptions full-pcpus-only the kubelet admits only CPU counts that fill whole "
+    "physical cores and rejects the rest with SMTAlignmentError. Runs only when the SMT level is known: "
+    "`--smt N`, `--node PRESET`, or the `smt` option.",
+    bad_example="cpu: \"7\"   # on a 2-threads-per-core node", good_example="cpu: \"8\"",
+)
+GPU_REQUEST_LIMIT_MISMATCH = Rule(
+    code="KG104", name="gpu-request-limit-mismatch", section=_SECTION, severity=Severity.ERROR,
+    summary="A GPU (extended resource) request differs from its limit, lacks one, or is fractional.",
+    target=Target.TEMPLATE, check=_check_gpu_request_limit, fixable=True, gpu_only=False,
+    rationale="The API server rejects containers whose extended-resource requests differ from limits or "
+    "are not whole numbers; the error only shows at apply time, often deep in a CI pipeline.",
+    bad_example="requests: {nvidia.com/gpu: 2}\nlimits: {nvidia.com/gpu: 1}",
+    good_example="limits: {nvidia.com/gpu: 2}",
+)
+
+RULES: tuple[Rule, ...] = (
+    GPU_POD_NOT_GUARANTEED, GPU_CPU_NOT_INTEGER, GPU_CPU_NOT_SMT_MULTIPLE, GPU_REQUEST_LIMIT_MISMATCH,
+)
