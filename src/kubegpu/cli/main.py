@@ -25,9 +25,9 @@ app.add_typer(gen_app, name="gen")
 
 def _register_commands() -> None:
     # One import per command module; each adds its commands to `app` or `gen_app`.
-    from kubegpu.cli import lint
+    from kubegpu.cli import lint, nodes
 
-    for module in (lint,):
+    for module in (lint, nodes):
         module.register(app, gen_app)
 
 
