@@ -1,0 +1,1 @@
+"""Static CPU manager model (follows kubernetes v1.35 pkg/kubelet/cm/cpumanager)."""
