@@ -1,0 +1,256 @@
+"""The cluster snapshot the live audit reads: nodes, pods, NRT zones, Kueue objects, kubelet config.
+
+Fields follow the Kubernetes v1.35 core API, topology.node.k8s.io/v1alpha2 and Kueue v1beta2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# Resources counted in canonical integer units: cpu in millicores, everything else rounded up
+# (memory and storage in bytes, extended resources in units).
+ResourceList = Mapping[str, int]
+
+# Extended resources that are accelerators; a name with the `nvidia.com/mig-` prefix is one too.
+ACCELERATOR_RESOURCES = frozenset(
+    {
+        "nvidia.com/gpu",
+        "nvidia.com/gpu.shared",
+        "amd.com/gpu",
+        "gpu.intel.com/i915",
+        "gpu.intel.com/xe",
+        "habana.ai/gaudi",
+        "aws.amazon.com/neuron",
+        "aws.amazon.com/neuroncore",
+        "google.com/tpu",
+    }
+)
+ACCELERATOR_PREFIXES = ("nvidia.com/mig-",)
+
+
+def is_accelerator(resource: str) -> bool:
+    """True when `resource` names an accelerator device resource (GPU, MIG slice, TPU, ...)."""
+    return resource in ACCELERATOR_RESOURCES or resource.startswith(ACCELERATOR_PREFIXES)
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A node taint (key, value, effect)."""
+
+    key: str
+    value: str = ""
+    effect: str = ""
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod toleration; an empty key with operator Exists tolerates every taint."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Kubernetes `Toleration.ToleratesTaint`: effect, key, then operator semantics."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.key != "" and self.value == taint.value
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """A node as the scheduler sees it: allocatable, capacity, labels, taints and readiness."""
+
+    name: str
+    allocatable: ResourceList
+    capacity: ResourceList
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    ready: bool = True
+
+    @property
+    def schedulable(self) -> bool:
+        """Ready and not cordoned: new pods can land here."""
+        return self.ready and not self.unschedulable
+
+    def accelerator_resources(self) -> tuple[str, ...]:
+        """The accelerator resources this node offers (allocatable > 0), sorted."""
+        return tuple(sorted(r for r, v in self.allocatable.items() if is_accelerator(r) and v > 0))
+
+
+@dataclass(frozen=True)
+class ContainerInfo:
+    """One container's requests and limits (after requests default to limits)."""
+
+    name: str
+    requests: ResourceList
+    limits: ResourceList
+    init: bool = False
+    restartable: bool = False
+
+
+@dataclass(frozen=True)
+class PodInfo:
+    """A pod: where it runs, its phase, effective requests and placement constraints."""
+
+    namespace: str
+    name: str
+    phase: str
+    node_name: str | None
+    requests: ResourceList
+    containers: tuple[ContainerInfo, ...] = ()
+    qos_class: str = ""
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    scheduling_gated: bool = False
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def terminal(self) -> bool:
+        """Succeeded or Failed pods hold no resources on their node."""
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def pending(self) -> bool:
+        """Not bound to a node and not finished: demand the cluster has not met."""
+        return self.node_name is None and not self.terminal
+
+    def accelerators(self) -> dict[str, int]:
+        """Accelerator resources this pod requests, by name (only those > 0)."""
+        return {r: v for r, v in self.requests.items() if is_accelerator(r) and v > 0}
+
+
+@dataclass(frozen=True)
+class ZoneResource:
+    """One resource of an NRT zone: capacity, allocatable and currently available."""
+
+    capacity: int
+    allocatable: int
+    available: int
+
+    @property
+    def used(self) -> int:
+        return max(0, self.allocatable - self.available)
+
+
+@dataclass(frozen=True)
+class NRTZone:
+    """A NodeResourceTopology zone (NFD's topology-updater publishes one per NUMA node)."""
+
+    name: str
+    type: str
+    resources: Mapping[str, ZoneResource] = field(default_factory=dict)
+    parent: str = ""
+    costs: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def numa_id(self) -> int | None:
+        """The NUMA id of a `node-N` zone (NFD naming), else None."""
+        prefix = "node-"
+        if self.name.startswith(prefix) and self.name[len(prefix):].isdigit():
+            return int(self.name[len(prefix):])
+        return None
+
+
+@dataclass(frozen=True)
+class NodeResourceTopology:
+    """topology.node.k8s.io/v1alpha2 NodeResourceTopology: per-zone resources of one node."""
+
+    name: str
+    zones: tuple[NRTZone, ...]
+    attributes: Mapping[str, str] = field(default_factory=dict)
+    topology_policies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PodShape:
+    """A pod's resource shape for fit checks: accelerators per pod, CPU, memory, constraints."""
+
+    gpu_resource: str
+    gpus: int
+    cpu_millis: int = 0
+    memory_bytes: int = 0
+    node_selector: tuple[tuple[str, str], ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+
+    def describe(self) -> str:
+        cpu = f"{self.cpu_millis / 1000:g}" if self.cpu_millis else "0"
+        mem = f"{self.memory_bytes / 2**30:g}Gi" if self.memory_bytes else "0"
+        return f"{self.gpus}×{self.gpu_resource} cpu={cpu} mem={mem}"
+
+
+@dataclass(frozen=True)
+class KueuePodSet:
+    """One PodSet of a Kueue Workload: how many pods of which shape."""
+
+    name: str
+    count: int
+    shape: PodShape | None
+
+
+@dataclass(frozen=True)
+class KueueWorkload:
+    """A Kueue Workload; one that is not admitted and not finished is pending demand."""
+
+    namespace: str
+    name: str
+    queue_name: str
+    admitted: bool
+    finished: bool
+    pod_sets: tuple[KueuePodSet, ...] = ()
+
+    @property
+    def pending(self) -> bool:
+        return not self.admitted and not self.finished
+
+
+@dataclass(frozen=True)
+class KueueTopology:
+    """A Kueue Topology: node label keys from the top level (e.g. block) to the bottom."""
+
+    name: str
+    levels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    """Everything the audit reads from one cluster at one moment, plus what could not be read."""
+
+    nodes: tuple[NodeInfo, ...] = ()
+    pods: tuple[PodInfo, ...] = ()
+    node_topologies: tuple[NodeResourceTopology, ...] = ()
+    kueue_topologies: tuple[KueueTopology, ...] = ()
+    kueue_workloads: tuple[KueueWorkload, ...] = ()
+    kubelet_configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    source: str = ""
+
+    def node(self, name: str) -> NodeInfo | None:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        return None
+
+    def pods_on(self, node_name: str) -> tuple[PodInfo, ...]:
+        """Pods bound to `node_name` that still hold resources (not Succeeded/Failed)."""
+        return tuple(p for p in self.pods if p.node_name == node_name and not p.terminal)
+
+    def nrt(self, node_name: str) -> NodeResourceTopology | None:
+        for nrt in self.node_topologies:
+            if nrt.name == node_name:
+                return nrt
+        return None

@@ -1,0 +1,313 @@
+"""Turn API objects (plain dicts as the API server returns them) into the snapshot model.
+
+Pod requests follow kubernetes v1.35 `component-helpers/resource.PodRequests` (sidecars, init max).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kubegpu.errors import InputError, QuantityError
+from kubegpu.live.model import (
+    ContainerInfo,
+    KueuePodSet,
+    KueueTopology,
+    KueueWorkload,
+    NodeInfo,
+    NodeResourceTopology,
+    NRTZone,
+    PodInfo,
+    PodShape,
+    ResourceList,
+    Taint,
+    Toleration,
+    ZoneResource,
+    is_accelerator,
+)
+from kubegpu.units.quantity import parse_quantity
+
+
+def resource_list(raw: object, where: str, source: str) -> dict[str, int]:
+    """A ResourceList in canonical integer units (cpu millis, others rounded up)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{where}: expected a map of resource quantities", file=source)
+    out: dict[str, int] = {}
+    for name, value in raw.items():
+        out[str(name)] = _amount(str(name), value, f"{where}.{name}", source)
+    return out
+
+
+def _amount(resource: str, value: object, where: str, source: str) -> int:
+    try:
+        quantity = parse_quantity(value)
+    except QuantityError as err:
+        raise InputError(f"{where}: {err}", file=source) from err
+    return quantity.millis if resource == "cpu" else quantity.ceil
+
+
+def _map(raw: object, where: str, source: str) -> Mapping[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{where}: expected an object", file=source)
+    return raw
+
+
+def _list(raw: object, where: str, source: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise InputError(f"{where}: expected a list", file=source)
+    return raw
+
+
+def _str_map(raw: object, where: str, source: str) -> dict[str, str]:
+    return {str(k): str(v) for k, v in _map(raw, where, source).items()}
+
+
+def object_name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    if isinstance(meta, Mapping) and isinstance(meta.get("name"), str):
+        return str(meta["name"])
+    return "<unnamed>"
+
+
+def parse_node(obj: Mapping[str, Any], source: str = "<api>") -> NodeInfo:
+    """A Node object: allocatable, capacity, labels, taints, cordon and Ready condition."""
+    name = object_name(obj)
+    where = f"Node {name}"
+    meta = _map(obj.get("metadata"), f"{where}.metadata", source)
+    spec = _map(obj.get("spec"), f"{where}.spec", source)
+    status = _map(obj.get("status"), f"{where}.status", source)
+    taints = tuple(
+        Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+        for t in _list(spec.get("taints"), f"{where}.spec.taints", source)
+        if isinstance(t, Mapping)
+    )
+    ready = True
+    for cond in _list(status.get("conditions"), f"{where}.status.conditions", source):
+        if isinstance(cond, Mapping) and cond.get("type") == "Ready":
+            ready = cond.get("status") == "True"
+    capacity = resource_list(status.get("capacity"), f"{where}.status.capacity", source)
+    allocatable = status.get("allocatable")
+    return NodeInfo(
+        name=name,
+        allocatable=capacity if allocatable is None else resource_list(
+            allocatable, f"{where}.status.allocatable", source),
+        capacity=capacity,
+        labels=_str_map(meta.get("labels"), f"{where}.metadata.labels", source),
+        taints=taints,
+        unschedulable=bool(spec.get("unschedulable", False)),
+        ready=ready,
+    )
+
+
+def _container(raw: object, where: str, source: str, init: bool) -> ContainerInfo:
+    cont = _map(raw, where, source)
+    name = str(cont.get("name", "?"))
+    res = _map(cont.get("resources"), f"{where}.resources", source)
+    limits = resource_list(res.get("limits"), f"{where}.resources.limits", source)
+    requests = resource_list(res.get("requests"), f"{where}.resources.requests", source)
+    for rname, value in limits.items():  # API defaulting: an omitted request takes the limit
+        requests.setdefault(rname, value)
+    return ContainerInfo(name=name, requests=requests, limits=limits, init=init,
+                         restartable=init and cont.get("restartPolicy") == "Always")
+
+
+def _add(total: dict[str, int], more: ResourceList) -> None:
+    for name, value in more.items():
+        total[name] = total.get(name, 0) + value
+
+
+def _max_into(total: dict[str, int], other: ResourceList) -> None:
+    for name, value in other.items():
+        if value > total.get(name, 0):
+            total[name] = value
+
+
+def effective_requests(containers: Iterable[ContainerInfo],
+                       overhead: ResourceList) -> dict[str, int]:
+    """Pod requests as the scheduler computes them: app + sidecars vs. each init step + overhead."""
+    app: dict[str, int] = {}
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for cont in containers:
+        if not cont.init:
+            _add(app, cont.requests)
+        elif cont.restartable:
+            _add(sidecars, cont.requests)
+            _max_into(init_max, sidecars)
+        else:
+            step = dict(sidecars)
+            _add(step, cont.requests)
+            _max_into(init_max, step)
+    total = dict(app)
+    _add(total, sidecars)
+    _max_into(total, init_max)
+    _add(total, overhead)
+    return total
+
+
+def tolerations(raw: object, where: str, source: str) -> tuple[Toleration, ...]:
+    return tuple(
+        Toleration(str(t.get("key", "")), str(t.get("operator", "Equal")),
+                   str(t.get("value", "")), str(t.get("effect", "")))
+        for t in _list(raw, where, source)
+        if isinstance(t, Mapping)
+    )
+
+
+def parse_pod_spec(spec: Mapping[str, Any], where: str, source: str) -> tuple[
+        tuple[ContainerInfo, ...], dict[str, int]]:
+    """Containers (init first) and effective requests of a pod spec."""
+    containers = tuple(
+        _container(c, f"{where}.spec.initContainers[{i}]", source, init=True)
+        for i, c in enumerate(_list(spec.get("initContainers"), f"{where}.initContainers", source))
+    ) + tuple(
+        _container(c, f"{where}.spec.containers[{i}]", source, init=False)
+        for i, c in enumerate(_list(spec.get("containers"), f"{where}.spec.containers", source))
+    )
+    overhead = resource_list(spec.get("overhead"), f"{where}.spec.overhead", source)
+    return containers, effective_requests(containers, overhead)
+
+
+def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
+    """A Pod object: phase, node, effective requests, QoS, selectors and tolerations."""
+    meta = _map(obj.get("metadata"), "Pod.metadata", source)
+    namespace = str(meta.get("namespace") or "default")
+    name = object_name(obj)
+    where = f"Pod {namespace}/{name}"
+    spec = _map(obj.get("spec"), f"{where}.spec", source)
+    status = _map(obj.get("status"), f"{where}.status", source)
+    containers, requests = parse_pod_spec(spec, where, source)
+    node_name = spec.get("nodeName")
+    return PodInfo(
+        namespace=namespace,
+        name=name,
+        phase=str(status.get("phase") or "Pending"),
+        node_name=str(node_name) if node_name else None,
+        requests=requests,
+        containers=containers,
+        qos_class=str(status.get("qosClass") or ""),
+        node_selector=_str_map(spec.get("nodeSelector"), f"{where}.spec.nodeSelector", source),
+        tolerations=tolerations(spec.get("tolerations"), f"{where}.spec.tolerations", source),
+        labels=_str_map(meta.get("labels"), f"{where}.metadata.labels", source),
+        annotations=_str_map(meta.get("annotations"), f"{where}.metadata.annotations", source),
+        scheduling_gated=bool(_list(spec.get("schedulingGates"), f"{where}.schedulingGates",
+                                    source)),
+        raw=obj,
+    )
+
+
+def shape_of(requests: ResourceList, node_selector: Mapping[str, str],
+             tols: tuple[Toleration, ...]) -> PodShape | None:
+    """The accelerator shape of a pod (None for a pod without accelerators)."""
+    accel = sorted((r, v) for r, v in requests.items() if is_accelerator(r) and v > 0)
+    if not accel:
+        return None
+    resource, gpus = accel[0]
+    return PodShape(
+        gpu_resource=resource,
+        gpus=gpus,
+        cpu_millis=requests.get("cpu", 0),
+        memory_bytes=requests.get("memory", 0),
+        node_selector=tuple(sorted(node_selector.items())),
+        tolerations=tols,
+    )
+
+
+def pod_shape(pod: PodInfo) -> PodShape | None:
+    return shape_of(pod.requests, pod.node_selector, pod.tolerations)
+
+
+def parse_nrt(obj: Mapping[str, Any], source: str = "<api>") -> NodeResourceTopology:
+    """A topology.node.k8s.io/v1alpha2 NodeResourceTopology (v1alpha1 `topologyPolicies` kept)."""
+    name = object_name(obj)
+    where = f"NodeResourceTopology {name}"
+    zones = []
+    for i, raw in enumerate(_list(obj.get("zones"), f"{where}.zones", source)):
+        zone = _map(raw, f"{where}.zones[{i}]", source)
+        resources: dict[str, ZoneResource] = {}
+        entries = _list(zone.get("resources"), f"{where}.zones[{i}].resources", source)
+        for j, res in enumerate(entries):
+            entry = _map(res, f"{where}.zones[{i}].resources[{j}]", source)
+            rname = str(entry.get("name", ""))
+            vals = {k: _amount(rname, entry[k], f"{where}.zones[{i}].resources[{j}].{k}", source)
+                    for k in ("capacity", "allocatable", "available") if k in entry}
+            resources[rname] = ZoneResource(
+                capacity=vals.get("capacity", 0),
+                allocatable=vals.get("allocatable", vals.get("capacity", 0)),
+                available=vals.get("available", 0),
+            )
+        costs = {str(c.get("name")): int(c.get("value", 0))
+                 for c in _list(zone.get("costs"), f"{where}.zones[{i}].costs", source)
+                 if isinstance(c, Mapping)}
+        zones.append(NRTZone(name=str(zone.get("name", f"zone-{i}")),
+                             type=str(zone.get("type", "")), resources=resources,
+                             parent=str(zone.get("parent", "")), costs=costs))
+    attributes = {str(a.get("name")): str(a.get("value", ""))
+                  for a in _list(obj.get("attributes"), f"{where}.attributes", source)
+                  if isinstance(a, Mapping)}
+    policies = tuple(str(p) for p in _list(obj.get("topologyPolicies"), f"{where}.topologyPolicies",
+                                            source))
+    return NodeResourceTopology(name=name, zones=tuple(zones), attributes=attributes,
+                                topology_policies=policies)
+
+
+def parse_kueue_topology(obj: Mapping[str, Any], source: str = "<api>") -> KueueTopology:
+    """A Kueue Topology: `spec.levels[].nodeLabel`, top level first."""
+    name = object_name(obj)
+    spec = _map(obj.get("spec"), f"Topology {name}.spec", source)
+    levels = tuple(str(level.get("nodeLabel", ""))
+                   for level in _list(spec.get("levels"), f"Topology {name}.spec.levels", source)
+                   if isinstance(level, Mapping))
+    return KueueTopology(name=name, levels=levels)
+
+
+def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> KueueWorkload:
+    """A Kueue Workload: its PodSets and whether it is admitted (condition Admitted) or finished."""
+    meta = _map(obj.get("metadata"), "Workload.metadata", source)
+    namespace = str(meta.get("namespace") or "default")
+    name = object_name(obj)
+    where = f"Workload {namespace}/{name}"
+    spec = _map(obj.get("spec"), f"{where}.spec", source)
+    status = _map(obj.get("status"), f"{where}.status", source)
+    conditions = {str(c.get("type")): c.get("status") == "True"
+                  for c in _list(status.get("conditions"), f"{where}.status.conditions", source)
+                  if isinstance(c, Mapping)}
+    pod_sets = []
+    for i, raw in enumerate(_list(spec.get("podSets"), f"{where}.spec.podSets", source)):
+        ps = _map(raw, f"{where}.spec.podSets[{i}]", source)
+        template = _map(ps.get("template"), f"{where}.spec.podSets[{i}].template", source)
+        tspec = _map(template.get("spec"), f"{where}.spec.podSets[{i}].template.spec", source)
+        _, requests = parse_pod_spec(tspec, f"{where}.spec.podSets[{i}].template", source)
+        shape = shape_of(requests,
+                         _str_map(tspec.get("nodeSelector"), f"{where}.podSets[{i}]", source),
+                         tolerations(tspec.get("tolerations"), f"{where}.podSets[{i}]", source))
+        try:
+            count = int(ps.get("count", 1))
+        except (TypeError, ValueError) as err:
+            raise InputError(f"{where}.spec.podSets[{i}].count: not an integer",
+                             file=source) from err
+        pod_sets.append(KueuePodSet(name=str(ps.get("name", f"podset-{i}")), count=count,
+                                    shape=shape))
+    return KueueWorkload(
+        namespace=namespace,
+        name=name,
+        queue_name=str(spec.get("queueName", "")),
+        admitted=conditions.get("Admitted", False),
+        finished=conditions.get("Finished", False),
+        pod_sets=tuple(pod_sets),
+    )
+
+
+def parse_configz(obj: object, node: str, source: str = "<api>") -> Mapping[str, Any]:
+    """The kubelet's `/configz` answer: `{"kubeletconfig": {...}}`; returns the inner config."""
+    if not isinstance(obj, Mapping) or not isinstance(obj.get("kubeletconfig"), Mapping):
+        raise InputError(f"configz of node {node}: expected an object with 'kubeletconfig'",
+                         file=source)
+    config: Mapping[str, Any] = obj["kubeletconfig"]
+    return config

@@ -1,0 +1,167 @@
+"""Build a ClusterSnapshot from API objects, or from `kubectl get ... -o json` dump files.
+
+A dump is a List (as `kubectl get nodes,pods -A -o json` prints), one object, or several files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubegpu.errors import InputError
+from kubegpu.live.model import ClusterSnapshot
+from kubegpu.live.parse import (
+    parse_configz,
+    parse_kueue_topology,
+    parse_kueue_workload,
+    parse_node,
+    parse_nrt,
+    parse_pod,
+)
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+NRT_GROUP = "topology.node.k8s.io"
+CONFIGZ_PREFIX = "configz-"
+CONFIGZ_SUFFIX = ".configz"
+
+
+def _group(api_version: object) -> str:
+    text = str(api_version or "")
+    return text.split("/", 1)[0] if "/" in text else ""
+
+
+def build_snapshot(
+    objects: Iterable[tuple[Mapping[str, Any], str]],
+    kubelet_configs: Mapping[str, Mapping[str, Any]] | None = None,
+    notes: Sequence[str] = (),
+    source: str = "",
+) -> ClusterSnapshot:
+    """Sort objects by kind into a snapshot; kinds the audit does not use are counted in a note."""
+    nodes, pods, nrts, topologies, workloads = [], [], [], [], []
+    ignored: dict[str, int] = {}
+    for obj, origin in objects:
+        kind = str(obj.get("kind", ""))
+        group = _group(obj.get("apiVersion"))
+        if kind == "Node" and group == "":
+            nodes.append(parse_node(obj, origin))
+        elif kind == "Pod" and group == "":
+            pods.append(parse_pod(obj, origin))
+        elif kind == "NodeResourceTopology" and group == NRT_GROUP:
+            nrts.append(parse_nrt(obj, origin))
+        elif kind == "Topology" and group == KUEUE_GROUP:
+            topologies.append(parse_kueue_topology(obj, origin))
+        elif kind == "Workload" and group == KUEUE_GROUP:
+            workloads.append(parse_kueue_workload(obj, origin))
+        else:
+            ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
+    all_notes = list(notes)
+    if ignored:
+        listed = ", ".join(f"{n} {k}" for k, n in sorted(ignored.items()))
+        all_notes.append(f"ignored objects the audit does not use: {listed}")
+    seen: set[str] = set()
+    for node in nodes:
+        if node.name in seen:
+            raise InputError(f"node {node.name} appears twice in the snapshot", file=source or None)
+        seen.add(node.name)
+    return ClusterSnapshot(
+        nodes=tuple(sorted(nodes, key=lambda n: n.name)),
+        pods=tuple(sorted(pods, key=lambda p: (p.namespace, p.name))),
+        node_topologies=tuple(sorted(nrts, key=lambda n: n.name)),
+        kueue_topologies=tuple(topologies),
+        kueue_workloads=tuple(workloads),
+        kubelet_configs=dict(kubelet_configs or {}),
+        notes=tuple(all_notes),
+        source=source,
+    )
+
+
+def flatten(doc: object, origin: str) -> list[tuple[Mapping[str, Any], str]]:
+    """Objects of one document: the items of a List (nested Lists too), or the object itself."""
+    if not isinstance(doc, Mapping):
+        raise InputError("expected a Kubernetes object or List (a JSON object)", file=origin)
+    items = doc.get("items")
+    if str(doc.get("kind", "")).endswith("List") and isinstance(items, list):
+        out: list[tuple[Mapping[str, Any], str]] = []
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InputError(f"items[{i}] is not an object", file=origin)
+            # kubectl fills kind/apiVersion in every item of a mixed List; typed Lists omit them
+            if "kind" not in item and str(doc.get("kind")) not in ("List", ""):
+                item = {**item, "kind": str(doc["kind"])[: -len("List")],
+                        "apiVersion": doc.get("apiVersion", "v1")}
+            out.extend(flatten(item, origin))
+        return out
+    return [(doc, origin)]
+
+
+def _read_documents(path: Path) -> list[object]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read snapshot: {err}", file=str(path)) from err
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            return [d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d is not None]
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            line = None if mark is None else mark.line + 1
+            raise InputError(f"not valid YAML: {getattr(err, 'problem', err)}", file=str(path),
+                             line=line) from err
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", file=str(path),
+                         line=err.lineno) from err
+
+
+def configz_node(path: Path) -> str | None:
+    """Node name of a configz dump file: `configz-NODE.json` or `NODE.configz.json`."""
+    stem = path.name.rsplit(".", 1)[0]
+    if stem.startswith(CONFIGZ_PREFIX):
+        return stem[len(CONFIGZ_PREFIX):]
+    if stem.endswith(CONFIGZ_SUFFIX):
+        return stem[: -len(CONFIGZ_SUFFIX)]
+    return None
+
+
+def _expand(paths: Sequence[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.iterdir()
+                                if p.suffix in (".json", ".yaml", ".yml") and p.is_file()))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise InputError("snapshot file does not exist", file=str(path))
+    if not files:
+        raise InputError("no snapshot files (.json/.yaml) found", file=", ".join(map(str, paths)))
+    return files
+
+
+def load_snapshot(paths: Sequence[Path]) -> ClusterSnapshot:
+    """Read dump files or folders; `configz-NODE.json` holds `kubectl get --raw .../configz`."""
+    objects: list[tuple[Mapping[str, Any], str]] = []
+    configs: dict[str, Mapping[str, Any]] = {}
+    for path in _expand(paths):
+        for doc in _read_documents(path):
+            if isinstance(doc, Mapping) and "kubeletconfig" in doc:
+                node = configz_node(path)
+                if node is None:
+                    raise InputError("a configz dump must be named configz-NODE.json "
+                                     "(or NODE.configz.json) so the node is known", file=str(path))
+                configs[node] = parse_configz(doc, node, str(path))
+                continue
+            objects.extend(flatten(doc, str(path)))
+    snapshot = build_snapshot(objects, configs, source=", ".join(str(p) for p in paths))
+    unknown = sorted(set(configs) - {n.name for n in snapshot.nodes})
+    if unknown:
+        note = f"configz for nodes not in the snapshot: {', '.join(unknown)}"
+        return replace(snapshot, notes=(*snapshot.notes, note))
+    return snapshot
+
