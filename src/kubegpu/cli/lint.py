@@ -6,12 +6,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import json
+
 import typer
 from rich.console import Console
 
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail
 from kubegpu.errors import KubegpuError
-from kubegpu.report import findings_json, findings_text
+from kubegpu.report import findings_github, findings_json, findings_junit, findings_sarif, findings_text
 from kubegpu.rules import (
     LintConfig,
     Severity,
@@ -27,6 +29,9 @@ from kubegpu.rules.docs import rule_doc
 class OutputFormat(StrEnum):
     text = "text"
     json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
 
 
 def lint(
@@ -50,6 +55,12 @@ def lint(
         raise fail(err) from err
     if output is OutputFormat.json:
         typer.echo(findings_json.render_json(result))
+    elif output is OutputFormat.sarif:
+        typer.echo(findings_sarif.render_sarif(result))
+    elif output is OutputFormat.junit:
+        typer.echo(findings_junit.render_junit(result))
+    elif output is OutputFormat.github:
+        typer.echo(findings_github.render_github(result))
     else:
         findings_text.render_text(result, Console(soft_wrap=False))
     if result.unreadable:
@@ -64,9 +75,7 @@ def rules_command(
 ) -> None:
     """List every rule: code, name, seed section, severity and summary."""
     rules = all_rules()
-    if output is OutputFormat.json:
-        import json
-
+    if output is not OutputFormat.text:
         typer.echo(json.dumps([
             {"code": r.code, "name": r.name, "section": r.section, "severity": r.severity.value,
              "summary": r.summary, "fixable": r.fixable, "doc": r.doc_path} for r in rules

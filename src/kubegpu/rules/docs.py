@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from kubegpu.rules.base import Rule
 
 
@@ -43,3 +46,34 @@ def _applies_to(rule: Rule) -> str:
     if rule.target.value == "template":
         return "GPU pod templates" if rule.gpu_only else "every pod template"
     return {"document": "Kubernetes objects", "dockerfile": "Dockerfiles", "input": "input files"}[rule.target.value]
+
+
+def write_rule_docs(folder: Path) -> list[Path]:
+    """Write docs/rules/<CODE>.md for every rule and an index; return the files written."""
+    from kubegpu.rules.registry import all_rules
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rule in all_rules():
+        path = folder / f"{rule.code}.md"
+        path.write_text(rule_doc(rule))
+        written.append(path)
+    index = folder / "README.md"
+    index.write_text(rules_index())
+    written.append(index)
+    return written
+
+
+def rules_index() -> str:
+    from kubegpu.rules.registry import all_rules
+
+    lines = ["# Rules", "", "| code | name | section | severity | fix | summary |", "|---|---|---|---|---|---|"]
+    for rule in all_rules():
+        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.section} | {rule.severity.value} | "
+                     f"{'yes' if rule.fixable else ''} | {rule.summary} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    for written_path in write_rule_docs(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/rules")):
+        print(written_path)

@@ -1,0 +1,90 @@
+"""SARIF 2.1.0 report for GitHub code scanning: rule metadata with help URIs, field-level regions.
+
+Paths are made relative to the working directory with forward slashes, as code scanning expects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from kubegpu import __version__
+from kubegpu.rules import Finding, LintResult, all_rules
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _uri(file: str) -> str:
+    if file.startswith("<"):
+        return file.strip("<>")
+    path = Path(file)
+    try:
+        path = path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        pass
+    return path.as_posix() if not path.is_absolute() else path.as_uri()
+
+
+def _fingerprint(finding: Finding) -> str:
+    obj = finding.obj
+    key = "|".join([finding.code, _uri(finding.location.file), obj.kind if obj else "", obj.name if obj else "",
+                    finding.location.dotted_path])
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def render_sarif(result: LintResult) -> str:
+    rules = all_rules()
+    index = {rule.code: i for i, rule in enumerate(rules)}
+    driver_rules: list[dict[str, Any]] = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.rationale},
+            "helpUri": rule.help_uri,
+            "help": {"text": rule.rationale, "markdown": f"**{rule.name}** (seed section {rule.section}): "
+                     f"{rule.rationale}"},
+            "defaultConfiguration": {"level": _LEVEL[rule.severity.value]},
+            "properties": {"tags": [f"seed-{rule.section}"], "fixable": rule.fixable},
+        }
+        for rule in rules
+    ]
+    results: list[dict[str, Any]] = []
+    for finding in result.findings:
+        entry: dict[str, Any] = {
+            "ruleId": finding.code,
+            "ruleIndex": index[finding.code],
+            "level": _LEVEL[finding.severity.value],
+            "message": {"text": finding.message},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(finding.location.file)},
+                    "region": {"startLine": finding.location.line, "startColumn": finding.location.column},
+                },
+                "logicalLocations": [{"fullyQualifiedName": finding.location.dotted_path or "(document)",
+                                      "kind": "member"}],
+            }],
+            "partialFingerprints": {"kubegpuFinding/v1": _fingerprint(finding)},
+        }
+        if finding.obj is not None:
+            entry["properties"] = {"object": {"kind": finding.obj.kind, "namespace": finding.obj.namespace,
+                                              "name": finding.obj.name}}
+        results.append(entry)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "kubegpu", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": "https://github.com/kubegpu/kubegpu", "rules": driver_rules}},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+            "invocations": [{"executionSuccessful": not result.unreadable,
+                             "workingDirectory": {"uri": Path(os.getcwd()).as_uri()}}],
+        }],
+    }
+    return json.dumps(log, indent=2)

@@ -1,0 +1,109 @@
+"""Reading: multi-document streams, JSON, Lists, positions, and every kind of bad input."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubegpu.manifests import load_text
+
+STREAM = """\
+---
+# a comment-only document follows
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: flow, labels: {a: b}}
+spec: {containers: [{name: c, image: i}]}
+---
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: yes-values
+data:
+  enabled: yes
+  when: 2024-01-01
+...
+"""
+
+
+def test_stream_with_empty_documents_and_yaml11_scalars() -> None:
+    result = load_text("s.yaml", STREAM)
+    assert not result.problems
+    assert [d.ref.name for d in result.documents] == ["flow", "yes-values"]
+    data = result.documents[1].data["data"]
+    assert data["enabled"] is True  # YAML 1.1, as kubectl reads it
+    assert data["when"] == "2024-01-01"  # timestamps stay strings (sigs.k8s.io/yaml)
+    assert result.documents[0].location(("spec", "containers", 0, "image")).line == 7
+    assert result.documents[1].location(("data", "enabled")).line == 15
+
+
+def test_json_and_kubectl_list() -> None:
+    text = ('{"apiVersion": "v1", "kind": "List", "items": [\n'
+            '  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}},\n'
+            '  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}}\n]}')
+    result = load_text("pods.json", text)
+    assert [d.ref.name for d in result.documents] == ["a", "b"]
+    assert result.documents[1].prefix == ("items", 1)
+    assert result.documents[1].location(("metadata", "name")).line == 3
+
+
+def test_json_with_tabs_falls_back_to_strict_json() -> None:
+    result = load_text("t.json", '{\n\t"apiVersion": "v1",\n\t"kind": "Pod",\n\t"metadata": {"name": "t"}\n}')
+    assert [d.ref.name for d in result.documents] == ["t"]
+
+
+def test_broken_document_does_not_hide_the_rest() -> None:
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n"
+            "  name: [oops\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: c}\n")
+    result = load_text("b.yaml", text)
+    assert [d.ref.name for d in result.documents] == ["a", "c"]
+    assert [(p.code, p.line) for p in result.problems] == [("parse-error", 9)]
+    assert result.documents[1].location(("metadata", "name")).line == 12
+
+
+def test_duplicate_keys_are_reported_with_their_line() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: d}\nspec:\n  containers: []\n  containers: []\n"
+    result = load_text("d.yaml", text)
+    assert [(p.code, p.line, p.fatal) for p in result.problems] == [("duplicate-key", 6, False)]
+
+
+def test_non_objects_are_reported() -> None:
+    result = load_text("n.yaml", "just text\n---\n- a\n- b\n---\nreplicas: 3\n")
+    assert [(p.code, p.line) for p in result.problems] == [
+        ("not-kubernetes-object", 1), ("not-kubernetes-object", 3), ("not-kubernetes-object", 6)]
+
+
+def test_alias_bomb_is_rejected_fast_and_small() -> None:
+    levels = ["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
+    for i, name in enumerate("bcdefghij"):
+        prev = "abcdefghij"[i]
+        levels.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n" + "\n".join(
+        "  " + line for line in levels) + "\n"
+    tracemalloc.start()
+    result = load_text("bomb.yaml", text)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert [p.code for p in result.problems] == ["alias-bomb"]
+    assert not result.documents
+    # Nothing expanded the 9**10 leaves (speed is measured in bench/, not here).
+    assert peak < 100 * 2**20
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_loads_without_exception(text: str) -> None:
+    result = load_text("fuzz.yaml", text)
+    for problem in result.problems:
+        assert problem.line >= 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "{", "---\n", "# c\n",
+                                 "key: [1, 2\n", "\n", "- x\n"]), max_size=12))
+def test_stream_fragments_never_crash(parts: list[str]) -> None:
+    load_text("frag.yaml", "".join(parts))
