@@ -39,7 +39,8 @@ CASES: list[tuple[str, str, list[tuple[str, str, int | None]]]] = [
      [("spec.pytorchReplicaSpecs.Master.template.spec", "Master", 1),
       ("spec.pytorchReplicaSpecs.Worker.template.spec", "Worker", 3)]),
     ("TFJob", "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: x}\nspec:\n  tfReplicaSpecs:\n"
-     f"    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}", [("spec.tfReplicaSpecs.Worker.template.spec", "Worker", 2)]),
+     f"    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}",
+     [("spec.tfReplicaSpecs.Worker.template.spec", "Worker", 2)]),
     ("MPIJob v2beta1", "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: x}\nspec:\n"
      f"  mpiReplicaSpecs:\n    Launcher: {{replicas: 1, template: {{spec: {{containers: [{{name: l, image: i}}]}}}}}}\n"
      f"    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}",
@@ -49,12 +50,14 @@ CASES: list[tuple[str, str, list[tuple[str, str, int | None]]]] = [
      f"  mpiReplicaSpecs:\n    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}",
      [("spec.mpiReplicaSpecs.Worker.template.spec", "Worker", 2)]),
     ("XGBoostJob", "apiVersion: kubeflow.org/v1\nkind: XGBoostJob\nmetadata: {name: x}\nspec:\n  xgbReplicaSpecs:\n"
-     f"    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}", [("spec.xgbReplicaSpecs.Worker.template.spec", "Worker", 2)]),
+     f"    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}",
+     [("spec.xgbReplicaSpecs.Worker.template.spec", "Worker", 2)]),
     ("PaddleJob", "apiVersion: kubeflow.org/v1\nkind: PaddleJob\nmetadata: {name: x}\nspec:\n  paddleReplicaSpecs:\n"
      f"    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}",
      [("spec.paddleReplicaSpecs.Worker.template.spec", "Worker", 2)]),
     ("MXJob", "apiVersion: kubeflow.org/v1\nkind: MXJob\nmetadata: {name: x}\nspec:\n  mxReplicaSpecs:\n"
-     f"    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}", [("spec.mxReplicaSpecs.Worker.template.spec", "Worker", 2)]),
+     f"    Worker: {{replicas: 2, template: {{spec: {{{C}}}}}}}",
+     [("spec.mxReplicaSpecs.Worker.template.spec", "Worker", 2)]),
     ("TrainJob", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: x}\nspec:\n"
      "  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 4\n    image: i\n"
      "    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}", [("spec.trainer", "trainer", 4)]),

@@ -5,6 +5,7 @@ Paths are made relative to the working directory with forward slashes, as code s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,10 +23,8 @@ def _uri(file: str) -> str:
     if file.startswith("<"):
         return file.strip("<>")
     path = Path(file)
-    try:
+    with contextlib.suppress(ValueError):  # outside the working directory: keep it absolute
         path = path.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        pass
     return path.as_posix() if not path.is_absolute() else path.as_uri()
 
 
