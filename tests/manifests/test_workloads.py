@@ -117,7 +117,8 @@ def test_appwrapper_paths_point_into_the_wrapper() -> None:
 
 def test_gpu_detection_by_resource_claim_and_annotation() -> None:
     claim = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims: [{name: gpu, "
-             "resourceClaimTemplateName: gpu}]\n  containers: [{name: c, image: i, resources: {claims: [{name: gpu}]}}]")
+             "resourceClaimTemplateName: gpu}]\n"
+             "  containers: [{name: c, image: i, resources: {claims: [{name: gpu}]}}]")
     shared = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {gpu-fraction: '0.5'}\n"
               "spec:\n  containers: [{name: c, image: i}]")
     cpu_only = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]"
