@@ -58,10 +58,12 @@ def load_config(options: ClusterOptions) -> SingleConfig:
     return config
 
 
-def _api_error(err: ApiError) -> tuple[int, str]:
-    status = getattr(err, "status", None)
-    code = int(getattr(status, "code", 0) or 0)
-    return code, str(getattr(status, "message", "") or err)
+def _api_error(err: httpx2.HTTPStatusError) -> tuple[int, str]:
+    """Status code and message of a failed request (a metav1.Status body when the server sent one)."""
+    code = err.response.status_code
+    if isinstance(err, ApiError):
+        return code, str(getattr(err.status, "message", "") or err)
+    return code, err.response.text.strip()[:200] or err.response.reason_phrase
 
 
 Objects = list[tuple[Mapping[str, Any], str]]
@@ -110,12 +112,12 @@ class ClusterReader:
     def _core(self) -> Objects:
         try:
             objects = _listed(self.client.list(Node), "Node", "v1")
-        except ApiError as err:
+        except httpx2.HTTPStatusError as err:
             code, message = _api_error(err)
             raise InputError(f"cannot list nodes at {self.server} ({code}): {message}") from err
         try:
             objects += _listed(self.client.list(Pod, namespace="*"), "Pod", "v1")
-        except ApiError as err:
+        except httpx2.HTTPStatusError as err:
             code, message = _api_error(err)
             namespace = self.options.namespace
             if code != 403 or namespace is None:
@@ -124,7 +126,7 @@ class ClusterReader:
                               "only, so GPUs used by other namespaces count as free")
             try:
                 objects += _listed(self.client.list(Pod, namespace=namespace), "Pod", "v1")
-            except ApiError as err2:
+            except httpx2.HTTPStatusError as err2:
                 code, message = _api_error(err2)
                 raise InputError(f"cannot list pods in {namespace} ({code}): {message}") from err2
         return objects
@@ -143,7 +145,7 @@ class ClusterReader:
                     resource = create_global_resource(group, version, kind, plural)
                     items = self.client.list(resource)
                 return _listed(items, kind, f"{group}/{version}")
-            except ApiError as err:
+            except httpx2.HTTPStatusError as err:
                 last, message = _api_error(err)
                 if last == 403:
                     self.notes.append(f"reading {plural}.{group} is forbidden: {message}")
