@@ -1,0 +1,309 @@
+"""Which CPUs the static policy hands out: takeByTopology, packed and NUMA-distributed.
+
+Follows kubernetes v1.35 pkg/kubelet/cm/cpumanager/cpu_assignment.go: whole NUMA nodes/sockets
+first (the larger unit first), then whole cores, then single threads, always preferring the unit
+with the fewest free CPUs; spread mode skips whole cores; the distributed mode balances the
+request over the fewest NUMA nodes in groups of `cpu_group_size`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from itertools import combinations
+
+from kubegpu.errors import ModelError
+from kubegpu.kubelet.cpumanager.cpuset import ids_of, size
+from kubegpu.kubelet.cpumanager.topology import CPUTopology
+
+PACKED = "packed"
+SPREAD = "spread"
+
+
+class CPUAllocationError(ModelError):
+    """The allocator could not find enough CPUs (a plain error in the kubelet)."""
+
+
+def _sorted_ids(ids: Sequence[int], free: Callable[[int], int]) -> list[int]:
+    """Ascending by free CPUs contained, then id (cpuAccumulator.sort)."""
+    return sorted(ids, key=lambda i: (free(i), i))
+
+
+class Accumulator:
+    """Claims CPUs from `available` until `needed` reaches zero (cpuAccumulator)."""
+
+    def __init__(self, topo: CPUTopology, available: int, needed: int, strategy: str = PACKED):
+        self.topo = topo
+        self.details = available & topo.all_bits
+        self.needed = needed
+        self.result = 0
+        self.strategy = strategy
+        self.numa_first = topo.num_sockets >= topo.num_numa_nodes
+
+    # -- counting within the still-available CPUs ------------------------------------------
+    def _free_in_core(self, core: int) -> int:
+        return (self.details & self.topo.core_bits[core]).bit_count()
+
+    def _free_in_socket(self, socket: int) -> int:
+        return (self.details & self.topo.socket_bits[socket]).bit_count()
+
+    def _free_in_numa(self, numa: int) -> int:
+        return (self.details & self.topo.numa_bits[numa]).bit_count()
+
+    def _avail_numas(self, within: int = -1) -> list[int]:
+        d = self.details & within
+        return [n for n, b in self.topo.numa_bits.items() if d & b]
+
+    def _avail_sockets(self, within: int = -1) -> list[int]:
+        d = self.details & within
+        return [s for s, b in self.topo.socket_bits.items() if d & b]
+
+    def _avail_cores(self, within: int) -> list[int]:
+        d = self.details & within
+        return [c for c, b in self.topo.core_bits.items() if d & b]
+
+    # -- orderings -----------------------------------------------------------------------
+    def sort_numa_nodes(self) -> list[int]:
+        if self.numa_first:
+            return _sorted_ids(self._avail_numas(), self._free_in_numa)
+        out: list[int] = []
+        for socket in self.sort_sockets():
+            within = self.topo.socket_bits[socket]
+            out.extend(_sorted_ids(self._avail_numas(within), self._free_in_numa))
+        return out
+
+    def sort_sockets(self) -> list[int]:
+        if not self.numa_first:
+            return _sorted_ids(self._avail_sockets(), self._free_in_socket)
+        out: list[int] = []
+        for numa in self.sort_numa_nodes():
+            within = self.topo.numa_bits[numa]
+            out.extend(_sorted_ids(self._avail_sockets(within), self._free_in_socket))
+        return out
+
+    def sort_cores(self) -> list[int]:
+        out: list[int] = []
+        if self.numa_first:
+            for socket in self.sort_sockets():
+                cores = self._avail_cores(self.topo.socket_bits[socket])
+                out.extend(_sorted_ids(cores, self._free_in_core))
+        else:
+            for numa in self.sort_numa_nodes():
+                cores = self._avail_cores(self.topo.numa_bits[numa])
+                out.extend(_sorted_ids(cores, self._free_in_core))
+        return out
+
+    def sort_cpus(self) -> list[int]:
+        """Free CPUs: core by core (packed) or socket by socket in id order (spread)."""
+        out: list[int] = []
+        if self.strategy == SPREAD:
+            for socket in self.sort_sockets():
+                out.extend(ids_of(self.details & self.topo.socket_bits[socket]))
+        else:
+            for core in self.sort_cores():
+                out.extend(ids_of(self.details & self.topo.core_bits[core]))
+        return out
+
+    def free_numa_nodes(self) -> list[int]:
+        return [
+            n
+            for n in self.sort_numa_nodes()
+            if self._free_in_numa(n) == self.topo.numa_bits[n].bit_count()
+        ]
+
+    def free_sockets(self) -> list[int]:
+        per = self.topo.cpus_per_socket
+        return [s for s in self.sort_sockets() if self._free_in_socket(s) == per]
+
+    def free_cores(self) -> list[int]:
+        per = self.topo.cpus_per_core
+        return [c for c in self.sort_cores() if self._free_in_core(c) == per]
+
+    # -- claiming ------------------------------------------------------------------------
+    def take(self, bits: int) -> None:
+        self.result |= bits
+        self.details &= ~self.result
+        self.needed -= bits.bit_count()
+
+    def needs_at_least(self, n: int) -> bool:
+        return self.needed >= n
+
+    def satisfied(self) -> bool:
+        return self.needed < 1
+
+    def failed(self) -> bool:
+        return self.needed > self.details.bit_count()
+
+    def take_full_numa_nodes(self) -> None:
+        for numa in self.free_numa_nodes():
+            bits = self.topo.numa_bits[numa]
+            if self.needs_at_least(bits.bit_count()):
+                self.take(bits)
+
+    def take_full_sockets(self) -> None:
+        for socket in self.free_sockets():
+            bits = self.topo.socket_bits[socket]
+            if self.needs_at_least(bits.bit_count()):
+                self.take(bits)
+
+    def take_full_cores(self) -> None:
+        for core in self.free_cores():
+            bits = self.topo.core_bits[core]
+            if self.needs_at_least(bits.bit_count()):
+                self.take(bits)
+
+    def take_remaining_cpus(self) -> None:
+        for cpu in self.sort_cpus():
+            self.take(1 << cpu)
+            if self.satisfied():
+                return
+
+    def numa_range_needed(self, group: int) -> tuple[int, int]:
+        """(min, max) NUMA nodes needed for the request in groups of `group` CPUs."""
+        num_numa = self.topo.num_numa_nodes
+        available_numa = len(self._avail_numas())
+        groups_total = (self.topo.num_cpus - 1) // group + 1
+        groups_per_numa = (groups_total - 1) // num_numa + 1
+        groups_needed = (self.needed - 1) // group + 1
+        low = (groups_needed - 1) // groups_per_numa + 1
+        return low, min(groups_needed, available_numa)
+
+
+def _not_enough(requested: int, available: int) -> CPUAllocationError:
+    return CPUAllocationError(
+        f"not enough cpus available to satisfy request: requested={requested}, available={available}"
+    )
+
+
+def take_by_topology_numa_packed(
+    topo: CPUTopology, available: int, num_cpus: int, strategy: str = PACKED
+) -> int:
+    """The default allocator; returns the CPU bitset taken or raises CPUAllocationError."""
+    acc = Accumulator(topo, available, num_cpus, strategy)
+    if acc.satisfied():
+        return acc.result
+    if acc.failed():
+        raise _not_enough(num_cpus, size(available))
+    if acc.numa_first:
+        acc.take_full_numa_nodes()
+        if acc.satisfied():
+            return acc.result
+        acc.take_full_sockets()
+    else:
+        acc.take_full_sockets()
+        if acc.satisfied():
+            return acc.result
+        acc.take_full_numa_nodes()
+    if acc.satisfied():
+        return acc.result
+    if strategy != SPREAD:
+        acc.take_full_cores()
+        if acc.satisfied():
+            return acc.result
+    acc.take_remaining_cpus()
+    if acc.satisfied():
+        return acc.result
+    raise CPUAllocationError("failed to allocate cpus")
+
+
+def _round3(value: float) -> float:
+    """Go's math.Round(x*1000)/1000 (half away from zero) for non-negative x."""
+    return math.floor(value * 1000 + 0.5) / 1000
+
+
+def _std_dev(values: Sequence[int]) -> float:
+    mean = _round3(sum(values) / len(values))
+    var = sum((v - mean) * (v - mean) for v in values) / len(values)
+    return _round3(math.sqrt(var))
+
+
+def _combos(items: Sequence[int], k: int) -> Iterator[tuple[int, ...]]:
+    if k < 1:
+        return iter(())
+    return combinations(items, k)
+
+
+def take_by_topology_numa_distributed(
+    topo: CPUTopology, available: int, num_cpus: int, group: int, strategy: str = PACKED
+) -> int:
+    """distribute-cpus-across-numa: balance over the fewest NUMA nodes, else fall back to packed."""
+    if num_cpus % group != 0:
+        return take_by_topology_numa_packed(topo, available, num_cpus, strategy)
+    acc = Accumulator(topo, available, num_cpus, strategy)
+    if acc.satisfied():
+        return acc.result
+    if acc.failed():
+        raise _not_enough(num_cpus, size(available))
+    numas = acc.sort_numa_nodes()
+    free = {n: acc._free_in_numa(n) for n in numas}
+    low, high = acc.numa_range_needed(group)
+    for k in range(low, high + 1):
+        best_balance = math.inf
+        best_combo: tuple[int, ...] | None = None
+        best_remainder: tuple[int, ...] = ()
+        for combo in _combos(numas, k):
+            if best_balance == 0:
+                break
+            if sum(free[n] for n in combo) < num_cpus:
+                continue
+            if sum(free[n] // group for n in combo) * group < num_cpus:
+                continue
+            share = (num_cpus // len(combo) // group) * group
+            if any(free[n] < share for n in combo):
+                continue
+            after = dict(free)
+            for n in combo:
+                after[n] -= share
+            remainder = num_cpus - share * len(combo)
+            local_best = math.inf
+            local_rem: tuple[int, ...] = ()
+            if remainder == 0:
+                local_best = _std_dev(list(after.values()))
+            candidates = [n for n in combo if after[n] >= group]
+            for size_k in range(len(candidates), 0, -1):
+                if remainder <= 0:
+                    break
+                for subset in combinations(candidates, size_k):
+                    if sum(after[n] for n in subset) < remainder:
+                        continue
+                    trial = dict(after)
+                    left = remainder
+                    while left > 0:
+                        for n in subset:
+                            if left == 0:
+                                break
+                            if trial[n] < group:
+                                continue
+                            trial[n] -= group
+                            left -= group
+                    balance = _std_dev(list(trial.values()))
+                    if balance < local_best:
+                        local_best, local_rem = balance, subset
+            if local_best < best_balance:
+                best_balance, best_combo, best_remainder = local_best, combo, local_rem
+        if best_combo is None:
+            continue
+        share = (num_cpus // len(best_combo) // group) * group
+        for n in best_combo:
+            acc.take(take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], share, strategy))
+        left = num_cpus - share * len(best_combo)
+        while left > 0:
+            progressed = False
+            for n in best_remainder:
+                if left == 0:
+                    break
+                if (acc.details & topo.numa_bits[n]).bit_count() < group:
+                    continue
+                acc.take(
+                    take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], group, strategy)
+                )
+                left -= group
+                progressed = True
+            if not progressed:
+                break
+        if acc.needed != 0:
+            raise CPUAllocationError(
+                f"accounting error, not enough CPUs allocated, remaining: {acc.needed}"
+            )
+        return acc.result
+    return take_by_topology_numa_packed(topo, available, num_cpus, strategy)
