@@ -1,0 +1,199 @@
+"""The admission decision as a pure function: AdmissionReview v1 in, AdmissionReview response out.
+
+Follows admission.k8s.io/v1 (Kubernetes v1.35): JSONPatch responses, warnings, denial status.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import jsonpatch
+
+from kubegpu.errors import InputError
+from kubegpu.rules import Finding, LintConfig, Safety, Severity, lint_text
+from kubegpu.rules.base import Fix
+
+ADMISSION_API = "admission.k8s.io/v1"
+ALWAYS_EXCLUDED = frozenset({"kube-system"})
+MAX_WARNINGS = 10
+MAX_WARNING_CHARS = 250  # the API server may truncate warnings over 256 characters
+Mode = Literal["mutate", "validate"]
+
+
+class MalformedReview(InputError):
+    """The request body is not an AdmissionReview v1 request (answered 400)."""
+
+
+@dataclass(frozen=True)
+class WebhookConfig:
+    """What the webhook does: lint rules, excluded namespaces, and the severity that denies."""
+
+    lint: LintConfig = field(default_factory=LintConfig)
+    excluded_namespaces: frozenset[str] = ALWAYS_EXCLUDED
+    deny_severity: Severity = Severity.ERROR
+    max_fix_passes: int = 4
+
+    def excluded(self, namespace: str) -> bool:
+        return namespace in self.excluded_namespaces or namespace in ALWAYS_EXCLUDED
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer to one review plus what happened, for metrics and logs."""
+
+    response: dict[str, Any]
+    patched: bool = False
+    denied: bool = False
+    skipped: str = ""
+    patch: tuple[dict[str, Any], ...] = ()
+    rules: tuple[str, ...] = ()
+
+
+def parse_review(body: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
+    """Decode and check the envelope: apiVersion, kind, request.uid; raise MalformedReview."""
+    if isinstance(body, Mapping):
+        review: Any = body
+    else:
+        try:
+            review = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise MalformedReview(f"body is not JSON: {err}") from err
+    if not isinstance(review, Mapping):
+        raise MalformedReview("body is not a JSON object")
+    if review.get("kind") != "AdmissionReview" or review.get("apiVersion") != ADMISSION_API:
+        raise MalformedReview(f"expected kind AdmissionReview, apiVersion {ADMISSION_API}")
+    request = review.get("request")
+    if not isinstance(request, Mapping):
+        raise MalformedReview("AdmissionReview has no 'request' object")
+    if not isinstance(request.get("uid"), str) or not request["uid"]:
+        raise MalformedReview("AdmissionReview request has no 'uid'")
+    return dict(review)
+
+
+def _response(uid: str, **fields: Any) -> dict[str, Any]:
+    return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview",
+            "response": {"uid": uid, "allowed": True, **fields}}
+
+
+def _pointer(path: Sequence[str | int]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def fix_to_patch(fix: Fix) -> list[dict[str, Any]]:
+    """A rule fix as RFC 6902 operations (paths relative to the object, as edits are)."""
+    ops: list[dict[str, Any]] = []
+    for edit in fix.edits:
+        op: dict[str, Any] = {"op": edit.op, "path": _pointer(edit.path)}
+        if edit.op != "remove":
+            op["value"] = edit.value
+        ops.append(op)
+    return ops
+
+
+def _overlaps(a: tuple[str | int, ...], b: tuple[str | int, ...]) -> bool:
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def _lint(pod: Mapping[str, Any], config: WebhookConfig) -> tuple[list[Finding], bool]:
+    result = lint_text("admission-request.json", json.dumps(pod), config.lint)
+    return result.findings, result.gpu_templates > 0
+
+
+def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig) -> tuple[
+        dict[str, Any], list[Finding], list[str]]:
+    """Apply every safe fix, re-linting between passes; fixes touching the same field wait a pass.
+
+    Returns the fixed pod, the findings that remain, and the rules whose fixes were applied.
+    """
+    current = copy.deepcopy(dict(pod))
+    applied: list[str] = []
+    findings, _ = _lint(current, config)
+    for _ in range(config.max_fix_passes):
+        touched: list[tuple[str | int, ...]] = []
+        changed = False
+        for finding in findings:
+            fix = finding.fix
+            if fix is None or fix.safety is not Safety.SAFE or not fix.edits:
+                continue
+            paths = [tuple(e.path) for e in fix.edits]
+            if any(_overlaps(p, t) for p in paths for t in touched):
+                continue
+            try:
+                current = jsonpatch.apply_patch(current, fix_to_patch(fix), in_place=False)
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
+                continue  # the fix does not apply to this object as sent: leave it to the author
+            touched.extend(paths)
+            applied.append(finding.code)
+            changed = True
+        if not changed:
+            break
+        findings, _ = _lint(current, config)
+    return current, findings, applied
+
+
+def _warnings(findings: Sequence[Finding]) -> list[str]:
+    out = []
+    for f in findings[:MAX_WARNINGS]:
+        text = f"kubegpu {f.code} {f.name}: {f.message}"
+        out.append(text if len(text) <= MAX_WARNING_CHARS else text[: MAX_WARNING_CHARS - 1] + "…")
+    return out
+
+
+def review(body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookConfig) -> Decision:
+    """Answer one AdmissionReview; raise MalformedReview when the body is not one."""
+    request = parse_review(body)["request"]
+    uid = str(request["uid"])
+    kind = request.get("kind")
+    if not isinstance(kind, Mapping):
+        kind = {}
+    if (kind.get("group", ""), kind.get("kind")) != ("", "Pod") or request.get("subResource"):
+        return Decision(_response(uid), skipped="not a pod")
+    if request.get("operation") != "CREATE":
+        return Decision(_response(uid), skipped="not a create")
+    namespace = str(request.get("namespace") or "")
+    pod = request.get("object")
+    if not isinstance(pod, Mapping):
+        raise MalformedReview("a pod CREATE review must carry the pod in request.object")
+    if config.excluded(namespace):
+        return Decision(_response(uid), skipped="namespace excluded")
+    findings, is_gpu = _lint(pod, config)
+    if not is_gpu:
+        return Decision(_response(uid), skipped="no accelerators")
+    if mode == "validate":
+        return _validate(uid, namespace, pod, findings, config)
+    fixed, remaining, applied = apply_safe_fixes(pod, config)
+    ops = jsonpatch.make_patch(dict(pod), fixed).patch if applied else []
+    extra: dict[str, Any] = {}
+    if ops:
+        encoded = base64.b64encode(json.dumps(ops, separators=(",", ":")).encode()).decode()
+        extra = {"patchType": "JSONPatch", "patch": encoded}
+    warnings = _warnings(remaining)
+    if warnings:
+        extra["warnings"] = warnings
+    return Decision(_response(uid, **extra), patched=bool(ops), patch=tuple(ops),
+                    rules=tuple(applied))
+
+
+def _validate(uid: str, namespace: str, pod: Mapping[str, Any], findings: Sequence[Finding],
+              config: WebhookConfig) -> Decision:
+    failing = [f for f in findings if f.severity.rank >= config.deny_severity.rank]
+    if not failing:
+        warnings = _warnings(findings)
+        return Decision(_response(uid, **({"warnings": warnings} if warnings else {})))
+    meta = pod.get("metadata")
+    if not isinstance(meta, Mapping):
+        meta = {}
+    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
+    rules = tuple(dict.fromkeys(f"{f.code} {f.name}" for f in failing))
+    details = "; ".join(f"{f.code} {f.name}: {f.message}" for f in failing)
+    message = (f"kubegpu denied pod {namespace}/{name}: {len(failing)} finding(s) at or above "
+               f"{config.deny_severity.value} ({', '.join(rules)}): {details}")
+    response = _response(uid, allowed=False,
+                         status={"code": 403, "reason": "Forbidden", "message": message})
+    return Decision(response, denied=True, rules=tuple(f.code for f in failing))
