@@ -23,7 +23,14 @@ lint-self: $(STAMP)
 test: lint-self
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
-bench: $(STAMP)
+CHECKOV := bench/.venv-checkov/bin/checkov
+
+# checkov is a baseline for the lint benchmark only: its own venv, never a project dependency.
+$(CHECKOV):
+	$(PYTHON) -m venv bench/.venv-checkov
+	bench/.venv-checkov/bin/python -m pip install --quiet checkov==3.3.30
+
+bench: $(STAMP) $(CHECKOV)
 	$(BIN)/python bench/run_all.py
 
 clean:

@@ -75,7 +75,12 @@ def _entries(container: ContainerRef, section: str) -> dict[str, ResourceValue]:
 
 
 def container_resources(container: ContainerRef) -> ContainerResources:
-    return ContainerResources(container, _entries(container, "requests"), _entries(container, "limits"))
+    """Parsed requests and limits, computed once per container (every rule asks for them)."""
+    cached = container.__dict__.get("_resources")
+    if cached is None:
+        cached = ContainerResources(container, _entries(container, "requests"), _entries(container, "limits"))
+        object.__setattr__(container, "_resources", cached)
+    return cached
 
 
 def is_accelerator(name: str, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:
@@ -99,7 +104,9 @@ def uses_accelerators(
 ) -> bool:
     """Does this pod ask for accelerators: a resource, a DRA claim, or a GPU-sharing annotation?"""
     for container in template.containers:
-        if accelerator_requests(container_resources(container), prefixes):
+        requested = accelerator_requests(container_resources(container), prefixes)
+        # `nvidia.com/gpu: 0` asks for nothing; an unparsable value is treated as a request.
+        if any(value.quantity is None or value.quantity.value > 0 for value in requested.values()):
             return True
         claims = _mapping(container.data.get("resources")).get("claims")
         if isinstance(claims, list) and claims:

@@ -182,6 +182,8 @@ def pod_templates(doc: Document) -> Iterator[PodTemplate]:
         yield from _ray(doc)
     elif kind == "InferenceService":
         yield from _kserve(doc)
+    elif kind == "LLMInferenceService":
+        yield from _llm_inference_service(doc)
     elif kind == "Service" and group == "serving.knative.dev":
         yield from _template(doc, ("spec", "template"), "", None)
     elif kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
@@ -265,6 +267,29 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
             wpath: FieldPath = (*path, "workerSpec")
             yield PodTemplate(doc, wpath, worker, ("metadata",), doc.metadata, f"{component}-worker",
                               _int(worker.get("pipelineParallelSize"), None), containers_of(worker, wpath))
+
+
+def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
+    """KServe LLMInferenceService: `spec.template` and `spec.worker` are pod specs; so are prefill's."""
+    spec = _mapping(doc.data.get("spec"))
+    replicas = _int(spec.get("replicas"), 1)
+    parallelism = _mapping(spec.get("parallelism"))
+    for base, role in (((), "main"), (("prefill",), "prefill")):
+        section = _mapping(get_path(spec, base)) if base else spec
+        if base and not section:
+            continue
+        section_replicas = _int(section.get("replicas"), replicas)
+        for key in ("template", "worker"):
+            pod = section.get(key)
+            if isinstance(pod, Mapping):
+                path: FieldPath = ("spec", *base, key)
+                count = section_replicas
+                if key == "worker" and count is not None:
+                    nodes = _int(parallelism.get("data"), None) or 1
+                    local = _int(parallelism.get("dataLocal"), None) or 1
+                    count = count * max(1, nodes // local - 1)
+                yield PodTemplate(doc, path, pod, ("metadata",), doc.metadata, f"{role}-{key}" if base else key,
+                                  count, containers_of(pod, path))
 
 
 def _argo(doc: Document) -> Iterator[PodTemplate]:

@@ -133,17 +133,17 @@ def _lint_document(
                 _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines)
     templates = list(pod_templates(doc))
     result.templates += len(templates)
+    template_rules = [r for r in rules if r.target is Target.TEMPLATE and r.check is not None]
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
         template_suppressed = suppressed | _annotation_suppressions(
             template.metadata, doc, result, config, lines, template.metadata_path
         ) if template.metadata is not doc.metadata else suppressed
-        for rule in rules:
-            if rule.target is not Target.TEMPLATE or rule.check is None:
-                continue
+        for rule in template_rules:
             if rule.gpu_only and not is_gpu:
                 continue
+            assert rule.check is not None
             for raw in rule.check(template, ctx):
                 _add(result, config, rule, template.document.location(raw.path), raw.message, raw,
                      template.document, template_suppressed, lines)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from kubegpu.manifests import ContainerRef, ContainerResources, PodTemplate, container_resources
 from kubegpu.manifests.resources import accelerator_requests
@@ -10,13 +10,24 @@ from kubegpu.rules.base import RuleContext
 
 
 def gpu_containers(template: PodTemplate, ctx: RuleContext) -> Iterator[tuple[ContainerRef, ContainerResources]]:
-    """App containers (not init, not sidecars) that request accelerators."""
-    for container in template.containers:
-        if container.kind != "container":
-            continue
-        resources = container_resources(container)
-        if accelerator_requests(resources, ctx.accelerator_resources):
-            yield container, resources
+    """App containers (not init, not sidecars) that use the pod's accelerators.
+
+    Those that request an accelerator resource; failing that, those holding a DRA claim; failing that
+    (GPU given by a sharing annotation such as KAI's gpu-fraction), every app container.
+    """
+    app = [c for c in template.containers if c.kind == "container"]
+    by_resource = [c for c in app if accelerator_requests(container_resources(c), ctx.accelerator_resources)]
+    if not by_resource:
+        by_resource = [c for c in app if _claims(c)]
+    if not by_resource:
+        by_resource = app
+    for container in by_resource:
+        yield container, container_resources(container)
+
+
+def _claims(container: ContainerRef) -> bool:
+    resources = container.data.get("resources")
+    return isinstance(resources, Mapping) and bool(resources.get("claims"))
 
 
 def all_container_resources(template: PodTemplate) -> Iterator[tuple[ContainerRef, ContainerResources]]:

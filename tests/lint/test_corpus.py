@@ -1,0 +1,139 @@
+"""The real corpus (../shared/corpus/real): every file reads, every pod template is found, and the
+findings agree with the expert's `V:` (violations) and `OK:` notes of INDEX.tsv.
+
+Where kubegpu and a note disagree, DISAGREEMENTS below says which file, which tag and why.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.paths import SHARED_DIR
+
+from kubegpu.manifests import load_text, pod_templates, uses_accelerators
+from kubegpu.rules import LintConfig, all_rules, lint_text
+
+CORPUS = SHARED_DIR / "corpus" / "real"
+WORKLOAD_KINDS = {
+    "Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "JobSet", "LeaderWorkerSet",
+    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "MXJob", "PaddleJob", "TrainJob", "RayJob", "RayCluster",
+    "RayService", "InferenceService", "LLMInferenceService", "AppWrapper",
+}
+# Expert tag -> the rule that must fire (V:) or must stay silent (OK:).
+VIOLATION_RULES = {
+    "qos-besteffort": "gpu-pod-not-guaranteed",
+    "qos-burstable": "gpu-pod-not-guaranteed",
+    "no-cpu-request": "gpu-pod-not-guaranteed",
+    "cpu-fractional": "gpu-cpu-not-integer",
+    "no-dshm": "dshm-missing",
+    "dshm-hostpath": "dshm-host-shared",
+    "pull-always": "image-pull-always",
+    "latest-tag": "image-tag-mutable",
+    "mutable-tag": "image-tag-mutable",
+    "devel-runtime": "image-devel-runtime",
+    "no-gang": "gang-missing",
+    "no-topology": "topology-missing",
+    "no-model-cache": "model-cache-missing",
+    "scale-to-zero": "inference-scale-to-zero",
+}
+OK_RULES = {
+    "guaranteed": ("gpu-pod-not-guaranteed",),
+    "integer-cpu": ("gpu-cpu-not-integer",),
+    "dshm": ("dshm-missing",),
+    "pinned-image": ("image-tag-mutable",),
+    "gang": ("gang-missing",),
+    "topology": ("topology-missing",),
+    "model-cache": ("model-cache-missing",),
+    "warm": ("inference-scale-to-zero",),
+}
+# (file name fragment, tag) -> why kubegpu and the note differ. Kubernetes semantics decide.
+DISAGREEMENTS: dict[tuple[str, str], str] = {
+    ("llm-serving-gemma__vllm__vllm-7b-kvcache__patch", "no-dshm"):
+        "the file is a kustomize patch fragment without an image; the note itself says no-dshm is an artefact "
+        "of the patch omitting volumes, so kubegpu's finding there is right for the fragment as written",
+    ("production-stack_v1alph", "latest-tag"):
+        "VLLMRuntime is a custom CR whose containers are not pod templates; kubegpu does not guess its schema",
+    ("production-stack_v1alph", "pull-always"):
+        "VLLMRuntime is a custom CR whose containers are not pod templates; kubegpu does not guess its schema",
+}
+REQUIRED_RULE_NAMES = {
+    "gpu-pod-not-guaranteed", "gpu-cpu-not-integer", "gpu-cpu-not-smt-multiple", "gpu-request-limit-mismatch",
+    "dshm-missing", "dshm-unsized", "dshm-host-shared", "image-pull-always", "image-tag-mutable",
+    "image-devel-runtime", "dockerfile-devel-final-stage", "model-cache-missing", "model-cache-writable-shared",
+    "inference-scale-to-zero", "gang-missing", "gang-partial", "topology-missing", "scheduler-spreads-gpus",
+    "binpack-profile-unused", "kubelet-cpu-manager-not-static", "kubelet-full-pcpus-missing",
+    "kubelet-topology-policy-weak", "kubelet-reserved-memory-mismatch", "kubelet-reserved-cpus-conflict",
+}
+
+
+def _rows() -> list[dict[str, str]]:
+    index = CORPUS / "INDEX.tsv"
+    if not index.is_file():
+        return []
+    with index.open() as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+ROWS = _rows()
+needs_corpus = pytest.mark.skipif(not ROWS, reason=f"{CORPUS} is absent (shared data sits beside the checkout)")
+
+
+def _tags(notes: str, prefix: str) -> Iterator[str]:
+    for part in notes.split("|"):
+        part = part.strip()
+        if part.startswith(prefix):
+            for item in part[len(prefix):].split(";"):
+                tag = re.split(r"[\s(]", item.strip(), maxsplit=1)[0]
+                if tag:
+                    yield tag
+
+
+def test_catalogue_has_every_required_rule() -> None:
+    missing = REQUIRED_RULE_NAMES - {rule.name for rule in all_rules()}
+    assert not missing, f"rules not yet in the registry: {sorted(missing)}"
+
+
+@needs_corpus
+@pytest.mark.parametrize("row", ROWS, ids=[r["local_file"].split("/")[-1][:60] for r in ROWS])
+def test_file_reads_and_templates_are_found(row: dict[str, str]) -> None:
+    path = CORPUS / row["local_file"]
+    result = load_text(str(path), path.read_text())
+    assert not [p for p in result.problems if p.fatal], result.problems
+    kinds = {doc.kind for doc in result.documents}
+    assert set(row["kinds"].split(",")) <= kinds | {""}
+    templates = [t for doc in result.documents for t in pod_templates(doc)]
+    for kind in kinds & WORKLOAD_KINDS:
+        assert any(t.kind == kind or t.document.prefix for t in templates), f"no pod template found in {kind}"
+    for template in templates:
+        assert template.containers, f"{template.description}: no containers found"
+    gpu = [t for t in templates if uses_accelerators(t)]
+    if row["gpu"] == "no":
+        assert not gpu, "a CPU-only file was taken for a GPU workload"
+
+
+@needs_corpus
+@pytest.mark.parametrize("row", ROWS, ids=[r["local_file"].split("/")[-1][:60] for r in ROWS])
+def test_findings_agree_with_the_notes(row: dict[str, str]) -> None:
+    path = CORPUS / row["local_file"]
+    registered = {rule.name for rule in all_rules()}
+    fired = {f.name for f in lint_text(str(path), path.read_text(), LintConfig()).findings}
+    problems = []
+    for tag in _tags(row["notes"], "V:"):
+        rule = VIOLATION_RULES.get(tag)
+        if rule is None or rule not in registered or _excused(path, tag):
+            continue
+        if rule not in fired:
+            problems.append(f"note says {tag}, but {rule} did not fire")
+    for tag in _tags(row["notes"], "OK:"):
+        for rule in OK_RULES.get(tag, ()):
+            if rule in registered and rule in fired and not _excused(path, tag):
+                problems.append(f"note says OK {tag}, but {rule} fired")
+    assert not problems, problems
+
+
+def _excused(path: Path, tag: str) -> bool:
+    return any(fragment in path.name and tag == excused for fragment, excused in DISAGREEMENTS)
