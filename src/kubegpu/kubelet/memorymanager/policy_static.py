@@ -1,0 +1,320 @@
+"""The Static memory manager policy: NUMA hints for memory/hugepages, groups, and allocation.
+
+Follows kubernetes v1.35 pkg/kubelet/cm/memorymanager/policy_static.go: allocatable per NUMA node
+(total - reservedMemory - hugepages), calculateHints with the multi-NUMA group rules, preferred =
+minimal capacity-sized masks, Allocate with default/extended hints and init-container reuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from kubegpu.errors import ModelError
+from kubegpu.kubelet.bitmask import NUMAMask, iterate_masks
+from kubegpu.kubelet.hints import TopologyHint
+from kubegpu.kubelet.memorymanager.reserved import MEMORY, Amount, is_memory_type
+from kubegpu.kubelet.pod import KIND_INIT, ContainerRequest, PodRequest
+from kubegpu.kubelet.qos import GUARANTEED
+
+
+@dataclass
+class MemoryTable:
+    """One memory type on one NUMA node."""
+
+    total: int
+    system_reserved: int
+    allocatable: int
+    reserved: int
+    free: int
+
+
+@dataclass
+class NUMANodeState:
+    """A NUMA node: assignment count, the group (cells) it is used with, tables per type."""
+
+    assignments: int
+    cells: tuple[int, ...]
+    tables: dict[str, MemoryTable]
+
+    def copy(self) -> NUMANodeState:
+        return NUMANodeState(
+            self.assignments, self.cells, {k: replace(v) for k, v in self.tables.items()}
+        )
+
+
+@dataclass
+class MemoryBlock:
+    """What a container got: the NUMA group, size and type, and bytes booked per node."""
+
+    numa: tuple[int, ...]
+    size: int
+    type: str
+    per_node: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class MemoryState:
+    """Machine state per NUMA node, blocks per pod/container, init-container reusable memory."""
+
+    machine: dict[int, NUMANodeState]
+    blocks: dict[str, dict[str, list[MemoryBlock]]] = field(default_factory=dict)
+    reusable: dict[str, dict[NUMAMask, dict[str, int]]] = field(default_factory=dict)
+
+    def copy(self) -> MemoryState:
+        return MemoryState(
+            {n: s.copy() for n, s in self.machine.items()},
+            {p: {c: [replace(b, per_node=dict(b.per_node)) for b in bl] for c, bl in cs.items()}
+             for p, cs in self.blocks.items()},
+            {p: {m: dict(t) for m, t in r.items()} for p, r in self.reusable.items()},
+        )
+
+
+class StaticMemoryPolicy:
+    """Static policy over a node's NUMA memory; needs some reserved `memory`."""
+
+    def __init__(
+        self,
+        numa_memory: Mapping[int, int],
+        numa_hugepages: Mapping[int, Mapping[str, int]],
+        reserved: Mapping[int, Mapping[str, Amount]],
+    ) -> None:
+        total_reserved = sum(t.get(MEMORY, Amount(0)).value for t in reserved.values())
+        if total_reserved <= 0:
+            raise ModelError("[memorymanager] you should specify the system reserved memory")
+        self.numa_nodes = tuple(sorted(numa_memory))
+        self.numa_memory = dict(numa_memory)
+        self.numa_hugepages = {n: dict(numa_hugepages.get(n, {})) for n in self.numa_nodes}
+        self.reserved = {n: {k: v.value for k, v in reserved.get(n, {}).items()} for n in self.numa_nodes}
+        self._masks = tuple(iterate_masks(self.numa_nodes))
+
+    def initial_state(self) -> MemoryState:
+        machine: dict[int, NUMANodeState] = {}
+        for n in self.numa_nodes:
+            tables: dict[str, MemoryTable] = {}
+            huge_total = 0
+            for resource, total in self.numa_hugepages[n].items():
+                res = self.reserved[n].get(resource, 0)
+                tables[resource] = MemoryTable(total, res, total - res, 0, total - res)
+                huge_total += total
+            res = self.reserved[n].get(MEMORY, 0)
+            allocatable = self.numa_memory[n] - res - huge_total
+            tables[MEMORY] = MemoryTable(self.numa_memory[n], res, allocatable, 0, allocatable)
+            machine[n] = NUMANodeState(0, (n,), tables)
+        return MemoryState(machine)
+
+    # -- requests ----------------------------------------------------------------------
+    @staticmethod
+    def container_request(container: ContainerRequest) -> dict[str, int]:
+        return {r: v for r, v in sorted(container.requests.items()) if is_memory_type(r)}
+
+    def pod_request(self, pod: PodRequest) -> dict[str, int]:
+        by_init: dict[str, int] = {}
+        by_sidecars: dict[str, int] = {}
+        for c in pod.init_containers:
+            for r, q in self.container_request(c).items():
+                by_init.setdefault(r, 0)
+                if c.restartable:
+                    by_sidecars[r] = by_sidecars.get(r, 0) + q
+                elif by_sidecars.get(r, 0) + q > by_init[r]:
+                    by_init[r] = by_sidecars.get(r, 0) + q
+        by_apps: dict[str, int] = {}
+        for c in pod.containers:
+            for r, q in self.container_request(c).items():
+                by_apps[r] = by_apps.get(r, 0) + q
+        return {r: max(by_apps[r] + by_sidecars.get(r, 0), by_init.get(r, 0)) for r in sorted(by_apps)}
+
+    # -- hints -------------------------------------------------------------------------
+    def _reusable(self, state: MemoryState, pod: PodRequest, mask: NUMAMask, resource: str) -> int:
+        return state.reusable.get(pod.key, {}).get(mask, {}).get(resource, 0)
+
+    def calculate_hints(
+        self, state: MemoryState, pod: PodRequest, requested: Mapping[str, int]
+    ) -> dict[str, list[TopologyHint]]:
+        machine = state.machine
+        min_size = len(self.numa_nodes)
+        found: list[NUMAMask] = []
+        for mask in self._masks:
+            bits = mask.ids()
+            single = len(bits) == 1
+            if any(
+                sum(machine[n].tables[r].allocatable for n in bits if r in machine[n].tables) < q
+                for r, q in requested.items()
+            ):
+                continue
+            min_size = min(min_size, mask.count())
+            if single and len(machine[bits[0]].cells) > 1:
+                continue
+            if not single and any(
+                machine[n].assignments > 0
+                and (len(machine[n].cells) == 1 or set(machine[n].cells) != set(bits))
+                for n in bits
+            ):
+                continue
+            if any(
+                sum(machine[n].tables[r].free for n in bits if r in machine[n].tables)
+                + self._reusable(state, pod, mask, r)
+                < q
+                for r, q in requested.items()
+            ):
+                continue
+            found.append(mask)
+        hints: dict[str, list[TopologyHint]] = {}
+        for resource in requested:
+            hints[resource] = [TopologyHint(m, m.count() == min_size) for m in found] if found else []
+        return {r: h for r, h in hints.items() if h}
+
+    def container_hints(
+        self, state: MemoryState, pod: PodRequest, container: ContainerRequest, qos: str
+    ) -> dict[str, list[TopologyHint]] | None:
+        if qos != GUARANTEED or pod.uses_pod_level_resources:
+            return None
+        requested = self.container_request(container)
+        blocks = state.blocks.get(pod.key, {}).get(container.name)
+        if blocks is not None:
+            return self._regenerate(blocks, requested)
+        return self.calculate_hints(state, pod, requested)
+
+    def pod_hints(
+        self, state: MemoryState, pod: PodRequest, qos: str
+    ) -> dict[str, list[TopologyHint]] | None:
+        if qos != GUARANTEED or pod.uses_pod_level_resources:
+            return None
+        requested = self.pod_request(pod)
+        for c in pod.all_containers():
+            blocks = state.blocks.get(pod.key, {}).get(c.name)
+            if blocks is not None:
+                return self._regenerate(blocks, requested)
+        return self.calculate_hints(state, pod, requested)
+
+    @staticmethod
+    def _regenerate(
+        blocks: Sequence[MemoryBlock], requested: Mapping[str, int]
+    ) -> dict[str, list[TopologyHint]]:
+        hints: dict[str, list[TopologyHint]] = {}
+        for block in blocks:
+            if requested.get(block.type) != block.size:
+                return {block.type: []}
+            hints[block.type] = [TopologyHint(NUMAMask.of(block.numa), True)]
+        return hints
+
+    # -- allocation --------------------------------------------------------------------
+    @staticmethod
+    def _best(hints: Sequence[TopologyHint]) -> TopologyHint:
+        best: TopologyHint | None = None
+        for hint in hints:
+            if best is None:
+                best = hint
+                continue
+            if hint.preferred and not best.preferred:
+                best = hint
+                continue
+            assert hint.affinity is not None and best.affinity is not None
+            if hint.preferred == best.preferred and hint.affinity.is_narrower_than(best.affinity):
+                best = hint
+        assert best is not None
+        return best
+
+    def allocate(
+        self,
+        state: MemoryState,
+        pod: PodRequest,
+        container: ContainerRequest,
+        qos: str,
+        hint: TopologyHint,
+    ) -> list[MemoryBlock]:
+        """Book the container's memory on the hint's NUMA group; a ModelError rejects the pod."""
+        if qos != GUARANTEED or pod.uses_pod_level_resources:
+            return []
+        requested = self.container_request(container)
+        if not requested:
+            return []
+        existing = state.blocks.get(pod.key, {}).get(container.name)
+        if existing is not None:
+            return existing
+        machine = state.machine
+        best = hint
+        if best.affinity is None:
+            hints = self.calculate_hints(state, pod, requested)
+            if not hints:
+                raise ModelError(
+                    "[memorymanager] failed to get the default NUMA affinity, no NUMA nodes with "
+                    "enough memory is available"
+                )
+            default = self._best(hints.get(MEMORY) or next(iter(hints.values())))
+            if not default.preferred and best.preferred:
+                raise ModelError("[memorymanager] failed to find the default preferred hint")
+            best = default
+        assert best.affinity is not None
+        if not self._satisfies(state, best.affinity, requested):
+            hints = self.calculate_hints(state, pod, requested)
+            pool = hints.get(MEMORY) or (next(iter(hints.values())) if hints else [])
+            within = [h for h in pool if h.affinity is not None and h.affinity.contains(best.affinity)]
+            if not within:
+                raise ModelError(
+                    "[memorymanager] failed to find NUMA nodes to extend the current topology hint"
+                )
+            extended = self._best(within)
+            if not extended.preferred and best.preferred:
+                raise ModelError("[memorymanager] failed to find the extended preferred hint")
+            best = extended
+        assert best.affinity is not None
+        bits = best.affinity.ids()
+        if len(bits) > 1:
+            for n in bits:
+                node = machine[n]
+                if node.assignments and (len(node.cells) == 1 or set(node.cells) != set(bits)):
+                    raise ModelError("[memorymanager] preferred hint violates NUMA node allocation")
+        blocks: list[MemoryBlock] = []
+        for resource, size in requested.items():
+            block = MemoryBlock(bits, size, resource)
+            reusable = self._reusable(state, pod, best.affinity, resource)
+            remaining = 0 if reusable >= size else size - reusable
+            for n in bits:
+                node = machine[n]
+                node.assignments += 1
+                node.cells = bits
+                if remaining == 0:
+                    continue
+                table = node.tables.get(resource)
+                if table is None or table.free <= 0:
+                    continue
+                taken = min(table.free, remaining)
+                table.free -= taken
+                table.reserved += taken
+                remaining -= taken
+                block.per_node[n] = block.per_node.get(n, 0) + taken
+            blocks.append(block)
+        self._update_reusable(state, pod, container, blocks)
+        state.blocks.setdefault(pod.key, {})[container.name] = blocks
+        return blocks
+
+    def _satisfies(self, state: MemoryState, mask: NUMAMask, requested: Mapping[str, int]) -> bool:
+        for resource, size in requested.items():
+            free = sum(
+                state.machine[n].tables[resource].free
+                for n in mask.ids()
+                if resource in state.machine[n].tables
+            )
+            if free < size:
+                return False
+        return True
+
+    @staticmethod
+    def _update_reusable(
+        state: MemoryState, pod: PodRequest, container: ContainerRequest, blocks: Sequence[MemoryBlock]
+    ) -> None:
+        for other in [p for p in state.reusable if p != pod.key]:
+            del state.reusable[other]
+        if container.kind == KIND_INIT:
+            table = state.reusable.setdefault(pod.key, {})
+            for block in blocks:
+                mask = NUMAMask.of(block.numa)
+                entry = table.setdefault(mask, {})
+                entry[block.type] = max(entry.get(block.type, 0), block.size)
+            return
+        for block in blocks:
+            mask = NUMAMask.of(block.numa)
+            left = state.reusable.get(pod.key, {}).get(mask)
+            if left and left.get(block.type, 0):
+                left[block.type] = max(0, left[block.type] - block.size)
