@@ -1,0 +1,115 @@
+"""Validate generated objects: core kinds against Kubernetes' OpenAPI schemas, the rest against ours.
+
+Core kinds go through kubernetes-validate (strict, pinned to Kubernetes 1.35); KubeletConfiguration,
+KubeSchedulerConfiguration, Kustomization and the CRDs we emit go through the structural schemas
+vendored in `schemas/` (each names its upstream repository, path and version in its header).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import yaml
+
+KUBERNETES_VERSION = "1.35.0"
+
+# (apiVersion, kind) -> vendored schema file
+VENDORED: Mapping[tuple[str, str], str] = {
+    ("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration"): "kubeletconfiguration.yaml",
+    ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"):
+        "kubeschedulerconfiguration.yaml",
+    ("kustomize.config.k8s.io/v1beta1", "Kustomization"): "kustomization.yaml",
+    ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): "kueue-resourceflavor.yaml",
+    ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): "kueue-clusterqueue.yaml",
+    ("kueue.x-k8s.io/v1beta2", "LocalQueue"): "kueue-localqueue.yaml",
+    ("kueue.x-k8s.io/v1beta2", "Topology"): "kueue-topology.yaml",
+    ("scheduling.volcano.sh/v1beta1", "Queue"): "volcano-queue.yaml",
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): "volcano-podgroup.yaml",
+    ("scheduling.run.ai/v2", "Queue"): "kai-queue.yaml",
+    ("kai.scheduler/v1", "SchedulingShard"): "kai-schedulingshard.yaml",
+    ("resource.nvidia.com/v1beta1", "ComputeDomain"): "nvidia-computedomain.yaml",
+}
+
+
+class SchemaViolation(Exception):
+    """A generated object does not match its schema; names the object and the field."""
+
+
+@dataclass(frozen=True)
+class SchemaInfo:
+    """A vendored schema and the upstream it was taken from."""
+
+    schema: Mapping[str, Any]
+    source: Mapping[str, Any]
+
+
+@functools.cache
+def load_vendored(filename: str) -> SchemaInfo:
+    """Read one vendored schema file (YAML: `source` and `schema`)."""
+    text = resources.files("kubegpu.generate").joinpath("schemas", filename).read_text("utf-8")
+    data = yaml.safe_load(text)
+    return SchemaInfo(schema=data["schema"], source=data["source"])
+
+
+def _strict(schema: Any) -> Any:
+    """Reject unknown fields as the API server's pruning would drop them (structural schemas)."""
+    if isinstance(schema, list):
+        return [_strict(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _strict(value) for key, value in schema.items()}
+    if (
+        out.get("type") == "object"
+        and "properties" in out
+        and "additionalProperties" not in out
+        and not out.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+@functools.cache
+def _validator(filename: str) -> jsonschema.protocols.Validator:
+    info = load_vendored(filename)
+    schema = _strict(dict(info.schema))
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema)
+
+
+def validate_object(obj: Mapping[str, Any]) -> str:
+    """Validate one object; return which schema was used; raise SchemaViolation when invalid."""
+    api_version = str(obj.get("apiVersion", ""))
+    kind = str(obj.get("kind", ""))
+    name = (obj.get("metadata") or {}).get("name", "")
+    label = f"{kind}/{name}" if name else kind
+    filename = VENDORED.get((api_version, kind))
+    if filename is not None:
+        errors = sorted(_validator(filename).iter_errors(dict(obj)), key=lambda e: list(e.path))
+        if errors:
+            first = errors[0]
+            where = ".".join(str(p) for p in first.absolute_path) or "(root)"
+            raise SchemaViolation(f"{label}: {where}: {first.message}")
+        return f"vendored:{filename}"
+    return _validate_core(obj, label)
+
+
+def _validate_core(obj: Mapping[str, Any], label: str) -> str:
+    try:
+        import kubernetes_validate
+    except ImportError as err:  # a dev dependency: the CLI's --validate needs it installed
+        raise SchemaViolation(
+            f"{label}: kubernetes-validate is not installed (pip install kubernetes-validate)"
+        ) from err
+    try:
+        kubernetes_validate.validate(dict(obj), KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.SchemaNotFoundError as err:
+        raise SchemaViolation(f"{label}: no schema for {obj.get('apiVersion')} {err.kind}") from err
+    except kubernetes_validate.ValidationError as err:
+        where = ".".join(str(p) for p in err.path) or "(root)"
+        raise SchemaViolation(f"{label}: {where}: {err.message}") from err
+    return f"kubernetes-{KUBERNETES_VERSION}"

@@ -1,0 +1,284 @@
+"""Every generated object validates (core kinds against Kubernetes 1.35, CRDs against our schemas)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubegpu.errors import InputError
+from kubegpu.generate import (
+    computedomain,
+    fixes,
+    kai,
+    kueue,
+    prepull,
+    scheduler,
+    volcano,
+    workload,
+)
+from kubegpu.generate.output import Generated
+from kubegpu.generate.validate import SchemaViolation, validate_object
+
+
+def validate_all(result: Generated) -> list[str]:
+    """Validate every object and every patched workload; also check the text parses as emitted."""
+    used = [validate_object(obj) for obj in result.objects()]
+    used += [validate_object(obj) for obj in result.patched]
+    rendered = [doc for f in result.files if f.text is None for doc in yaml.safe_load_all(f.render())]
+    assert rendered == [doc.obj for doc in result.documents]
+    return used
+
+
+def test_validation_rejects_unknown_fields_and_bad_enums() -> None:
+    with pytest.raises(SchemaViolation, match="unexpected"):
+        validate_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "dat": {}})
+    with pytest.raises(SchemaViolation, match="queueingStrategy"):
+        validate_object(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "metadata": {"name": "q"},
+                "spec": {"queueingStrategy": "FIFO"},
+            }
+        )
+    with pytest.raises(SchemaViolation, match="nodeLabels"):
+        validate_object(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ResourceFlavor",
+                "metadata": {"name": "f"},
+                "spec": {"topologyName": "t"},
+            }
+        )
+    with pytest.raises(SchemaViolation, match="weight"):
+        bad = scheduler.scheduler_config(scheduler.SchedulerOptions()).obj
+        bad["profiles"][1]["pluginConfig"][0]["args"]["scoringStrategy"]["resources"][0]["weight"] = 0
+        validate_object(bad)
+
+
+@pytest.mark.parametrize("strategy", scheduler.STRATEGIES)
+@pytest.mark.parametrize("configmap", [False, True])
+def test_scheduler(strategy: str, configmap: bool) -> None:
+    result = scheduler.generate(scheduler.SchedulerOptions(strategy=strategy, configmap=configmap))
+    validate_all(result)
+    obj = result.objects()[0]
+    if configmap:
+        assert obj["kind"] == "ConfigMap"
+        obj = yaml.safe_load(obj["data"]["scheduler-config.yaml"])
+        validate_object(obj)
+    profiles = {p["schedulerName"]: p for p in obj["profiles"]}
+    assert set(profiles) == {"default-scheduler", "gpu-binpack"}
+    args = profiles["gpu-binpack"]["pluginConfig"][0]["args"]["scoringStrategy"]
+    assert args["type"] == strategy
+    assert args["resources"] == [
+        {"name": "nvidia.com/gpu", "weight": 10},
+        {"name": "cpu", "weight": 1},
+        {"name": "memory", "weight": 1},
+    ]
+
+
+def test_scheduler_gpu_weight_and_limits() -> None:
+    obj = scheduler.scheduler_config(scheduler.SchedulerOptions(gpu_weight=42)).obj
+    assert obj["profiles"][1]["pluginConfig"][0]["args"]["scoringStrategy"]["resources"][0][
+        "weight"
+    ] == 42
+    for bad in (0, 101):
+        with pytest.raises(InputError, match=r"1\.\.100"):
+            scheduler.generate(scheduler.SchedulerOptions(gpu_weight=bad))
+    with pytest.raises(InputError, match="strategy"):
+        scheduler.generate(scheduler.SchedulerOptions(strategy="LeastAllocated"))
+
+
+@pytest.mark.parametrize("topology", [None, "gke", "eks", "aks", "nvl72", "rack.example/block,kubernetes.io/hostname"])
+def test_kueue(topology: str | None) -> None:
+    options = kueue.KueueOptions(
+        gpus_per_node=8, nodes=4, cpus_per_node="96", memory_per_node="1800Gi", topology=topology
+    )
+    result = kueue.generate(options)
+    validate_all(result)
+    by_kind = {o["kind"]: o for o in result.objects()}
+    cq = by_kind["ClusterQueue"]["spec"]["resourceGroups"][0]
+    quotas = {r["name"]: r["nominalQuota"] for r in cq["flavors"][0]["resources"]}
+    assert quotas == {"cpu": "384", "memory": "7200Gi", "nvidia.com/gpu": 32}
+    assert cq["coveredResources"] == list(quotas)
+    assert by_kind["LocalQueue"]["spec"]["clusterQueue"] == by_kind["ClusterQueue"]["metadata"]["name"]
+    if topology is None:
+        assert "Topology" not in by_kind
+        return
+    levels = [lvl["nodeLabel"] for lvl in by_kind["Topology"]["spec"]["levels"]]
+    assert by_kind["ResourceFlavor"]["spec"]["topologyName"] == by_kind["Topology"]["metadata"]["name"]
+    assert levels[-1] == "kubernetes.io/hostname"
+    expected_first = {
+        "gke": "cloud.google.com/gce-topology-block",
+        "eks": "topology.k8s.aws/network-node-layer-1",
+        "aks": "ib/torset",
+        "nvl72": "nvidia.com/gpu.clique",
+    }.get(topology, "rack.example/block")
+    assert levels[0] == expected_first
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("kubernetes.io/hostname,rack", "last"),
+        ("a,a", "different"),
+        ("not a label!", "valid node label"),
+        (",", "needs"),
+    ],
+)
+def test_kueue_bad_topology(spec: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        kueue.topology_levels(spec)
+
+
+def test_kueue_bad_numbers() -> None:
+    with pytest.raises(InputError):
+        kueue.generate(kueue.KueueOptions(gpus_per_node=0, nodes=1, cpus_per_node="1", memory_per_node="1Gi"))
+    with pytest.raises(InputError, match="memory-per-node"):
+        kueue.generate(kueue.KueueOptions(gpus_per_node=1, nodes=1, cpus_per_node="1", memory_per_node="lots"))
+
+
+def test_volcano_podgroup_min_member_is_every_pod(data_dir: Path) -> None:
+    job = workload.one_workload(str(data_dir / "train-job.yaml"))
+    result = volcano.generate(volcano.VolcanoOptions(gpus=32), job)
+    validate_all(result)
+    pg = next(o for o in result.objects() if o["kind"] == "PodGroup")
+    assert pg["spec"]["minMember"] == 4
+    assert pg["spec"]["minResources"] == {"cpu": "62", "memory": "512Gi", "nvidia.com/gpu": 32}
+    patched = result.patched[0]["spec"]["template"]
+    assert patched["metadata"]["annotations"][volcano.GROUP_ANNOTATION] == pg["metadata"]["name"]
+    assert patched["spec"]["schedulerName"] == "volcano"
+    conf = yaml.safe_load(
+        next(o for o in result.objects() if o["kind"] == "ConfigMap")["data"]["volcano-scheduler.conf"]
+    )
+    binpack = next(p for t in conf["tiers"] for p in t["plugins"] if p["name"] == "binpack")
+    assert binpack["arguments"]["binpack.resources.nvidia.com/gpu"] == 10
+    assert binpack["arguments"]["binpack.resources"] == "nvidia.com/gpu"
+
+
+def test_volcano_without_job() -> None:
+    result = volcano.generate(volcano.VolcanoOptions())
+    validate_all(result)
+    assert [o["kind"] for o in result.objects()] == ["Queue", "ConfigMap"]
+
+
+@pytest.mark.parametrize("strategy", ["binpack", "spread"])
+def test_kai(data_dir: Path, strategy: str) -> None:
+    job = workload.one_workload(str(data_dir / "train-job.yaml"))
+    result = kai.generate(kai.KaiOptions(gpus=16, strategy=strategy, gpu_limit=24), job)
+    validate_all(result)
+    queues = {o["metadata"]["name"]: o for o in result.objects() if o["kind"] == "Queue"}
+    assert queues["gpu-team"]["spec"]["parentQueue"] == "default"
+    assert queues["gpu-team"]["spec"]["resources"]["gpu"]["quota"] == 16
+    assert queues["gpu-team"]["spec"]["resources"]["gpu"]["limit"] == 24
+    shard = next(o for o in result.objects() if o["kind"] == "SchedulingShard")
+    assert shard["spec"]["placementStrategy"] == {"gpu": strategy, "cpu": strategy}
+    template = result.patched[0]["spec"]["template"]
+    assert template["metadata"]["labels"][kai.QUEUE_LABEL] == "gpu-team"
+    assert template["spec"]["schedulerName"] == "kai-scheduler"
+
+
+def test_kai_bad_limits() -> None:
+    with pytest.raises(InputError, match="gpu-limit"):
+        kai.generate(kai.KaiOptions(gpus=16, gpu_limit=8))
+
+
+def test_computedomain(data_dir: Path) -> None:
+    job = workload.one_workload(str(data_dir / "train-job.yaml"))
+    for wait in (False, True):
+        result = computedomain.generate(job, computedomain.ComputeDomainOptions(wait_for_all_nodes=wait))
+        validate_all(result)
+        cd = next(o for o in result.objects() if o["kind"] == "ComputeDomain")
+        assert cd["spec"]["numNodes"] == (4 if wait else 0)
+        spec = result.patched[0]["spec"]["template"]["spec"]
+        claim = cd["spec"]["channel"]["resourceClaimTemplate"]["name"]
+        assert spec["resourceClaims"] == [
+            {"name": "compute-domain-channel", "resourceClaimTemplateName": claim}
+        ]
+        assert spec["containers"][0]["resources"]["claims"] == [{"name": "compute-domain-channel"}]
+        term = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+        assert term["topologyKey"] == "nvidia.com/gpu.clique"
+
+
+def test_computedomain_refuses_what_cannot_fit(data_dir: Path) -> None:
+    job = workload.one_workload(str(data_dir / "train-job.yaml"))
+    with pytest.raises(InputError, match="one NVLink domain"):
+        computedomain.generate(job, computedomain.ComputeDomainOptions(gpus_per_domain=16))
+    web = workload.one_workload(str(data_dir / "mixed.yaml"), name="web")
+    with pytest.raises(InputError, match="no GPUs"):
+        computedomain.generate(web, computedomain.ComputeDomainOptions())
+
+
+def test_prepull(data_dir: Path) -> None:
+    loads = workload.load_workloads([str(data_dir / n) for n in ("train-job.yaml", "mixed.yaml")])
+    result = prepull.generate(loads, prepull.PrepullOptions())
+    validate_all(result)
+    ds: dict[str, Any] = result.objects()[0]
+    spec = ds["spec"]["template"]["spec"]
+    images = [c["image"] for c in spec["initContainers"]]
+    assert images == ["nvcr.io/nvidia/pytorch:24.05-py3", "amazon/aws-cli:2.17.0", "nvcr.io/nvidia/nemo:24.07"]
+    assert "nginx:1.27" not in images  # not a GPU workload
+    tolerated = {(t["key"], t.get("value")) for t in spec["tolerations"]}
+    assert {("nvidia.com/gpu", None), ("dedicated", "gpu")} <= tolerated
+    assert spec["imagePullSecrets"] == [{"name": "ngc"}]
+    for c in [*spec["initContainers"], *spec["containers"]]:
+        assert c["resources"]["requests"] == c["resources"]["limits"] == prepull.TINY
+    match = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert match["nodeSelectorTerms"][0]["matchExpressions"][0]["key"] == "nvidia.com/gpu.present"
+
+
+def test_prepull_needs_gpu_workloads(data_dir: Path) -> None:
+    web = workload.load_workloads([str(data_dir / "mixed.yaml")])[:1]
+    with pytest.raises(InputError, match="no GPU workload"):
+        prepull.generate(web, prepull.PrepullOptions())
+
+
+@pytest.mark.parametrize("names", [["dshm"], ["qos"], ["pull-policy"], ["scheduler"], list(fixes.FIXES)])
+def test_fixes(data_dir: Path, names: list[str]) -> None:
+    job = workload.one_workload(str(data_dir / "inference.yaml"))
+    result = fixes.generate(job, names, fixes.FixOptions()).generated
+    validate_all(result)
+    spec = result.patched[0]["spec"]["template"]["spec"]
+    vllm = spec["containers"][0]
+    if "dshm" in names:
+        assert {"name": "dshm", "mountPath": "/dev/shm"} in vllm["volumeMounts"]
+        assert spec["volumes"][0]["emptyDir"] == {"medium": "Memory", "sizeLimit": "32Gi"}
+    if "qos" in names:
+        for c in spec["containers"]:
+            assert c["resources"]["requests"]["cpu"] == c["resources"]["limits"]["cpu"]
+            assert c["resources"]["requests"]["memory"] == c["resources"]["limits"]["memory"]
+    if "pull-policy" in names:
+        assert {c["imagePullPolicy"] for c in spec["containers"]} == {"IfNotPresent"}
+    if "scheduler" in names:
+        assert spec["schedulerName"] == "gpu-binpack"
+
+
+def test_dshm_size_and_idempotence(data_dir: Path) -> None:
+    job = workload.one_workload(str(data_dir / "train-job.yaml"))
+    result = fixes.generate(job, ["dshm"], fixes.FixOptions(shm_size="48Gi"))
+    assert result.patched["spec"]["template"]["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "48Gi"
+    again = workload.Workload(job.source, job.line, result.patched, job.templates)
+    with pytest.raises(InputError, match="needs none"):
+        fixes.generate(again, ["dshm"], fixes.FixOptions())
+
+
+def test_qos_needs_values(data_dir: Path) -> None:
+    job = workload.one_workload(str(data_dir / "mixed.yaml"), name="finetune")
+    with pytest.raises(InputError, match="sets no cpu"):
+        fixes.generate(job, ["qos"], fixes.FixOptions())
+
+
+def test_manifest_errors(data_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"bad\.yaml:\d+: not valid YAML"):
+        workload.one_workload(str(data_dir / "bad.yaml"))
+    with pytest.raises(InputError, match="no such file"):
+        workload.one_workload(str(tmp_path / "missing.yaml"))
+    with pytest.raises(InputError, match="several workloads"):
+        workload.one_workload(str(data_dir / "mixed.yaml"))
+    scalar = tmp_path / "scalar.yaml"
+    scalar.write_text("just a string\n")
+    with pytest.raises(InputError, match=r"scalar\.yaml:1: a document is not a mapping"):
+        workload.load_workloads([str(scalar)])
