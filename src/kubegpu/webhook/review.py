@@ -101,7 +101,7 @@ def _overlaps(a: tuple[str | int, ...], b: tuple[str | int, ...]) -> bool:
 
 
 def _lint(pod: Mapping[str, Any], config: WebhookConfig) -> tuple[list[Finding], bool]:
-    result = lint_text("admission-request.json", json.dumps(pod), config.lint)
+    result = lint_text("admission-request.json", json.dumps(pod, ensure_ascii=False), config.lint)
     return result.findings, result.gpu_templates > 0
 
 
