@@ -1,0 +1,159 @@
+"""`kubegpu fix`: argument parsing and output only; the engine is kubegpu.fix, the rules are kubegpu.rules."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail
+from kubegpu.errors import KubegpuError
+from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
+from kubegpu.fix.files import decode, encode
+from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
+
+STDIN = "-"
+
+
+def rule_options(rules: Sequence[Rule], queue: str | None, topology_level: str | None) -> dict[str, dict[str, Any]]:
+    """Per-rule options from --queue and --topology-level, for every rule that declares such an option."""
+    out: dict[str, dict[str, Any]] = {}
+    for rule in rules:
+        for option in rule.options:
+            if queue is not None and option in ("queue", "queue-name"):
+                out.setdefault(rule.name, {})[option] = queue
+            if topology_level is not None and option in ("topology-level", "level", "topology"):
+                out.setdefault(rule.name, {})[option] = topology_level
+    return out
+
+
+def _merge(base: Mapping[str, Mapping[str, Any]], extra: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {name: dict(values) for name, values in base.items()}
+    for name, values in extra.items():
+        merged.setdefault(name, {}).update(values)
+    return merged
+
+
+def fix(
+    paths: Annotated[list[str], typer.Argument(help="Files, directories (recursive) or - (stdin to stdout).")],
+    diff: Annotated[bool, typer.Option("--diff", help="Print a unified diff; write nothing.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if anything would change.")] = False,
+    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes",
+                                               help="Also apply fixes that change scheduling or resources.")] = False,
+    config_file: Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml.")] = None,
+    select: Annotated[list[str] | None, typer.Option(help="Only these rules (codes by prefix, or names).")] = None,
+    ignore: Annotated[list[str] | None, typer.Option(help="Skip these rules (codes by prefix, or names).")] = None,
+    queue: Annotated[str | None, typer.Option(help="Kueue LocalQueue name for fixes that add a queue label.")] = None,
+    topology_level: Annotated[str | None, typer.Option(
+        help="Topology level (node label key) for fixes that add a topology annotation.")] = None,
+    smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
+    fail_on: Annotated[Severity | None, typer.Option(help="Exit 1 if findings at or above this remain.")] = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even if findings remain.")] = False,
+    max_passes: Annotated[int, typer.Option(help="Fix-and-relint passes per file.", min=1, max=20)] = 5,
+) -> None:
+    """Apply rule fixes in place, keeping comments, key order, quoting, indentation and untouched documents."""
+    try:
+        found = config_file or find_config(Path(paths[0]) if paths and paths[0] != STDIN else Path.cwd())
+        config = load_config(found, all_rules()) if found else LintConfig()
+        config = config.with_overrides(select=select, ignore=ignore, fail_on=fail_on)
+        config = replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
+    except KubegpuError as err:
+        raise fail(err) from err
+    options = FixOptions(unsafe=unsafe_fixes, max_passes=max_passes)
+
+    def lint(name: str, text: str) -> Sequence[FindingLike]:
+        return lint_text(name, text, config, smt=smt).findings
+
+    write = not diff and not check
+    outcomes: list[FileOutcome] = []
+    for item in _inputs(paths, config.max_file_bytes):
+        outcome = fix_input(item, lint, options)
+        outcomes.append(outcome)
+        if item.path is None:
+            if write:
+                sys.stdout.buffer.write(encode(outcome.fixed, item.bom))
+                sys.stdout.flush()
+        elif write:
+            try:
+                write_outcome(item, outcome)
+            except KubegpuError as err:
+                typer.echo(f"kubegpu: error: {err}", err=True)
+                outcomes[-1] = replace(outcome, error=str(err), fixed=outcome.original)
+        if diff and outcome.changed and outcome.error is None:
+            typer.echo("".join(unified_diff(outcome)), nl=False)
+    to_stderr = (write and any(item == STDIN for item in paths)) or diff
+    _report(outcomes, write, check, unsafe_fixes, to_stderr)
+    if any(o.error is not None for o in outcomes):
+        raise typer.Exit(EXIT_USAGE)
+    if check:
+        raise typer.Exit(EXIT_FINDINGS if any(o.changed for o in outcomes) else EXIT_OK)
+    failing = [r for o in outcomes for r in o.remaining if Severity(r.severity).rank >= config.fail_on.rank]
+    raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+
+
+def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:
+    items: list[InputFile] = []
+    for raw in paths:
+        if raw == STDIN:
+            data = sys.stdin.buffer.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                items.append(InputFile("<stdin>", None, None, error=f"over the {max_bytes}-byte limit"))
+                continue
+            try:
+                text, bom = decode(data)
+            except UnicodeDecodeError as err:
+                items.append(InputFile("<stdin>", None, None, error=f"not UTF-8 text ({err.reason})"))
+                continue
+            items.append(InputFile("<stdin>", None, text, bom))
+        elif not Path(raw).exists():
+            items.append(InputFile(raw, Path(raw), None, error="no such file or directory"))
+        else:
+            items.extend(read_inputs([raw], max_bytes))
+    return items
+
+
+def unified_diff(outcome: FileOutcome) -> list[str]:
+    """The change to one file as a unified diff (a/ and b/ prefixes, like git)."""
+    lines = list(difflib.unified_diff(outcome.original.splitlines(keepends=True),
+                                      outcome.fixed.splitlines(keepends=True),
+                                      f"a/{outcome.name.lstrip('/')}", f"b/{outcome.name.lstrip('/')}"))
+    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
+
+
+def _report(outcomes: Sequence[FileOutcome], write: bool, check: bool, unsafe: bool, to_stderr: bool) -> None:
+    """Per file: what was (or would be) fixed, what remains and why; then one summary line."""
+    verb = "fixed" if write else "would fix"
+    applied_total = files_changed = withheld = 0
+    remaining_total = 0
+    for outcome in outcomes:
+        if outcome.error is not None:
+            typer.echo(f"{outcome.name}: not fixed: {outcome.error}", err=True)
+        if outcome.changed and outcome.error is None:
+            files_changed += 1
+            counts = Counter((a.code, a.name, a.description) for a in outcome.applied)
+            applied_total += len(counts)
+            typer.echo(f"{outcome.name}: {verb}:", err=to_stderr)
+            for (code, name, description), _count in counts.items():
+                typer.echo(f"  {code} {name}: {description}", err=to_stderr)
+        for rest in outcome.remaining:
+            remaining_total += 1
+            withheld += rest.reason.startswith("unsafe fix withheld")
+            typer.echo(f"{outcome.name}:{rest.line}: {rest.code} {rest.name}: {rest.message} [{rest.reason}]",
+                       err=to_stderr)
+        if not outcome.converged:
+            typer.echo(f"{outcome.name}: fixes did not settle within {outcome.passes} passes", err=to_stderr)
+    summary = f"{applied_total} fix(es) {'applied' if write else 'to apply'} in {files_changed} file(s)"
+    summary += f"; {remaining_total} finding(s) remain"
+    if withheld and not unsafe:
+        summary += f" ({withheld} with an unsafe fix: use --unsafe-fixes)"
+    typer.echo(summary, err=to_stderr)
+
+
+def register(app: typer.Typer, gen_app: typer.Typer) -> None:
+    app.command("fix")(fix)

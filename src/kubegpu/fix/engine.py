@@ -1,0 +1,238 @@
+"""The fix loop: lint, apply the allowed fixes document by document, re-read, lint again; at most N passes.
+
+Only documents with edits go through the round-trip parser; every other byte of the stream is kept as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml.error import YAMLError
+
+from kubegpu.fix import jsondoc, patch, yamlio
+from kubegpu.fix.model import (
+    REASON_DISPLAY,
+    REASON_NO_FIX,
+    REASON_UNSAFE,
+    AppliedFix,
+    FileOutcome,
+    FixOptions,
+    Remaining,
+)
+from kubegpu.fix.protocols import DISPLAY_ONLY, SAFE, UNSAFE, FindingLike, FixLike, LintFunction
+from kubegpu.fix.stream import chunk_of_line, cut_chunk, split_stream
+from kubegpu.manifests import FieldPath, load_text
+
+_FATAL_PROBLEMS = ("parse-error", "alias-bomb")
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A fix chosen for this pass, with its edits' paths from the root of the parsed document."""
+
+    finding: FindingLike
+    fix: FixLike
+    paths: tuple[FieldPath, ...]
+
+
+@dataclass
+class _PassResult:
+    text: str
+    applied: list[AppliedFix] = field(default_factory=list)
+    skipped: dict[tuple[str, int], str] = field(default_factory=dict)
+
+
+def allowed(fix: FixLike, options: FixOptions) -> bool:
+    """Safe fixes always; unsafe ones with --unsafe-fixes; display-only ones never."""
+    safety = str(fix.safety)
+    return safety == SAFE or (safety == UNSAFE and options.unsafe)
+
+
+def fix_text(name: str, text: str, lint: LintFunction, options: FixOptions | None = None) -> FileOutcome:
+    """Fix one YAML/JSON stream: returns the fixed text and what was applied and what remains (and why)."""
+    options = options or FixOptions()
+    before = load_text(name, text)
+    fatal = [p for p in before.problems if p.code in _FATAL_PROBLEMS]
+    if fatal:
+        first = fatal[0]
+        return FileOutcome(name, text, text, error=f"line {first.line}: {first.message}; not fixed",
+                           remaining=_remaining(lint(name, text), {}, options))
+    current = text
+    applied: list[AppliedFix] = []
+    skipped: dict[tuple[str, int], str] = {}
+    findings = lint(name, current)
+    passes = 0
+    converged = True
+    while True:
+        candidates = [f for f in findings if f.fix is not None and f.document is not None and allowed(f.fix, options)]
+        if not candidates:
+            break
+        if passes >= options.max_passes:
+            converged = False
+            break
+        passes += 1
+        result = _fix_pass(name, current, candidates)
+        skipped.update(result.skipped)
+        if result.text == current:
+            break
+        problem = _broken(name, text, result.text)
+        if problem is not None:
+            return FileOutcome(name, text, text, error=f"{problem}; file left untouched",
+                               remaining=_remaining(lint(name, text), {}, options))
+        applied.extend(result.applied)
+        current = result.text
+        findings = lint(name, current)
+    return FileOutcome(
+        name, text, current, tuple(applied), _remaining(findings, skipped, options),
+        tuple(sorted(set(skipped.values()))), None, passes, converged,
+    )
+
+
+def _remaining(findings: Sequence[FindingLike], skipped: dict[tuple[str, int], str],
+               options: FixOptions) -> tuple[Remaining, ...]:
+    out = []
+    for f in findings:
+        if f.fix is None:
+            reason = REASON_NO_FIX
+        elif str(f.fix.safety) == DISPLAY_ONLY:
+            reason = REASON_DISPLAY
+        elif not allowed(f.fix, options):
+            reason = REASON_UNSAFE
+        else:
+            reason = skipped.get((f.code, f.location.line), "the fix did not converge within the pass limit")
+        out.append(Remaining(f.code, f.name, str(f.severity), f.location.line, f.message, reason))
+    return tuple(out)
+
+
+def _broken(name: str, original: str, fixed: str) -> str | None:
+    """Why the fixed stream is worse than the original as input (new parse errors, lost documents), or None."""
+    before = load_text(name, original)
+    after = load_text(name, fixed)
+    for code in (*_FATAL_PROBLEMS, "duplicate-key"):
+        if sum(p.code == code for p in after.problems) > sum(p.code == code for p in before.problems):
+            problem = next(p for p in after.problems if p.code == code)
+            return f"the fixed text would not read back (line {problem.line}: {problem.message})"
+    if len(after.documents) != len(before.documents):
+        return f"the fixed text would hold {len(after.documents)} objects instead of {len(before.documents)}"
+    return None
+
+
+_ClaimPath = tuple[object, ...]
+
+
+def _overlaps(a: _ClaimPath, b: _ClaimPath) -> bool:
+    shorter = min(len(a), len(b))
+    return a[:shorter] == b[:shorter]
+
+
+def _fix_pass(name: str, text: str, candidates: Sequence[FindingLike]) -> _PassResult:
+    """Apply each candidate fix whose edits do not touch what an earlier fix in this pass touched."""
+    chunks = split_stream(text)
+    json_mode = all(f.document is not None and f.document.is_json for f in candidates)
+    json_data: Any = None
+    if json_mode:
+        try:
+            json_data = jsondoc.parse_json(text)
+        except ValueError:
+            json_mode = False
+    plans: dict[int, list[_Planned]] = {}
+    claimed: dict[int, list[_ClaimPath]] = {}
+    result = _PassResult(text)
+    ordered = sorted(candidates, key=lambda f: (f.location.line, f.code))
+    for finding in ordered:
+        doc = finding.document
+        fix = finding.fix
+        assert doc is not None and fix is not None
+        key = 0 if json_mode else chunk_of_line(chunks, doc.start_line)
+        paths = tuple((*doc.prefix, *edit.path) for edit in fix.edits)
+        unique: list[_ClaimPath] = [tuple(_Append() if p == patch.APPEND else p for p in path) for path in paths]
+        taken = claimed.setdefault(key, [])
+        if any(_overlaps(u, t) for u in unique for t in taken):
+            result.skipped[(finding.code, finding.location.line)] = (
+                "its edits overlap another fix's; retried after re-linting")
+            continue
+        taken.extend(unique)
+        plans.setdefault(key, []).append(_Planned(finding, fix, paths))
+    if json_mode:
+        fixed = _apply_plans(json_data, plans.get(0, []), patch.Style(round_trip=False), result)
+        if fixed:
+            result.text = jsondoc.dump_json(json_data, text, jsondoc.detect_json_style(text))
+        return result
+    pieces = [chunk.text for chunk in chunks]
+    for index, planned in plans.items():
+        pieces[index] = _fix_chunk(pieces[index], planned, result)
+    result.text = "".join(pieces)
+    return result
+
+
+class _Append:
+    """A stand-in for `-` that equals nothing else, so two appends to one list never overlap."""
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _apply_plans(tree: Any, planned: Sequence[_Planned], style: patch.Style, result: _PassResult) -> bool:
+    """Apply whole fixes to `tree` (a fix whose path is gone is skipped); True when any applied."""
+    any_applied = False
+    for item in planned:
+        created: set[FieldPath] = set()
+        reason = None
+        for edit, path in zip(item.fix.edits, item.paths, strict=True):
+            reason = patch.check_edit(tree, edit.op, path, created)
+            if reason is not None:
+                break
+            created.add(path)
+        if reason is not None:
+            result.skipped[(item.finding.code, item.finding.location.line)] = f"not applied: {reason}"
+            continue
+        for edit, path in zip(item.fix.edits, item.paths, strict=True):
+            patch.apply_edit(tree, edit.op, path, edit.value, style)
+        any_applied = True
+        result.applied.append(AppliedFix(item.finding.code, item.finding.name, item.fix.description,
+                                         str(item.fix.safety), item.finding.location.line))
+    return any_applied
+
+
+def _fix_chunk(text: str, planned: Sequence[_Planned], result: _PassResult) -> str:
+    """Round-trip one document with its fixes applied; on any doubt keep the chunk as it was."""
+    parts = cut_chunk(text)
+
+    def skip(reason: str) -> str:
+        for item in planned:
+            result.skipped[(item.finding.code, item.finding.location.line)] = reason
+        return text
+
+    if parts is None:
+        return skip("not applied: the document starts on its '---' line, which kubegpu does not rewrite")
+    handle = yamlio.make_yaml(yamlio.detect_indent(parts.body))
+    try:
+        tree = yamlio.load_document(handle, parts.body)
+        expected = yamlio.plain_data(parts.body)
+    except (YAMLError, ValueError) as err:
+        return skip(f"not applied: the round-trip parser cannot read this document ({type(err).__name__})")
+    style = patch.Style(True, yamlio.preferred_quote(parts.body), lambda v: yamlio.needs_quotes(handle, v))
+    before_count = len(result.applied)
+    try:
+        if not _apply_plans(tree, planned, style, result):
+            return text
+        _apply_plans(expected, planned, patch.Style(round_trip=False), _PassResult(""))
+    except patch.PatchError as err:
+        del result.applied[before_count:]
+        return skip(f"not applied: {err}")
+    emitted = yamlio.dump_document(handle, tree)
+    restored = yamlio.restore_spacing(parts.body, emitted)
+    try:
+        actual = yamlio.plain_data(emitted)
+        body = restored if yamlio.plain_data(restored) == actual else emitted
+    except Exception:  # the emitter wrote something the reader rejects: keep the original
+        actual, body = None, emitted
+    if actual != expected:
+        del result.applied[before_count:]
+        return skip("not applied: the rewritten document did not read back as the intended edit")
+    return parts.join(body)

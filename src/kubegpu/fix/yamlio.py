@@ -1,0 +1,174 @@
+"""Round-trip one YAML document with ruamel.yaml: read like kubectl (YAML 1.1), write it back as it was.
+
+Keeps comments, key order, quotes, flow/block style and the document's own indentation; plain booleans and
+nulls (`yes`, `~`) keep their spelling; lines that only differ in spacing are restored from the original.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import re
+from collections import Counter
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Any
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import RoundTripRepresenter
+
+_CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_VERSION_PREFIX = "%YAML 1.1\n---\n"
+BOOL_TAG = "tag:yaml.org,2002:bool"
+NULL_TAG = "tag:yaml.org,2002:null"
+STR_TAG = "tag:yaml.org,2002:str"
+
+
+class VerbatimScalar(str):
+    """A plain boolean or null scalar kept as written (`yes`, `On`, `~`, `Null`); `tag` says what it means."""
+
+    tag: str
+
+    def __new__(cls, text: str, tag: str) -> VerbatimScalar:
+        made = super().__new__(cls, text)
+        made.tag = tag
+        return made
+
+
+class _Constructor(RoundTripConstructor):
+    """Round-trip constructor that keeps the spelling of plain booleans and nulls."""
+
+    def construct_verbatim_bool(self, node: Any) -> Any:
+        if node.anchor:
+            return super().construct_yaml_bool(node)
+        return VerbatimScalar(str(self.construct_scalar(node)), BOOL_TAG)
+
+    def construct_verbatim_null(self, node: Any) -> Any:
+        text = str(self.construct_scalar(node))
+        if not text or node.anchor:
+            return None
+        return VerbatimScalar(text, NULL_TAG)
+
+
+_Constructor.add_constructor(BOOL_TAG, _Constructor.construct_verbatim_bool)
+_Constructor.add_constructor(NULL_TAG, _Constructor.construct_verbatim_null)
+
+
+class _Representer(RoundTripRepresenter):
+    """Round-trip representer that writes VerbatimScalar back with its original text."""
+
+    def represent_verbatim(self, data: VerbatimScalar) -> ScalarNode:
+        return self.represent_scalar(data.tag, str(data))
+
+
+_Representer.add_representer(VerbatimScalar, _Representer.represent_verbatim)
+
+
+@dataclass(frozen=True)
+class Indent:
+    """A document's block indentation in ruamel's terms: mapping indent, sequence indent, dash offset."""
+
+    mapping: int = 2
+    sequence: int = 2
+    offset: int = 0
+
+
+_KEY_ONLY = re.compile(r"^(?P<lead>[ ]*(?:-[ ]+)*)(?P<key>[^\s#\-][^#]*?|-[^\s][^#]*?):[ \t]*(#.*)?$")
+_ITEM = re.compile(r"^(?P<indent>[ ]*)-(?P<gap>[ ]+)\S")
+
+
+def detect_indent(text: str) -> Indent:
+    """The most common mapping indent, sequence indent and dash offset of a block YAML document."""
+    mapping: Counter[int] = Counter()
+    offsets: Counter[tuple[int, int]] = Counter()
+    lines = [line for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")]
+    for current, following in itertools.pairwise(lines):
+        match = _KEY_ONLY.match(current)
+        if match is None:
+            continue
+        key_column = len(match.group("lead"))
+        item = _ITEM.match(following)
+        if item is not None:
+            offset = len(item.group("indent")) - key_column
+            if offset >= 0:
+                offsets[(offset, offset + 1 + len(item.group("gap")))] += 1
+            continue
+        step = len(following) - len(following.lstrip(" ")) - key_column
+        if step > 0:
+            mapping[step] += 1
+    mapping_indent = mapping.most_common(1)[0][0] if mapping else 2
+    if offsets:
+        offset, sequence = offsets.most_common(1)[0][0]
+    else:
+        offset, sequence = 0, mapping_indent
+    return Indent(mapping_indent, max(sequence, offset + 2), offset)
+
+
+def preferred_quote(text: str) -> str:
+    """`"` or `'`: the quote the document uses most for values (double when it uses none)."""
+    double = len(re.findall(r":[ \t]+\"", text)) + len(re.findall(r"-[ \t]+\"", text))
+    single = len(re.findall(r":[ \t]+'", text)) + len(re.findall(r"-[ \t]+'", text))
+    return "'" if single > double else '"'
+
+
+def make_yaml(indent: Indent) -> YAML:
+    """A round-trip YAML instance: YAML 1.1 like kubectl, quotes kept, lines never re-wrapped."""
+    handle = YAML(typ="rt")
+    handle.Constructor = _Constructor
+    handle.Representer = _Representer
+    handle.version = (1, 1)
+    handle.preserve_quotes = True
+    handle.width = 1 << 30
+    handle.indent(mapping=indent.mapping, sequence=indent.sequence, offset=indent.offset)
+    return handle
+
+
+def load_document(handle: YAML, body: str) -> Any:
+    """Parse one document body (no `---` line) into a round-trip tree."""
+    return handle.load(body)
+
+
+def dump_document(handle: YAML, tree: Any) -> str:
+    """Emit a round-trip tree as one document body without the `%YAML` directive ruamel adds."""
+    out = io.StringIO()
+    handle.dump(tree, out)
+    text = out.getvalue()
+    if text.startswith(_VERSION_PREFIX):
+        text = text[len(_VERSION_PREFIX):]
+    elif text.startswith("%YAML"):
+        text = text.split("\n", 2)[2] if text.count("\n") >= 2 else ""
+    return text
+
+
+def _normal(line: str) -> str:
+    stripped = line.lstrip(" ")
+    return line[: len(line) - len(stripped)] + re.sub(r"\s+", "", stripped)
+
+
+def restore_spacing(original: str, emitted: str) -> str:
+    """Take back original lines that the emitter only re-spaced (`{ a: 1 }`, `key:   value`, trailing blanks).
+
+    The result is used only if it parses to the same data as `emitted` (checked by the caller).
+    """
+    old = original.split("\n")
+    new = emitted.split("\n")
+    matcher = SequenceMatcher(None, [_normal(x) for x in old], [_normal(x) for x in new], autojunk=False)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        out.extend(old[i1:i2] if tag == "equal" else new[j1:j2])
+    return "\n".join(out)
+
+
+def plain_data(text: str) -> Any:
+    """What kubectl would read from one document (C loader, YAML 1.1); for before/after comparisons."""
+    return yaml.load(text, Loader=_CLoader)
+
+
+def needs_quotes(handle: YAML, value: str) -> bool:
+    """True when `value` written plain would not read back as the same string under YAML 1.1."""
+    resolver = handle.resolver
+    tag = resolver.resolve(ScalarNode, value, (True, False))
+    return bool(tag != STR_TAG)
