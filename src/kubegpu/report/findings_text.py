@@ -32,7 +32,7 @@ def render_text(result: LintResult, console: Console, show_source: bool = True) 
         console.print(f"[bold]{escape(file)}[/bold]")
         for f in findings:
             style = _STYLE[f.severity.value]
-            obj = f" {f.obj.kind}/{f.obj.name}" if f.obj else ""
+            obj = "" if f.obj is None else f" {f.obj.kind}/{f.obj.name}" if f.obj.name else f" {f.obj.kind}"
             fixable = " [dim](fixable)[/dim]" if f.fix else ""
             console.print(
                 f"  {f.location.line}:{f.location.column} [{style}]{f.severity.value}[/{style}] "
