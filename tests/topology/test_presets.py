@@ -17,11 +17,25 @@ NAMES = preset_names()
 
 def test_required_presets_exist() -> None:
     required = {
-        "dgx-h100", "hgx-h100-8gpu", "dgx-h200", "dgx-b200", "aws-p5.48xlarge", "aws-p4d.24xlarge",
-        "gcp-a3-highgpu-8g", "gcp-a3-megagpu-8g", "azure-nd-h100-v5", "gb200-nvl72-tray",
-        "amd-mi300x-8gpu", "l40s-4gpu-1socket", "topoSingleSocketHT", "topoDualSocketHT",
-        "topoTripleSocketHT", "topoDualSocketNoHT", "topoDualSocketMultiNumaPerSocketHT",
-        "fakeTopoMultiSocketDualSocketPerNumaHT", "cpumanagerHintsMachineInfo",
+        "dgx-h100",
+        "hgx-h100-8gpu",
+        "dgx-h200",
+        "dgx-b200",
+        "aws-p5.48xlarge",
+        "aws-p4d.24xlarge",
+        "gcp-a3-highgpu-8g",
+        "gcp-a3-megagpu-8g",
+        "azure-nd-h100-v5",
+        "gb200-nvl72-tray",
+        "amd-mi300x-8gpu",
+        "l40s-4gpu-1socket",
+        "topoSingleSocketHT",
+        "topoDualSocketHT",
+        "topoTripleSocketHT",
+        "topoDualSocketNoHT",
+        "topoDualSocketMultiNumaPerSocketHT",
+        "fakeTopoMultiSocketDualSocketPerNumaHT",
+        "cpumanagerHintsMachineInfo",
     }
     assert required <= set(NAMES), sorted(required - set(NAMES))
 
@@ -42,7 +56,9 @@ def test_preset_is_self_consistent(name: str) -> None:
     siblings_per_core = Counter(c.core for c in topo.cpus).values()
     assert len(set(siblings_per_core)) == 1, "every core has the same number of threads"
     for cpu in topo.cpus:  # a core lives on one socket and one NUMA node
-        assert {(c.socket, c.numa) for c in topo.cpus if c.core == cpu.core} == {(cpu.socket, cpu.numa)}
+        assert {(c.socket, c.numa) for c in topo.cpus if c.core == cpu.core} == {
+            (cpu.socket, cpu.numa)
+        }
     for node in topo.numa_nodes:
         assert node.memory_bytes >= 0
         assert set(node.distances) == numa_ids
@@ -58,7 +74,12 @@ def test_preset_json_round_trip(name: str) -> None:
 
 def test_dgx_h100_facts() -> None:
     topo = load_preset("dgx-h100")
-    assert (topo.num_cpus, topo.num_cores, topo.num_sockets, topo.threads_per_core) == (224, 112, 2, 2)
+    assert (topo.num_cpus, topo.num_cores, topo.num_sockets, topo.threads_per_core) == (
+        224,
+        112,
+        2,
+        2,
+    )
     assert topo.cpus_in_numa(0) == tuple(range(56)) + tuple(range(112, 168))
     assert topo.siblings(5) == (5, 117)
     assert [g.numa_node for g in topo.gpus] == [0, 0, 0, 0, 1, 1, 1, 1]

@@ -1,4 +1,4 @@
-"""`kubegpu nodes` (list node presets) and `kubegpu nodes show NAME` (one preset or profile file)."""
+"""`kubegpu nodes` (list node presets) and `kubegpu nodes show NAME` (a preset or profile file)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,12 @@ def nodes(
 
 @nodes_app.command("show")
 def show(
-    name: Annotated[str, typer.Argument(help="A preset name (see `kubegpu nodes`) or a profile file.")],
-    output: Annotated[Format, typer.Option("--output", "-o", help="text, json or yaml.")] = Format.text,
+    name: Annotated[
+        str, typer.Argument(help="A preset name (see `kubegpu nodes`) or a profile file.")
+    ],
+    output: Annotated[
+        Format, typer.Option("--output", "-o", help="text, json or yaml.")
+    ] = Format.text,
 ) -> None:
     """Print one node profile: text for people, JSON/YAML in the node-profile schema."""
     try:

@@ -25,8 +25,13 @@ class NodeSummary:
 
     def as_dict(self) -> dict[str, str | int]:
         return {
-            "name": self.name, "cpus": self.cpus, "cores": self.cores, "sockets": self.sockets,
-            "numa_nodes": self.numa_nodes, "gpus": self.gpus, "gpu_model": self.gpu_model,
+            "name": self.name,
+            "cpus": self.cpus,
+            "cores": self.cores,
+            "sockets": self.sockets,
+            "numa_nodes": self.numa_nodes,
+            "gpus": self.gpus,
+            "gpu_model": self.gpu_model,
         }
 
 
@@ -47,7 +52,15 @@ def summary_table(rows: list[NodeSummary]) -> str:
     """Aligned columns: name, CPUs, cores, sockets, NUMA, GPUs, model."""
     header = ("NAME", "CPUS", "CORES", "SOCKETS", "NUMA", "GPUS", "MODEL")
     cells = [header] + [
-        (r.name, str(r.cpus), str(r.cores), str(r.sockets), str(r.numa_nodes), str(r.gpus), r.gpu_model)
+        (
+            r.name,
+            str(r.cpus),
+            str(r.cores),
+            str(r.sockets),
+            str(r.numa_nodes),
+            str(r.gpus),
+            r.gpu_model,
+        )
         for r in rows
     ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header) - 1)]
@@ -75,8 +88,11 @@ def render_text(topo: NodeTopology) -> str:
         cpus = topo.cpus_in_numa(node_id)
         sockets = sorted({topo.cpu_by_id[c].socket for c in cpus})
         mem = "memory unknown" if node is None else _bytes(node.memory_bytes)
-        pages = "" if node is None or not node.hugepages_bytes else " hugepages " + ", ".join(
-            f"{k}: {_bytes(v)}" for k, v in sorted(node.hugepages_bytes.items())
+        pages = (
+            ""
+            if node is None or not node.hugepages_bytes
+            else " hugepages "
+            + ", ".join(f"{k}: {_bytes(v)}" for k, v in sorted(node.hugepages_bytes.items()))
         )
         if cpus:
             where = f"cpus {format_cpulist(cpus)} (socket {','.join(map(str, sockets))})"
@@ -84,9 +100,13 @@ def render_text(topo: NodeTopology) -> str:
             where = "memory only, no CPUs"
         out.append(f"  node {node_id}: {where}; {mem}{pages}")
     if len(topo.numa_ids) > 1:
-        out.append("  distances: " + "; ".join(
-            f"{a}->" + ",".join(str(topo.distance(a, b)) for b in topo.numa_ids) for a in topo.numa_ids
-        ))
+        out.append(
+            "  distances: "
+            + "; ".join(
+                f"{a}->" + ",".join(str(topo.distance(a, b)) for b in topo.numa_ids)
+                for a in topo.numa_ids
+            )
+        )
     out.append("")
     out.append("GPUs:" if topo.gpus else "GPUs: none")
     for g in topo.gpus:
