@@ -18,6 +18,7 @@ CPU_ALPHA_GATE = "CPUManagerPolicyAlphaOptions"
 CPU_BETA_GATE = "CPUManagerPolicyBetaOptions"
 TM_ALPHA_GATE = "TopologyManagerPolicyAlphaOptions"
 TM_BETA_GATE = "TopologyManagerPolicyBetaOptions"
+POD_LEVEL_RESOURCES = "PodLevelResources"
 
 # Gate defaults: the alpha-option groups are off, the beta-option groups on (they never go GA).
 _GATE_DEFAULTS = {CPU_ALPHA_GATE: False, CPU_BETA_GATE: True, TM_ALPHA_GATE: False, TM_BETA_GATE: True}
@@ -54,6 +55,8 @@ class FeatureGates:
     def enabled(self, gate: str) -> bool:
         if gate in self.gates:
             return bool(self.gates[gate])
+        if gate == POD_LEVEL_RESOURCES:  # alpha (off) in 1.32-1.33, beta (on) from 1.34
+            return SUPPORTED_VERSIONS.index(self.version) >= 2
         return _GATE_DEFAULTS.get(gate, False)
 
     def maturity(self, table: Mapping[str, tuple[str, str, str, str]], option: str) -> str | None:

@@ -58,6 +58,24 @@ class PodRequest:
     def all_containers(self) -> tuple[ContainerRequest, ...]:
         return self.init_containers + self.containers
 
+    def effective(self, resource: str, limits: bool = False) -> int:
+        """PodRequests/PodLimits for one resource: max(apps + sidecars, init peaks with sidecars)."""
+        sidecars = 0
+        init_peak = 0
+        for c in self.init_containers:
+            n = (c.limits if limits else c.requests).get(resource, 0)
+            if c.restartable:
+                sidecars += n
+                init_peak = max(init_peak, sidecars)
+            else:
+                init_peak = max(init_peak, sidecars + n)
+        apps = sum((c.limits if limits else c.requests).get(resource, 0) for c in self.containers)
+        return max(init_peak, apps + sidecars)
+
+    def resource_names(self) -> list[str]:
+        names = {r for c in self.all_containers() for r in (*c.requests, *c.limits)}
+        return sorted(names)
+
     @property
     def uses_pod_level_resources(self) -> bool:
         return self.pod_requests is not None or self.pod_limits is not None

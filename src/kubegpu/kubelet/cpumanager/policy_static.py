@@ -69,6 +69,8 @@ class StaticPolicy:
             )
         self.reserved = reserved
         self.reserved_physical = topo.siblings_bits(reserved)
+        numas = topo.numa_ids()
+        self._mask_cpus = tuple((m, topo.cpus_in_numas(m.ids())) for m in iterate_masks(numas))
 
     # -- start -------------------------------------------------------------------------
     def start(self, state: CPUState) -> None:
@@ -217,11 +219,9 @@ class StaticPolicy:
     # -- hints -------------------------------------------------------------------------
     def generate_hints(self, available: int, reusable: int, request: int) -> list[TopologyHint]:
         """generateCPUTopologyHints: feasible masks; preferred = minimal capacity-sized masks."""
-        numas = self.topo.numa_ids()
-        min_size = len(numas)
+        min_size = self.topo.num_numa_nodes
         found: list[NUMAMask] = []
-        for mask in iterate_masks(numas):
-            cpus_in_mask = self.topo.cpus_in_numas(mask.ids())
+        for mask, cpus_in_mask in self._mask_cpus:
             if cpus_in_mask.bit_count() >= request and mask.count() < min_size:
                 min_size = mask.count()
             if reusable & ~cpus_in_mask:

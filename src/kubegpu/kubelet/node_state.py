@@ -1,0 +1,413 @@
+"""One node's kubelet admission: start-up checks, then the Topology Manager over the managers.
+
+Follows kubernetes v1.35: container-manager start-up order (topology, device, CPU, memory
+manager), TopologyManager scopes (container: one merge per container; pod: one merge for the
+pod), provider/allocation order device -> CPU -> memory, GetPodAdmitResult reasons, and then the
+predicate admit handler's node-resources check. A rejected pod leaves the state unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from kubegpu.errors import ModelError
+from kubegpu.kubelet.admission import (
+    Admission,
+    ContainerAssignment,
+    ProviderAnswer,
+    TraceStep,
+    mask_ids,
+)
+from kubegpu.kubelet.config import KubeletConfig, KubeletStartupError
+from kubegpu.kubelet.cpumanager import cpuset
+from kubegpu.kubelet.cpumanager.options import (
+    PREFER_ALIGN_BY_UNCORE_CACHE,
+    parse_options,
+    validate_for_machine,
+)
+from kubegpu.kubelet.cpumanager.policy_static import CPUState, StaticPolicy
+from kubegpu.kubelet.cpumanager.topology import CPUTopology
+from kubegpu.kubelet.devicemanager.manager import Device, DeviceManager, DeviceState
+from kubegpu.kubelet.features import POD_LEVEL_RESOURCES
+from kubegpu.kubelet.hints import ProviderHints, TopologyHint
+from kubegpu.kubelet.memorymanager.policy_static import MemoryState, StaticMemoryPolicy
+from kubegpu.kubelet.memorymanager.reserved import (
+    HUGEPAGES_PREFIX,
+    Amount,
+    convert_reserved,
+    is_memory_type,
+    validate_reserved_memory,
+)
+from kubegpu.kubelet.pod import CPU, MEMORY, ContainerRequest, PodRequest
+from kubegpu.kubelet.qos import qos_class
+from kubegpu.kubelet.reasons import (
+    Rejection,
+    TopologyAffinityError,
+    insufficient_resource,
+    rejection_for,
+)
+from kubegpu.kubelet.topologymanager.manager import SCOPE_POD, new_policy
+from kubegpu.kubelet.topologymanager.policy import (
+    POLICY_BEST_EFFORT,
+    POLICY_NONE,
+    POLICY_SINGLE_NUMA_NODE,
+    MergeResult,
+    Policy,
+)
+from kubegpu.topology.model import NodeTopology
+from kubegpu.units.quantity import parse_quantity
+
+DEVICE_MANAGER = "device manager"
+CPU_MANAGER = "cpu manager"
+MEMORY_MANAGER = "memory manager"
+EMPTY_HINT = TopologyHint(None, False)
+
+
+def _hugepages_key(size: str) -> str:
+    return size if size.startswith(HUGEPAGES_PREFIX) else HUGEPAGES_PREFIX + size
+
+
+class NodeState:
+    """A node's allocation state under one kubelet configuration; `admit` adds pods in order."""
+
+    def __init__(self, node: NodeTopology, config: KubeletConfig) -> None:
+        self.node = node
+        self.config = config
+        self.gates = config.gates
+        self.policy, self.scope = self._topology_manager()
+        self.devices = self._device_manager()
+        self.dev_state = DeviceState()
+        self._capacity = self._node_capacity()
+        self._reservation = config.allocatable_reservation(
+            {r: a for r, a in self._capacity.items() if is_memory_type(r)}
+        )
+        self._cpu_reserved_millis = self._cpu_reservation()
+        self.cpu: StaticPolicy | None = self._cpu_manager()
+        self.cpu_state = CPUState()
+        if self.cpu is not None:
+            self.cpu.start(self.cpu_state)
+        self.memory: StaticMemoryPolicy | None = self._memory_manager()
+        self.mem_state = self.memory.initial_state() if self.memory else MemoryState({})
+        self.allocatable = self._allocatable()
+        self.used: dict[str, int] = {}
+        self.pods: list[str] = []
+
+    # -- start-up ------------------------------------------------------------------------
+    def _fail(self, component: str, message: str) -> KubeletStartupError:
+        return KubeletStartupError(component, message, file=self.config.source)
+
+    def _topology_manager(self) -> tuple[Policy, str]:
+        cfg = self.config
+        distances = {n.id: dict(n.distances) for n in self.node.numa_nodes if n.distances}
+        try:
+            policy, _ = new_policy(
+                cfg.topology_manager_policy,
+                cfg.topology_manager_scope,
+                self.node.numa_ids,
+                distances or None,
+                cfg.topology_manager_policy_options,
+                self.gates,
+            )
+        except ModelError as err:
+            raise self._fail("topology manager", err.message) from err
+        return policy, cfg.topology_manager_scope
+
+    def _device_manager(self) -> DeviceManager:
+        devices: dict[str, list[Device]] = {}
+        for gpu in self.node.gpus:
+            numa = None if gpu.numa_node is None else (gpu.numa_node,)
+            devices.setdefault(gpu.resource_name, []).append(Device(str(gpu.index), numa))
+        return DeviceManager(devices, self.node.numa_ids)
+
+    def _node_capacity(self) -> dict[str, Amount]:
+        capacity = {MEMORY: Amount(sum(n.memory_bytes for n in self.node.numa_nodes), True)}
+        for numa in self.node.numa_nodes:
+            for size, total in numa.hugepages_bytes.items():
+                key = _hugepages_key(size)
+                capacity[key] = capacity.get(key, Amount(0, True)) + Amount(total, True)
+        return capacity
+
+    def _cpu_reservation(self) -> int | None:
+        kube, system = self.config.effective_reserved()
+        total, present = 0, False
+        for table in (system, kube):
+            if CPU in table:
+                total += parse_quantity(table[CPU]).millis
+                present = present or parse_quantity(table[CPU]).millis != 0
+        return total if present else None
+
+    def _cpu_manager(self) -> StaticPolicy | None:
+        cfg = self.config
+        if cfg.cpu_manager_policy == "none":
+            return None
+        if cfg.cpu_manager_policy != "static":
+            raise self._fail(CPU_MANAGER, f'unknown policy: "{cfg.cpu_manager_policy}"')
+        reserved = cfg.reserved_cpus(self.node)
+        if not self.node.cpus:
+            raise self._fail(CPU_MANAGER, "could not detect number of cpus")
+        if self._cpu_reserved_millis is None:
+            raise self._fail(
+                CPU_MANAGER, "[cpumanager] unable to determine reserved CPU resources for static policy"
+            )
+        num_reserved = -(-self._cpu_reserved_millis // 1000)
+        topo = CPUTopology.from_node(self.node)
+        try:
+            options = parse_options(cfg.cpu_manager_policy_options, self.gates)
+            validate_for_machine(
+                options, topo.num_sockets, topo.num_numa_nodes, cfg.topology_manager_policy
+            )
+            if options.prefer_align_by_uncore_cache:
+                raise ModelError(
+                    f"{PREFER_ALIGN_BY_UNCORE_CACHE} is not modelled: node profiles carry no "
+                    "uncore (L3) cache groups"
+                )
+            return StaticPolicy(topo, num_reserved, reserved, options)
+        except ModelError as err:
+            raise self._fail(CPU_MANAGER, f"new static policy error: {err.message}") from err
+
+    def _memory_manager(self) -> StaticMemoryPolicy | None:
+        cfg = self.config
+        if cfg.memory_manager_policy == "None":
+            return None
+        if cfg.memory_manager_policy != "Static":
+            raise self._fail(MEMORY_MANAGER, f'unknown policy: "{cfg.memory_manager_policy}"')
+        numa_ids = [n.id for n in self.node.numa_nodes]
+        try:
+            validate_reserved_memory(numa_ids, self._reservation, cfg.reserved_memory)
+            reserved = convert_reserved(numa_ids, cfg.reserved_memory)
+            hugepages = {
+                n.id: {_hugepages_key(k): v for k, v in n.hugepages_bytes.items()}
+                for n in self.node.numa_nodes
+            }
+            return StaticMemoryPolicy(
+                {n.id: n.memory_bytes for n in self.node.numa_nodes}, hugepages, reserved
+            )
+        except ModelError as err:
+            raise self._fail(MEMORY_MANAGER, err.message) from err
+
+    def _allocatable(self) -> dict[str, int]:
+        out = {
+            "pods": self.config.max_pods,
+            CPU: len(self.node.cpus) * 1000 - (self._cpu_reserved_millis or 0),
+        }
+        for resource, cap in self._capacity.items():
+            out[resource] = cap.value - self._reservation.get(resource, Amount(0)).value
+        for resource, devices in self.devices.devices.items():
+            out[resource] = len(devices)
+        return out
+
+    # -- queries -------------------------------------------------------------------------
+    def copy(self) -> NodeState:
+        twin = object.__new__(NodeState)
+        twin.__dict__.update(self.__dict__)
+        twin.cpu_state = self.cpu_state.copy()
+        twin.mem_state = self.mem_state.copy()
+        twin.dev_state = self.dev_state.copy()
+        twin.used = dict(self.used)
+        twin.pods = list(self.pods)
+        return twin
+
+    def exclusive_cpus(self) -> dict[str, tuple[int, ...]]:
+        """'pod/container' -> exclusive CPU ids, for every assignment in the CPU state."""
+        return {
+            f"{pod}/{name}": cpuset.ids_of(bits)
+            for pod, containers in self.cpu_state.assignments.items()
+            for name, bits in containers.items()
+        }
+
+    def free_gpus(self) -> dict[str, tuple[str, ...]]:
+        return {
+            r: tuple(self.devices._sorted(r, self.devices.available(self.dev_state, r)))
+            for r in self.devices.devices
+        }
+
+    @property
+    def reserved_cpus(self) -> tuple[int, ...]:
+        return cpuset.ids_of(self.cpu.reserved) if self.cpu else ()
+
+    # -- admission -----------------------------------------------------------------------
+    def _key(self, pod: PodRequest) -> str:
+        base = pod.key
+        key, n = base, 1
+        while key in self.pods:
+            n += 1
+            key = f"{base}#{n}"
+        return key
+
+    def admit(self, pod: PodRequest) -> Admission:
+        """Admit or reject `pod` as the kubelet would; on success the state keeps its allocations."""
+        pod = replace(pod, uid=self._key(pod))
+        qos = qos_class(pod, self.gates.enabled(POD_LEVEL_RESOURCES))
+        run = _Run(self, pod, qos)
+        rejection = run.execute()
+        if rejection is None:
+            rejection = self._fits(pod)
+        base = Admission(
+            pod=pod.name,
+            admitted=rejection is None,
+            qos=qos,
+            policy=self.policy.name,
+            scope=self.scope,
+            trace=tuple(run.trace),
+            notes=tuple(run.notes),
+        )
+        if rejection is not None:
+            return replace(base, reason=rejection.reason, message=rejection.message)
+        self.cpu_state, self.mem_state, self.dev_state = run.cpu_state, run.mem_state, run.dev_state
+        for resource in self._fit_resources(pod):
+            self.used[resource] = self.used.get(resource, 0) + pod.effective(resource)
+        self.used["pods"] = self.used.get("pods", 0) + 1
+        self.pods.append(pod.uid)
+        return replace(base, containers=tuple(run.assignments))
+
+    def _fit_resources(self, pod: PodRequest) -> list[str]:
+        known = set(self.allocatable) - {"pods"}
+        return [r for r in pod.resource_names() if r in known]
+
+    def _fits(self, pod: PodRequest) -> Rejection | None:
+        """The predicate admit handler: pods, then cpu, memory, and the node's extended resources."""
+        pods_used = self.used.get("pods", 0)
+        if pods_used + 1 > self.allocatable["pods"]:
+            return insufficient_resource("pods", 1, pods_used, self.allocatable["pods"])
+        order = sorted(self._fit_resources(pod), key=lambda r: (r != CPU, r != MEMORY, r))
+        for resource in order:
+            want = pod.effective(resource)
+            used = self.used.get(resource, 0)
+            if want and want > self.allocatable[resource] - used:
+                return insufficient_resource(resource, want, used, self.allocatable[resource])
+        return None
+
+
+class _Run:
+    """One admission attempt on copies of the manager states (committed only on success)."""
+
+    def __init__(self, node: NodeState, pod: PodRequest, qos: str) -> None:
+        self.node = node
+        self.pod = pod
+        self.qos = qos
+        self.cpu_state = node.cpu_state.copy()
+        self.mem_state = node.mem_state.copy()
+        self.dev_state = node.dev_state.copy()
+        self.trace: list[TraceStep] = []
+        self.notes: list[str] = []
+        self.assignments: list[ContainerAssignment] = []
+
+    def execute(self) -> Rejection | None:
+        policy = self.node.policy
+        containers = self.pod.all_containers()
+        try:
+            if policy.name == POLICY_NONE:
+                for c in containers:
+                    self.allocate(c, EMPTY_HINT)
+                return None
+            if self.node.scope == SCOPE_POD:
+                answers = self.pod_answers()
+                result = policy.merge([a for _, a in answers])
+                self.record("pod", answers, result)
+                if not result.admit:
+                    return rejection_for(TopologyAffinityError())
+                for c in containers:
+                    self.allocate(c, result.hint)
+                return None
+            for c in containers:
+                answers = self.container_answers(c)
+                result = policy.merge([a for _, a in answers])
+                self.record(f"container {c.name}", answers, result)
+                if not result.admit:
+                    return rejection_for(TopologyAffinityError())
+                self.allocate(c, result.hint)
+        except ModelError as err:
+            return rejection_for(err)
+        return None
+
+    def container_answers(self, c: ContainerRequest) -> list[tuple[str, ProviderHints]]:
+        n = self.node
+        answers: list[tuple[str, ProviderHints]] = [
+            (DEVICE_MANAGER, n.devices.container_hints(self.dev_state, self.pod, c))
+        ]
+        if n.cpu is not None:
+            answers.append((CPU_MANAGER, n.cpu.container_hints(self.cpu_state, self.pod, c, self.qos)))
+        if n.memory is not None:
+            answers.append(
+                (MEMORY_MANAGER, n.memory.container_hints(self.mem_state, self.pod, c, self.qos))
+            )
+        return answers
+
+    def pod_answers(self) -> list[tuple[str, ProviderHints]]:
+        n = self.node
+        answers: list[tuple[str, ProviderHints]] = [
+            (DEVICE_MANAGER, n.devices.pod_hints(self.dev_state, self.pod))
+        ]
+        if n.cpu is not None:
+            answers.append((CPU_MANAGER, n.cpu.pod_hints(self.cpu_state, self.pod, self.qos)))
+        if n.memory is not None:
+            answers.append((MEMORY_MANAGER, n.memory.pod_hints(self.mem_state, self.pod, self.qos)))
+        return answers
+
+    def record(self, target: str, answers: Sequence[tuple[str, ProviderHints]], result: MergeResult) -> None:
+        flat: list[ProviderAnswer] = []
+        for provider, answer in answers:
+            if not answer:
+                flat.append(ProviderAnswer(provider, "*", None))
+                continue
+            for resource in sorted(answer):
+                hints = answer[resource]
+                flat.append(ProviderAnswer(provider, resource, None if hints is None else tuple(hints)))
+        note = _why(self.node.policy.name, flat, result)
+        self.trace.append(TraceStep(target, tuple(flat), result.hint, result.admit, note))
+
+    def allocate(self, c: ContainerRequest, hint: TopologyHint) -> None:
+        n = self.node
+        devices = n.devices.allocate(self.dev_state, self.pod, c, hint.affinity)
+        cpus = 0
+        if n.cpu is not None:
+            cpus = n.cpu.allocate(self.cpu_state, self.pod, c, self.qos, hint.affinity)
+        memory: dict[str, dict[int, int]] = {}
+        if n.memory is not None:
+            for block in n.memory.allocate(self.mem_state, self.pod, c, self.qos, hint):
+                memory[block.type] = dict(block.per_node)
+        self.assignments.append(
+            ContainerAssignment(
+                name=c.name,
+                kind=c.kind,
+                exclusive_cpus=cpuset.ids_of(cpus),
+                numa_affinity=mask_ids(hint.affinity),
+                devices=devices,
+                memory=memory,
+            )
+        )
+
+
+def _preferred_masks(answer: ProviderAnswer, single: bool) -> list[str]:
+    assert answer.hints is not None
+    return [
+        str(h.affinity)
+        for h in answer.hints
+        if h.preferred and h.affinity is not None and (not single or h.affinity.count() == 1)
+    ]
+
+
+def _why(policy: str, answers: Sequence[ProviderAnswer], result: MergeResult) -> str:
+    """A one-line reason for the merged hint, in terms of the providers' answers."""
+    constrained = [a for a in answers if a.hints is not None]
+    empty = [a for a in constrained if not a.hints]
+    if empty:
+        names = ", ".join(f"{a.resource} ({a.provider})" for a in empty)
+        return f"{names} cannot be placed at all: not enough free resources on any NUMA mask"
+    if result.hint.preferred:
+        return "every resource has a preferred hint on the chosen NUMA mask"
+    single = policy == POLICY_SINGLE_NUMA_NODE
+    parts: list[str] = []
+    for a in constrained:
+        masks = _preferred_masks(a, single)
+        parts.append(f"{a.resource} prefers {' '.join(masks) if masks else 'nothing'}")
+    if single:
+        rule = "single-numa-node needs one NUMA node that is a preferred hint of every resource"
+    else:
+        rule = (
+            "a merged hint is preferred only when every resource's hint is preferred "
+            "and all their masks are equal"
+        )
+    tail = "; best-effort admits anyway" if policy == POLICY_BEST_EFFORT else ""
+    return f"{rule}: {'; '.join(parts)}{tail}"
