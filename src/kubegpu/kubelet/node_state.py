@@ -21,6 +21,7 @@ from kubegpu.kubelet.admission import (
 )
 from kubegpu.kubelet.config import KubeletConfig, KubeletStartupError
 from kubegpu.kubelet.cpumanager import cpuset
+from kubegpu.kubelet.cpumanager.manager import num_reserved_cpus
 from kubegpu.kubelet.cpumanager.options import (
     PREFER_ALIGN_BY_UNCORE_CACHE,
     parse_options,
@@ -144,13 +145,11 @@ class NodeState:
         if cfg.cpu_manager_policy != "static":
             raise self._fail(CPU_MANAGER, f'unknown policy: "{cfg.cpu_manager_policy}"')
         reserved = cfg.reserved_cpus(self.node)
-        if not self.node.cpus:
-            raise self._fail(CPU_MANAGER, "could not detect number of cpus")
-        if self._cpu_reserved_millis is None:
-            raise self._fail(
-                CPU_MANAGER, "[cpumanager] unable to determine reserved CPU resources for static policy"
-            )
-        num_reserved = -(-self._cpu_reserved_millis // 1000)
+        reservation = {} if self._cpu_reserved_millis is None else {CPU: self._cpu_reserved_millis}
+        try:
+            num_reserved = num_reserved_cpus(len(self.node.cpus), reservation)
+        except ModelError as err:
+            raise self._fail(CPU_MANAGER, err.message) from err
         topo = CPUTopology.from_node(self.node)
         try:
             options = parse_options(cfg.cpu_manager_policy_options, self.gates)
