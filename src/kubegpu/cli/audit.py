@@ -1,0 +1,101 @@
+"""`kubegpu audit` and `kubegpu gen audit-rbac`: argument parsing only; the work is in live/."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kubegpu.cli.common import fail
+from kubegpu.errors import KubegpuError
+from kubegpu.live import AuditOptions, ClusterOptions, audit, load_snapshot, read_cluster
+from kubegpu.live.audit import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
+from kubegpu.live.checks import with_checks
+from kubegpu.live.rbac import RbacOptions, render_rbac
+from kubegpu.live.render import render_json, render_markdown, render_text
+from kubegpu.rules import LintConfig, all_rules, load_config
+
+
+class AuditFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def audit_command(
+    cluster: Annotated[
+        bool, typer.Option("--cluster", help="Read the cluster of the kubeconfig context."),
+    ] = False,
+    snapshot: Annotated[list[Path] | None, typer.Option(
+        "--snapshot", help="`kubectl get ... -o json` dumps (files or folders).")] = None,
+    context: Annotated[
+        str | None, typer.Option(help="Kubeconfig context (default: current)."),
+    ] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="Report pods of this namespace only."),
+    ] = None,
+    kubeconfig: Annotated[
+        Path | None, typer.Option(help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
+    ] = None,
+    output: Annotated[
+        AuditFormat, typer.Option("--format", "-o", help="Report format."),
+    ] = AuditFormat.text,
+    block_label: Annotated[
+        str, typer.Option(help="Node label naming the block (a Kueue Topology wins)."),
+    ] = DEFAULT_BLOCK_LABEL,
+    rack_label: Annotated[
+        str, typer.Option(help="Node label naming the rack (a Kueue Topology wins)."),
+    ] = DEFAULT_RACK_LABEL,
+    configz: Annotated[
+        bool, typer.Option("--configz/--no-configz", help="Read each kubelet's /configz."),
+    ] = True,
+    config_file: Annotated[
+        Path | None, typer.Option("--config", help="kubegpu.toml for the lint rules."),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per API request.")] = 10.0,
+) -> None:
+    """Show free, stranded and fragmented GPUs, and the GPU pods and kubelets at fault."""
+    if cluster == bool(snapshot):
+        raise fail("give exactly one of --cluster or --snapshot")
+    try:
+        if snapshot:
+            snap = load_snapshot(snapshot)
+        else:
+            snap = read_cluster(ClusterOptions(kubeconfig=kubeconfig, context=context,
+                                               namespace=namespace, timeout_s=timeout,
+                                               read_configz=configz))
+        lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()
+        report = audit(snap, AuditOptions(domain_labels=(block_label, rack_label),
+                                          namespace=namespace))
+        report = with_checks(report, snap, lint_config, namespace)
+    except KubegpuError as err:
+        raise fail(err) from err
+    if output is AuditFormat.json:
+        typer.echo(render_json(report))
+    elif output is AuditFormat.markdown:
+        typer.echo(render_markdown(report), nl=False)
+    else:
+        typer.echo(render_text(report), nl=False)
+
+
+def gen_audit_rbac(
+    service_account: Annotated[
+        str, typer.Option(help="ServiceAccount that runs the audit."),
+    ] = "kubegpu-audit",
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-n", help="Namespace of the ServiceAccount."),
+    ] = "kubegpu-system",
+    without_configz: Annotated[
+        bool, typer.Option("--without-configz", help="Leave out nodes/proxy get."),
+    ] = False,
+) -> None:
+    """ClusterRole and binding with exactly the read verbs `kubegpu audit --cluster` uses."""
+    typer.echo(render_rbac(RbacOptions(service_account=service_account, namespace=namespace,
+                                       configz=not without_configz)), nl=False)
+
+
+def register(app: typer.Typer, gen_app: typer.Typer) -> None:
+    app.command("audit")(audit_command)
+    gen_app.command("audit-rbac")(gen_audit_rbac)

@@ -1,0 +1,67 @@
+"""The RBAC the live audit needs, and nothing more: `list` on what it lists, `get` on configz.
+
+Verbs match what kubegpu.live.client sends (rbac.authorization.k8s.io/v1, Kubernetes v1.35).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class RbacOptions:
+    """Who gets the role: a ServiceAccount (namespace/name); `configz` adds nodes/proxy get."""
+
+    service_account: str = "kubegpu-audit"
+    namespace: str = "kubegpu-system"
+    name: str = "kubegpu-audit"
+    configz: bool = True
+
+
+def audit_rules(configz: bool = True) -> list[dict[str, Any]]:
+    """PolicyRules for every request the audit makes (see ClusterReader)."""
+    rules: list[dict[str, Any]] = [
+        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["list"]},
+        {"apiGroups": ["topology.node.k8s.io"], "resources": ["noderesourcetopologies"],
+         "verbs": ["list"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies", "workloads"],
+         "verbs": ["list"]},
+    ]
+    if configz:
+        rules.append({"apiGroups": [""], "resources": ["nodes/proxy"], "verbs": ["get"]})
+    return rules
+
+
+def rbac_objects(options: RbacOptions) -> list[dict[str, Any]]:
+    """ServiceAccount, ClusterRole and ClusterRoleBinding."""
+    labels = {"app.kubernetes.io/name": options.name, "app.kubernetes.io/part-of": "kubegpu"}
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": options.service_account, "namespace": options.namespace,
+                      "labels": labels}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": options.name, "labels": labels},
+         "rules": audit_rules(options.configz)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": options.name, "labels": labels},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": options.name},
+         "subjects": [{"kind": "ServiceAccount", "name": options.service_account,
+                       "namespace": options.namespace}]},
+    ]
+
+
+def render_rbac(options: RbacOptions) -> str:
+    header = (
+        "# Read-only access for `kubegpu audit --cluster`: list nodes, pods, NodeResourceTopologies\n"
+        "# and Kueue Topologies/Workloads (a missing CRD is fine: the audit notes it).\n")
+    if options.configz:
+        header += (
+            "# nodes/proxy get reads each kubelet's /configz through the API server. It also opens\n"
+            "# the rest of the kubelet's read API (logs, stats): drop it with --without-configz and\n"
+            "# the audit skips the kubelet-config checks.\n")
+    return header + "---\n" + "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100)
+                                          for o in rbac_objects(options))

@@ -1,0 +1,212 @@
+"""Manifests that run the webhook in a cluster: Deployment, Service, PDB, webhook configurations, TLS.
+
+Fields follow admissionregistration.k8s.io/v1 and apps/v1 (Kubernetes v1.35), cert-manager v1.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from kubegpu.errors import InputError
+
+OPT_OUT_LABEL = "kubegpu.io/webhook"
+TLS_MOUNT = "/etc/kubegpu/tls"
+PORT = 8443
+
+
+@dataclass(frozen=True)
+class DeployOptions:
+    """Where and how to run the webhook; `ca_bundle` (PEM) replaces cert-manager when given."""
+
+    namespace: str = "kubegpu-system"
+    name: str = "kubegpu-webhook"
+    image: str = "ghcr.io/kubegpu/kubegpu:0.1.0"
+    replicas: int = 2
+    failure_policy: str = "Ignore"
+    validating: bool = True
+    deny_severity: str = "error"
+    ca_bundle: str | None = None
+    timeout_seconds: int = 5
+
+
+HEADER = """\
+# kubegpu admission webhook: applies the safe fixes of the lint rules to GPU pods at creation
+# (/mutate) and denies GPU pods with findings at or above --deny-severity (/validate).
+#
+# failurePolicy {failure}: {failure_why}
+# namespaceSelector: kube-system and {namespace} (the webhook's own pods) are never sent to the
+#   webhook, so it can never block its own restart or the control plane's pods; label a namespace
+#   {opt_out}=disabled to opt it out. Pods without accelerators are sent but left untouched.
+# rules: only Pod CREATE (pod specs are immutable after creation; UPDATEs are not sent).
+# sideEffects None and a {timeout}s timeout: the webhook only reads the review it is sent.
+# reinvocationPolicy IfNeeded: if a later mutating webhook adds a container, the pod is sent again
+#   so the new container gets its /dev/shm mount too.
+# TLS: {tls}
+"""
+
+FAILURE_WHY = {
+    "Ignore": "if the webhook is down or slow, pods are admitted unchanged\n#   "
+              "(the fixes are a convenience; an outage must not stop every pod in the cluster).",
+    "Fail": "if the webhook is down, every pod CREATE in the selected namespaces is rejected\n#   "
+            "(enforcement wins over availability: keep replicas >= 2 and the PodDisruptionBudget).",
+}
+
+
+def _labels(options: DeployOptions) -> dict[str, str]:
+    return {"app.kubernetes.io/name": options.name, "app.kubernetes.io/part-of": "kubegpu"}
+
+
+def _meta(options: DeployOptions, namespaced: bool = True, **extra: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": options.name, "labels": _labels(options), **extra}
+    if namespaced:
+        meta["namespace"] = options.namespace
+    return meta
+
+
+def _deployment(options: DeployOptions) -> dict[str, Any]:
+    probe = {"scheme": "HTTPS", "port": PORT}
+    args = ["webhook", "serve", "--tls-cert", f"{TLS_MOUNT}/tls.crt", "--tls-key",
+            f"{TLS_MOUNT}/tls.key", "--port", str(PORT), "--deny-severity", options.deny_severity,
+            "--exclude-namespace", options.namespace]
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(options),
+        "spec": {
+            "replicas": options.replicas,
+            "selector": {"matchLabels": _labels(options)},
+            "template": {
+                "metadata": {"labels": _labels(options)},
+                "spec": {
+                    "serviceAccountName": options.name,
+                    "automountServiceAccountToken": False,
+                    "priorityClassName": "system-cluster-critical",
+                    "securityContext": {"runAsNonRoot": True, "runAsUser": 65532,
+                                        "seccompProfile": {"type": "RuntimeDefault"}},
+                    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 100, "podAffinityTerm": {
+                            "labelSelector": {"matchLabels": _labels(options)},
+                            "topologyKey": "kubernetes.io/hostname"}}]}},
+                    "containers": [{
+                        "name": "webhook",
+                        "image": options.image,
+                        "args": args,
+                        "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
+                        "readinessProbe": {"httpGet": {"path": "/readyz", **probe},
+                                           "periodSeconds": 5, "failureThreshold": 2},
+                        "livenessProbe": {"httpGet": {"path": "/healthz", **probe},
+                                          "initialDelaySeconds": 5, "periodSeconds": 10,
+                                          "failureThreshold": 3},
+                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
+                                      "limits": {"memory": "256Mi"}},
+                        "securityContext": {"allowPrivilegeEscalation": False,
+                                            "readOnlyRootFilesystem": True,
+                                            "capabilities": {"drop": ["ALL"]}},
+                        "volumeMounts": [{"name": "tls", "mountPath": TLS_MOUNT,
+                                          "readOnly": True}],
+                    }],
+                    "volumes": [{"name": "tls", "secret": {"secretName": f"{options.name}-tls"}}],
+                },
+            },
+        },
+    }
+
+
+def _webhook(options: DeployOptions, kind: str, path: str, ca: str | None) -> dict[str, Any]:
+    client: dict[str, Any] = {"service": {"name": options.name, "namespace": options.namespace,
+                                          "path": path, "port": 443}}
+    if ca is not None:
+        client["caBundle"] = ca
+    hook: dict[str, Any] = {
+        "name": f"{path.strip('/')}.{options.name}.kubegpu.io",
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": client,
+        "failurePolicy": options.failure_policy,
+        "matchPolicy": "Equivalent",
+        "sideEffects": "None",
+        "timeoutSeconds": options.timeout_seconds,
+        "namespaceSelector": {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+             "values": sorted({"kube-system", options.namespace})},
+            {"key": OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
+        ]},
+        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                   "resources": ["pods"], "scope": "Namespaced"}],
+    }
+    if kind == "MutatingWebhookConfiguration":
+        hook["reinvocationPolicy"] = "IfNeeded"
+    annotations = ({} if ca is not None else
+                   {"cert-manager.io/inject-ca-from": f"{options.namespace}/{options.name}"})
+    meta = _meta(options, namespaced=False)
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": meta,
+            "webhooks": [hook]}
+
+
+def _cert_manager(options: DeployOptions) -> list[dict[str, Any]]:
+    service = f"{options.name}.{options.namespace}.svc"
+    return [
+        {"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
+         "metadata": _meta(options, name=f"{options.name}-selfsigned"),
+         "spec": {"selfSigned": {}}},
+        {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": _meta(options),
+         "spec": {"secretName": f"{options.name}-tls",
+                  "dnsNames": [service, f"{service}.cluster.local"],
+                  "issuerRef": {"name": f"{options.name}-selfsigned", "kind": "Issuer"},
+                  "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
+                  "duration": "2160h", "renewBefore": "360h"}},
+    ]
+
+
+def encode_ca_bundle(pem: str, source: str) -> str:
+    """A PEM CA certificate as the base64 `caBundle` field; InputError if it is not PEM."""
+    if "-----BEGIN CERTIFICATE-----" not in pem:
+        raise InputError("not a PEM certificate (expected -----BEGIN CERTIFICATE-----)",
+                         file=source)
+    return base64.b64encode(pem.encode()).decode()
+
+
+def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
+    """Every object of the webhook install, in apply order."""
+    if options.failure_policy not in FAILURE_WHY:
+        raise InputError(f"failurePolicy must be Ignore or Fail, not {options.failure_policy!r}")
+    if options.replicas < 1:
+        raise InputError("replicas must be at least 1")
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(options),
+         "automountServiceAccountToken": False},
+    ]
+    if options.ca_bundle is None:
+        objects += _cert_manager(options)
+    objects += [
+        _deployment(options),
+        {"apiVersion": "v1", "kind": "Service", "metadata": _meta(options),
+         "spec": {"selector": _labels(options),
+                  "ports": [{"name": "https", "port": 443, "targetPort": "https",
+                             "protocol": "TCP"}]}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(options),
+         "spec": {"minAvailable": 1, "selector": {"matchLabels": _labels(options)}}},
+        _webhook(options, "MutatingWebhookConfiguration", "/mutate", options.ca_bundle),
+    ]
+    if options.validating:
+        objects.append(_webhook(options, "ValidatingWebhookConfiguration", "/validate",
+                                options.ca_bundle))
+    return objects
+
+
+def render_webhook(options: DeployOptions) -> str:
+    """The objects as one YAML stream with a header explaining each choice."""
+    tls = (f"cert-manager issues the {options.name}-tls Secret and injects the CA into both "
+           "configurations." if options.ca_bundle is None else
+           f"caBundle is the CA you gave; create the Secret {options.name}-tls (tls.crt, tls.key)"
+           f"\n#   in {options.namespace} for the serving certificate it signed.")
+    header = HEADER.format(failure=options.failure_policy,
+                           failure_why=FAILURE_WHY[options.failure_policy],
+                           namespace=options.namespace, opt_out=OPT_OUT_LABEL,
+                           timeout=options.timeout_seconds, tls=tls)
+    body = "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100)
+                        for o in webhook_objects(options))
+    return header + "---\n" + body
