@@ -194,8 +194,10 @@ def _apply_plans(tree: Any, planned: Sequence[_Planned], style: patch.Style, res
         for edit, path in zip(item.fix.edits, item.paths, strict=True):
             patch.apply_edit(tree, edit.op, path, edit.value, style)
         any_applied = True
+        doc = item.finding.document
         result.applied.append(AppliedFix(item.finding.code, item.finding.name, item.fix.description,
-                                         str(item.fix.safety), item.finding.location.line))
+                                         str(item.fix.safety), item.finding.location.line,
+                                         doc.index if doc is not None else 0, item.paths))
     return any_applied
 
 
@@ -226,7 +228,7 @@ def _fix_chunk(text: str, planned: Sequence[_Planned], result: _PassResult) -> s
         del result.applied[before_count:]
         return skip(f"not applied: {err}")
     emitted = yamlio.dump_document(handle, tree)
-    restored = yamlio.restore_spacing(parts.body, emitted)
+    restored = yamlio.restore_spacing(parts.body, emitted, yamlio.plain_data)
     try:
         actual = yamlio.plain_data(emitted)
         body = restored if yamlio.plain_data(restored) == actual else emitted

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kubegpu.manifests import FieldPath
+
 REASON_NO_FIX = "no automatic fix"
 REASON_UNSAFE = "unsafe fix withheld: use --unsafe-fixes"
 REASON_DISPLAY = "fix is shown for review only, never applied"
@@ -22,13 +24,16 @@ class FixOptions:
 
 @dataclass(frozen=True)
 class AppliedFix:
-    """A fix that was applied: rule, what it did, its safety, and the line of the finding when it was found."""
+    """A fix that was applied: rule, what it did, its safety, the line of the finding when it was found, and the
+    object (index in the stream) and paths (from the root of its YAML document) it edited."""
 
     code: str
     name: str
     description: str
     safety: str
     line: int
+    document: int = 0
+    paths: tuple[FieldPath, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def resolve_parent(
     for depth, part in enumerate(path[:-1]):
         if isinstance(node, MutableMapping) and isinstance(part, str):
             if part not in node:
-                if not create:
+                if not create or not all(isinstance(p, str) and p != APPEND for p in path[depth + 1:]):
                     raise PatchError(f"no field '{part}'")
                 trailing = _take_trailing(node) if round_trip and pending is None and len(node) else None
                 if trailing:
@@ -74,9 +74,10 @@ def check_edit(root: Any, op: str, path: FieldPath, created: set[FieldPath]) -> 
             return None
         if isinstance(node, MutableMapping) and isinstance(part, str) and part != APPEND:
             if part not in node:
-                if op == "add":
-                    return None  # add creates missing mappings
-                return f"path {_show(path)} no longer exists"
+                rest = path[depth + 1:]
+                if op == "add" and all(isinstance(p, str) and p != APPEND for p in rest):
+                    return None  # add creates missing mappings, never lists
+                return f"path {_show(path)} does not exist (any more)"
             node = node[part]
         elif isinstance(node, MutableSequence) and (part == APPEND or isinstance(part, int)):
             if part == APPEND:
@@ -84,10 +85,10 @@ def check_edit(root: Any, op: str, path: FieldPath, created: set[FieldPath]) -> 
             assert isinstance(part, int)
             limit = len(node) + (1 if op == "add" and last else 0)
             if not 0 <= part < limit:
-                return f"path {_show(path)} no longer exists"
+                return f"path {_show(path)} does not exist (any more)"
             node = node[part]
         else:
-            return f"path {_show(path)} no longer exists"
+            return f"path {_show(path)} does not exist (any more)"
     return None
 
 

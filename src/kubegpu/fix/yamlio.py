@@ -10,6 +10,7 @@ import io
 import itertools
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -148,18 +149,60 @@ def _normal(line: str) -> str:
     return line[: len(line) - len(stripped)] + re.sub(r"\s+", "", stripped)
 
 
-def restore_spacing(original: str, emitted: str) -> str:
-    """Take back original lines that the emitter only re-spaced (`{ a: 1 }`, `key:   value`, trailing blanks).
+def restore_spacing(original: str, emitted: str, read: Callable[[str], Any] | None = None) -> str:
+    """Take back original lines that the emitter only re-spelled (`{ a: 1 }`, `[{port: 80}]`, trailing blanks).
 
-    The result is used only if it parses to the same data as `emitted` (checked by the caller).
+    Lines equal up to spacing are restored; with `read` (text -> data), other changed lines that sit opposite an
+    original line are restored one by one while the text still reads as the same data as `emitted`.
     """
     old = original.split("\n")
     new = emitted.split("\n")
     matcher = SequenceMatcher(None, [_normal(x) for x in old], [_normal(x) for x in new], autojunk=False)
     out: list[str] = []
+    candidates: list[tuple[int, str]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        out.extend(old[i1:i2] if tag == "equal" else new[j1:j2])
+        if tag == "equal":
+            out.extend(old[i1:i2])
+        elif tag == "replace" and i2 - i1 == j2 - j1:
+            for k in range(i2 - i1):
+                candidates.append((len(out), old[i1 + k]))
+                out.append(new[j1 + k])
+        else:
+            out.extend(new[j1:j2])
+    if read is None or not candidates:
+        return "\n".join(out)
+    target = _read_or_none(read, emitted)
+    trial = list(out)
+    for index, line in candidates:
+        trial[index] = line
+    if _read_or_none(read, "\n".join(trial)) == target:
+        return "\n".join(trial)
+    for index, line in candidates[:_MAX_LINE_TRIALS]:
+        trial = list(out)
+        trial[index] = line
+        if _read_or_none(read, "\n".join(trial)) == target:
+            out = trial
     return "\n".join(out)
+
+
+_MAX_LINE_TRIALS = 40
+
+
+def _read_or_none(read: Callable[[str], Any], text: str) -> Any:
+    try:
+        return read(text)
+    except Exception:  # a trial line that breaks the document is simply not taken
+        return _Unreadable()
+
+
+class _Unreadable:
+    """Stands for text that does not parse; equal to nothing."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return 0
 
 
 def plain_data(text: str) -> Any:
