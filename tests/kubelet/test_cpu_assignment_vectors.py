@@ -1,4 +1,4 @@
-"""CPU assignment vectors: accumulator orderings and takeByTopology (packed, spread, distributed)."""
+"""CPU assignment vectors: accumulator orderings and takeByTopology (packed/spread/distributed)."""
 
 from __future__ import annotations
 
@@ -56,12 +56,14 @@ def test_take(case: dict[str, Any]) -> None:
     topo = _topo(case["topology"])
     available = bits_of(case["available"])
     strategy = SPREAD if case["strategy"].startswith("spread") else PACKED
+
     def run() -> int:
         if case["test"] == "TestTakeByTopologyNUMADistributed":
             return take_by_topology_numa_distributed(
                 topo, available, case["num_cpus"], case["cpu_group_size"], strategy
             )
         return take_by_topology_numa_packed(topo, available, case["num_cpus"], strategy)
+
     if case["expected_error"]:
         with pytest.raises(CPUAllocationError) as err:
             run()

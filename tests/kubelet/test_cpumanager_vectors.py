@@ -30,10 +30,14 @@ def _pod(raw: dict[str, Any], default_memory: bool = True) -> PodRequest:
         if default_memory or "memory_request" in c:
             req["memory"] = c.get("memory_request", "1G")
             lim["memory"] = c.get("memory_limit", "1G")
-        out: dict[str, Any] = {"name": c.get("name", f"c{i}"), "resources": {"requests": req, "limits": lim}}
+        out: dict[str, Any] = {
+            "name": c.get("name", f"c{i}"),
+            "resources": {"requests": req, "limits": lim},
+        }
         if c.get("restartPolicy"):
             out["restartPolicy"] = c["restartPolicy"]
         return out
+
     body = {
         "initContainers": [spec(c, i) for i, c in enumerate(raw.get("init_containers", []))],
         "containers": [spec(c, i) for i, c in enumerate(raw["containers"])],
@@ -44,7 +48,9 @@ def _pod(raw: dict[str, Any], default_memory: bool = True) -> PodRequest:
 def _policy(case: dict[str, Any], options: dict[str, str] | None) -> StaticPolicy:
     topo = CPUTopology.from_node(V.fixture_topology(case["topology"]))
     reserved = bits_of(case.get("reserved_cpus") or [])
-    return StaticPolicy(topo, case["num_reserved_cpus"], reserved, parse_options(options, ALL_GATES))
+    return StaticPolicy(
+        topo, case["num_reserved_cpus"], reserved, parse_options(options, ALL_GATES)
+    )
 
 
 def _state(case: dict[str, Any]) -> CPUState:
@@ -76,7 +82,9 @@ def test_allocate(case: dict[str, Any], options: dict[str, str] | None) -> None:
     expected = case["expected"]
     affinity = hint.affinity if hint else None
     if expected["error"]:
-        err_type = SMTAlignmentError if expected["error"]["type"] == "SMTAlignmentError" else ModelError
+        err_type = (
+            SMTAlignmentError if expected["error"]["type"] == "SMTAlignmentError" else ModelError
+        )
         with pytest.raises(err_type) as err:
             policy.allocate(state, pod, container, qos_class(pod), affinity)
         assert str(err.value) == expected["error"]["message"]

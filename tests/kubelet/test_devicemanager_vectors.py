@@ -23,8 +23,11 @@ def _device(raw: dict[str, Any]) -> Device:
 def _pod(raw: dict[str, Any]) -> PodRequest:
     def spec(c: dict[str, Any], prefix: str, i: int) -> dict[str, Any]:
         return {"name": c.get("name", f"{prefix}{i}"), "resources": {"limits": c["limits"]}}
+
     body = {
-        "initContainers": [spec(c, "init", i) for i, c in enumerate(raw.get("init_containers", []))],
+        "initContainers": [
+            spec(c, "init", i) for i, c in enumerate(raw.get("init_containers", []))
+        ],
         "containers": [spec(c, "app", i) for i, c in enumerate(raw["containers"])],
     }
     return PodRequest.from_pod_spec("pod", body, uid=raw["uid"])
@@ -39,7 +42,9 @@ def test_hints(case: dict[str, Any]) -> None:
         for name, resources in containers.items():
             for resource, ids in resources.items():
                 state.allocated.setdefault(resource, set()).update(ids)
-                state.pod_devices.setdefault(pod_uid, {}).setdefault(name, {})[resource] = tuple(ids)
+                state.pod_devices.setdefault(pod_uid, {}).setdefault(name, {})[resource] = tuple(
+                    ids
+                )
     pod = _pod(case["pod"])
     if case["test"] == "TestGetPodTopologyHints":
         got = manager.pod_hints(state, pod)
@@ -75,7 +80,13 @@ def test_aligned_allocation(case: dict[str, Any]) -> None:
     hint = V.hint(case["hint"])
     assert hint is not None
     chosen = manager.devices_to_allocate(
-        DeviceState(), "pod", "c", case["resource"], case["request"], set(), hint.affinity,
+        DeviceState(),
+        "pod",
+        "c",
+        case["resource"],
+        case["request"],
+        set(),
+        hint.affinity,
         case["plugin_preferred_allocation"],
     )
     assert len(chosen) == case["request"]

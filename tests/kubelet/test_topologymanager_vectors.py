@@ -15,7 +15,11 @@ from kubegpu.kubelet.topologymanager.merge import (
     filter_single_numa_hints,
     max_of_min_affinity_counts,
 )
-from kubegpu.kubelet.topologymanager.numa_info import NUMAInfo, numa_info_from_matrix, split_distances
+from kubegpu.kubelet.topologymanager.numa_info import (
+    NUMAInfo,
+    numa_info_from_matrix,
+    split_distances,
+)
 from tests.kubelet import vectors as V
 
 
@@ -53,7 +57,9 @@ def test_compare(case: dict[str, Any]) -> None:
     assert best is expected
 
 
-@pytest.mark.parametrize("case", V.cases("topologymanager_compare.json", "max_of_min_affinity_counts"))
+@pytest.mark.parametrize(
+    "case", V.cases("topologymanager_compare.json", "max_of_min_affinity_counts")
+)
 def test_max_of_min(case: dict[str, Any]) -> None:
     lists = [[V.hint(h) for h in inner] for inner in case["filtered_hints"]]
     assert max_of_min_affinity_counts(lists) == case["expected"]  # type: ignore[arg-type]
@@ -81,7 +87,9 @@ def test_closest(case: dict[str, Any]) -> None:
 def test_average_distance(case: dict[str, Any]) -> None:
     matrix = case["distances"]
     info = numa_info_from_matrix(tuple(range(len(matrix))), matrix)
-    assert info.average_distance(NUMAMask.of(case["mask"])) == pytest.approx(case["expected_average"])
+    assert info.average_distance(NUMAMask.of(case["mask"])) == pytest.approx(
+        case["expected_average"]
+    )
 
 
 @pytest.mark.parametrize("case", V.cases("topologymanager_numa_bitmask.json", "split_distances"))
@@ -128,7 +136,7 @@ def test_new_manager(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", V.cases("topologymanager_admission.json", "scope"))
 def test_scope(case: dict[str, Any]) -> None:
     if case["expected_error_substring"]:
-        with pytest.raises(ModelError, match=case["expected_error_substring"].replace('"', '.')):
+        with pytest.raises(ModelError, match=case["expected_error_substring"].replace('"', ".")):
             new_policy(case["policy"], case["scope"], (0, 1), None)
     else:
         new_policy(case["policy"], case["scope"], (0, 1), None)

@@ -55,12 +55,21 @@ def hint(raw: dict[str, Any] | None, all_nodes: tuple[int, ...] = ()) -> Topolog
     return TopologyHint(mask(raw["affinity"], all_nodes), bool(raw["preferred"]))
 
 
+def _hint_list(raw: list[dict[str, Any]]) -> list[TopologyHint]:
+    out: list[TopologyHint] = []
+    for item in raw:
+        h = hint(item)
+        assert h is not None
+        out.append(h)
+    return out
+
+
 def provider(raw: dict[str, Any] | None) -> ProviderHints:
     if raw is None:
         return None
     out: dict[str, tuple[TopologyHint, ...] | None] = {}
     for resource, hints in raw.items():
-        out[resource] = None if hints is None else tuple(hint(h) for h in hints)  # type: ignore[misc]
+        out[resource] = None if hints is None else tuple(_hint_list(hints))
     return out
 
 

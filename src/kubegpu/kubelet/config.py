@@ -153,7 +153,7 @@ class KubeletConfig:
 
     # -- derived values used at start-up ---------------------------------------------------
     def reserved_cpus(self, node: NodeTopology) -> int:
-        """The reservedSystemCPUs bitset; KubeletStartupError when not a subset of the node's CPUs."""
+        """The reservedSystemCPUs bitset; KubeletStartupError unless they are node CPUs."""
         if not self.reserved_system_cpus:
             return 0
         bits = cpuset.parse(self.reserved_system_cpus)
@@ -184,7 +184,7 @@ class KubeletConfig:
         return DEFAULT_EVICTION_HARD if self.eviction_hard is None else self.eviction_hard
 
     def allocatable_reservation(self, capacity: Mapping[str, Amount]) -> dict[str, Amount]:
-        """GetNodeAllocatableReservation: systemReserved + kubeReserved + hard eviction, non-zero."""
+        """GetNodeAllocatableReservation: system + kube reserved + hard eviction, non-zero."""
         kube, system = self.effective_reserved()
         eviction: dict[str, Amount] = {}
         mem = self.eviction_thresholds().get("memory.available")
@@ -208,7 +208,9 @@ def _threshold(text: str, capacity: Amount, source: str) -> Amount:
         try:
             pct = float(text[:-1]) / 100
         except ValueError as err:
-            raise InputError(f"evictionHard memory.available: bad percentage {text!r}", file=source) from err
+            raise InputError(
+                f"evictionHard memory.available: bad percentage {text!r}", file=source
+            ) from err
         return Amount(int(capacity.value * pct), True)
     return amount(text, "evictionHard memory.available", source)
 
@@ -250,14 +252,19 @@ def _reserved_memory(raw: Any, source: str) -> list[ReservedMemory]:
         try:
             numa = int(entry["numaNode"])
         except (TypeError, ValueError) as err:
-            raise InputError(f"reservedMemory[{i}].numaNode must be an integer", file=source) from err
+            raise InputError(
+                f"reservedMemory[{i}].numaNode must be an integer", file=source
+            ) from err
         limits = entry.get("limits") or {}
         if not isinstance(limits, Mapping):
             raise InputError(f"reservedMemory[{i}].limits must be a mapping", file=source)
         out.append(
             ReservedMemory(
                 numa,
-                {str(k): amount(v, f"reservedMemory[{i}].limits.{k}", source) for k, v in limits.items()},
+                {
+                    str(k): amount(v, f"reservedMemory[{i}].limits.{k}", source)
+                    for k, v in limits.items()
+                },
             )
         )
     return out

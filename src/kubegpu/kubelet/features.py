@@ -21,7 +21,12 @@ TM_BETA_GATE = "TopologyManagerPolicyBetaOptions"
 POD_LEVEL_RESOURCES = "PodLevelResources"
 
 # Gate defaults: the alpha-option groups are off, the beta-option groups on (they never go GA).
-_GATE_DEFAULTS = {CPU_ALPHA_GATE: False, CPU_BETA_GATE: True, TM_ALPHA_GATE: False, TM_BETA_GATE: True}
+_GATE_DEFAULTS = {
+    CPU_ALPHA_GATE: False,
+    CPU_BETA_GATE: True,
+    TM_ALPHA_GATE: False,
+    TM_BETA_GATE: True,
+}
 
 # option -> maturity per release, in SUPPORTED_VERSIONS order.
 CPU_OPTION_MATURITY: Mapping[str, tuple[str, str, str, str]] = {

@@ -235,7 +235,7 @@ class NodeState:
         return key
 
     def admit(self, pod: PodRequest) -> Admission:
-        """Admit or reject `pod` as the kubelet would; on success the state keeps its allocations."""
+        """Admit or reject `pod` as the kubelet would; on success the state keeps them."""
         pod = replace(pod, uid=self._key(pod))
         qos = qos_class(pod, self.gates.enabled(POD_LEVEL_RESOURCES))
         run = _Run(self, pod, qos)
@@ -265,7 +265,7 @@ class NodeState:
         return [r for r in pod.resource_names() if r in known]
 
     def _fits(self, pod: PodRequest) -> Rejection | None:
-        """The predicate admit handler: pods, then cpu, memory, and the node's extended resources."""
+        """The predicate admit handler: pods, cpu, memory, then the node's other resources."""
         pods_used = self.used.get("pods", 0)
         if pods_used + 1 > self.allocatable["pods"]:
             return insufficient_resource("pods", 1, pods_used, self.allocatable["pods"])
@@ -326,7 +326,9 @@ class _Run:
             (DEVICE_MANAGER, n.devices.container_hints(self.dev_state, self.pod, c))
         ]
         if n.cpu is not None:
-            answers.append((CPU_MANAGER, n.cpu.container_hints(self.cpu_state, self.pod, c, self.qos)))
+            answers.append(
+                (CPU_MANAGER, n.cpu.container_hints(self.cpu_state, self.pod, c, self.qos))
+            )
         if n.memory is not None:
             answers.append(
                 (MEMORY_MANAGER, n.memory.container_hints(self.mem_state, self.pod, c, self.qos))
@@ -344,7 +346,9 @@ class _Run:
             answers.append((MEMORY_MANAGER, n.memory.pod_hints(self.mem_state, self.pod, self.qos)))
         return answers
 
-    def record(self, target: str, answers: Sequence[tuple[str, ProviderHints]], result: MergeResult) -> None:
+    def record(
+        self, target: str, answers: Sequence[tuple[str, ProviderHints]], result: MergeResult
+    ) -> None:
         flat: list[ProviderAnswer] = []
         for provider, answer in answers:
             if not answer:
@@ -352,7 +356,9 @@ class _Run:
                 continue
             for resource in sorted(answer):
                 hints = answer[resource]
-                flat.append(ProviderAnswer(provider, resource, None if hints is None else tuple(hints)))
+                flat.append(
+                    ProviderAnswer(provider, resource, None if hints is None else tuple(hints))
+                )
         note = _why(self.node.policy.name, flat, result)
         self.trace.append(TraceStep(target, tuple(flat), result.hint, result.admit, note))
 

@@ -59,7 +59,7 @@ class PodRequest:
         return self.init_containers + self.containers
 
     def effective(self, resource: str, limits: bool = False) -> int:
-        """PodRequests/PodLimits for one resource: max(apps + sidecars, init peaks with sidecars)."""
+        """PodRequests/PodLimits of a resource: max(apps + sidecars, init peaks + sidecars)."""
         sidecars = 0
         init_peak = 0
         for c in self.init_containers:
@@ -135,7 +135,9 @@ class PodRequest:
             job = spec.get("jobTemplate") or {}
             template = (job.get("spec") or {}).get("template")
         if not isinstance(template, Mapping) or "spec" not in template:
-            raise InputError(f"{kind or 'document'} {name!r} has no pod spec or pod template", file=source)
+            raise InputError(
+                f"{kind or 'document'} {name!r} has no pod spec or pod template", file=source
+            )
         return cls.from_pod_spec(name, template["spec"], source, namespace)
 
 
@@ -147,7 +149,9 @@ def _seq(value: Any, field_name: str, pod: str, source: str | None) -> Sequence[
     return value
 
 
-def _container(raw: Any, index: int, field_name: str, pod: str, source: str | None) -> ContainerRequest:
+def _container(
+    raw: Any, index: int, field_name: str, pod: str, source: str | None
+) -> ContainerRequest:
     where = f"pod {pod}: spec.{field_name}[{index}]"
     if not isinstance(raw, Mapping):
         raise InputError(f"{where} must be a mapping", file=source)

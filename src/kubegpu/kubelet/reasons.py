@@ -35,7 +35,11 @@ class SMTAlignmentError(AdmissionFailure):
     reason = SMT_ALIGNMENT_ERROR
 
     def __init__(
-        self, requested: int, cpus_per_core: int, available_physical: int = 0, by_physical: bool = False
+        self,
+        requested: int,
+        cpus_per_core: int,
+        available_physical: int = 0,
+        by_physical: bool = False,
     ) -> None:
         self.requested = requested
         self.cpus_per_core = cpus_per_core
@@ -44,7 +48,8 @@ class SMTAlignmentError(AdmissionFailure):
         if by_physical:
             text = (
                 "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = "
-                f"{available_physical}, requested CPUs = {requested}, CPUs per core = {cpus_per_core}"
+                f"{available_physical}, requested CPUs = {requested}, "
+                f"CPUs per core = {cpus_per_core}"
             )
         else:
             text = (
@@ -66,7 +71,9 @@ def rejection_for(err: ModelError) -> Rejection:
     """GetPodAdmitResult: typed errors keep their reason; anything else is unexpected."""
     if isinstance(err, AdmissionFailure) and err.reason != UNEXPECTED_ADMISSION_ERROR:
         return Rejection(err.reason, err.message)
-    return Rejection(UNEXPECTED_ADMISSION_ERROR, f"Allocate failed due to {err.message}, which is unexpected")
+    return Rejection(
+        UNEXPECTED_ADMISSION_ERROR, f"Allocate failed due to {err.message}, which is unexpected"
+    )
 
 
 def insufficient_resource(resource: str, requested: int, used: int, capacity: int) -> Rejection:

@@ -171,7 +171,8 @@ class Accumulator:
 
 def _not_enough(requested: int, available: int) -> CPUAllocationError:
     return CPUAllocationError(
-        f"not enough cpus available to satisfy request: requested={requested}, available={available}"
+        "not enough cpus available to satisfy request: "
+        f"requested={requested}, available={available}"
     )
 
 
@@ -285,7 +286,9 @@ def take_by_topology_numa_distributed(
             continue
         share = (num_cpus // len(best_combo) // group) * group
         for n in best_combo:
-            acc.take(take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], share, strategy))
+            acc.take(
+                take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], share, strategy)
+            )
         left = num_cpus - share * len(best_combo)
         while left > 0:
             progressed = False
@@ -295,7 +298,9 @@ def take_by_topology_numa_distributed(
                 if (acc.details & topo.numa_bits[n]).bit_count() < group:
                     continue
                 acc.take(
-                    take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], group, strategy)
+                    take_by_topology_numa_packed(
+                        topo, acc.details & topo.numa_bits[n], group, strategy
+                    )
                 )
                 left -= group
                 progressed = True

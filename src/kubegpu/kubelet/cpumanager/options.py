@@ -78,7 +78,9 @@ def option_available(option: str, gates: FeatureGates) -> bool:
     return True
 
 
-def parse_options(raw: Mapping[str, str] | None, gates: FeatureGates | None = None) -> StaticPolicyOptions:
+def parse_options(
+    raw: Mapping[str, str] | None, gates: FeatureGates | None = None
+) -> StaticPolicyOptions:
     """NewStaticPolicyOptions: availability, Go booleans, incompatible pairs."""
     gates = gates or FeatureGates()
     values: dict[str, bool] = {}

@@ -238,7 +238,9 @@ class StaticPolicy:
         return hints
 
     def _socket_aligned(self, mask: NUMAMask, min_size: int) -> bool:
-        per_socket = self.topo.num_numa_nodes // self.topo.num_sockets if self.topo.num_sockets else 0
+        per_socket = (
+            self.topo.num_numa_nodes // self.topo.num_sockets if self.topo.num_sockets else 0
+        )
         if per_socket == 0:
             return False
         min_sockets = (min_size + per_socket - 1) // per_socket

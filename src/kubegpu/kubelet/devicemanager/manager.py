@@ -65,7 +65,9 @@ class DeviceManager:
         self.by_id = {r: {d.id: d for d in ds} for r, ds in self.devices.items()}
         self.order = {r: {d.id: i for i, d in enumerate(ds)} for r, ds in self.devices.items()}
         self.numa_nodes = tuple(sorted(numa_nodes))
-        self.aligned_resource = {r: any(d.has_topology for d in ds) for r, ds in self.devices.items()}
+        self.aligned_resource = {
+            r: any(d.has_topology for d in ds) for r, ds in self.devices.items()
+        }
         self._masks = tuple(iterate_masks(self.numa_nodes))
 
     def is_device_resource(self, resource: str) -> bool:
@@ -85,7 +87,9 @@ class DeviceManager:
     def pod_request(self, pod: PodRequest) -> dict[str, int]:
         """PodLimits for device resources: max(apps + sidecars, each init with earlier sidecars)."""
         out: dict[str, int] = {}
-        resources = {r for c in pod.all_containers() for r in c.limits if self.is_device_resource(r)}
+        resources = {
+            r for c in pod.all_containers() for r in c.limits if self.is_device_resource(r)
+        }
         for r in sorted(resources):
             sidecars = 0
             init_peak = 0
@@ -154,7 +158,9 @@ class DeviceManager:
             hints[resource] = self.generate_hints(resource, available, reusable, requested)
         return hints
 
-    def pod_hints(self, state: DeviceState, pod: PodRequest) -> dict[str, list[TopologyHint] | None]:
+    def pod_hints(
+        self, state: DeviceState, pod: PodRequest
+    ) -> dict[str, list[TopologyHint] | None]:
         hints: dict[str, list[TopologyHint] | None] = {}
         for resource, requested in self.pod_request(pod).items():
             if not self.aligned_resource[resource]:
@@ -178,7 +184,7 @@ class DeviceManager:
     def filter_by_affinity(
         self, resource: str, available: set[str], affinity: NUMAMask | None
     ) -> tuple[list[str], list[str], list[str]]:
-        """(aligned, unaligned, no-topology) devices, nodes in the hint first, fuller nodes later."""
+        """(aligned, unaligned, no-topology) devices; hint nodes first, fuller nodes later."""
         if not self.aligned_resource[resource] or affinity is None:
             return [], [], self._sorted(resource, available)
         per_node: dict[int, set[str]] = {}
@@ -290,7 +296,13 @@ class DeviceManager:
         result: dict[str, tuple[str, ...]] = {}
         for resource, needed in self.container_request(container).items():
             chosen = self.devices_to_allocate(
-                state, pod.key, container.name, resource, needed, reuse.get(resource, set()), affinity
+                state,
+                pod.key,
+                container.name,
+                resource,
+                needed,
+                reuse.get(resource, set()),
+                affinity,
             )
             if not chosen:
                 existing = state.container_devices(pod.key, container.name, resource)
@@ -299,7 +311,9 @@ class DeviceManager:
                 continue
             state.allocated.setdefault(resource, set()).update(chosen)
             ordered = tuple(self._sorted(resource, chosen))
-            state.pod_devices.setdefault(pod.key, {}).setdefault(container.name, {})[resource] = ordered
+            state.pod_devices.setdefault(pod.key, {}).setdefault(container.name, {})[resource] = (
+                ordered
+            )
             result[resource] = ordered
         if container.kind == "init":
             for resource, ids in result.items():

@@ -64,8 +64,10 @@ class MemoryState:
     def copy(self) -> MemoryState:
         return MemoryState(
             {n: s.copy() for n, s in self.machine.items()},
-            {p: {c: [replace(b, per_node=dict(b.per_node)) for b in bl] for c, bl in cs.items()}
-             for p, cs in self.blocks.items()},
+            {
+                p: {c: [replace(b, per_node=dict(b.per_node)) for b in bl] for c, bl in cs.items()}
+                for p, cs in self.blocks.items()
+            },
             {p: {m: dict(t) for m, t in r.items()} for p, r in self.reusable.items()},
         )
 
@@ -85,7 +87,9 @@ class StaticMemoryPolicy:
         self.numa_nodes = tuple(sorted(numa_memory))
         self.numa_memory = dict(numa_memory)
         self.numa_hugepages = {n: dict(numa_hugepages.get(n, {})) for n in self.numa_nodes}
-        self.reserved = {n: {k: v.value for k, v in reserved.get(n, {}).items()} for n in self.numa_nodes}
+        self.reserved = {
+            n: {k: v.value for k, v in reserved.get(n, {}).items()} for n in self.numa_nodes
+        }
         self._masks = tuple(iterate_masks(self.numa_nodes))
 
     def initial_state(self) -> MemoryState:
@@ -122,7 +126,9 @@ class StaticMemoryPolicy:
         for c in pod.containers:
             for r, q in self.container_request(c).items():
                 by_apps[r] = by_apps.get(r, 0) + q
-        return {r: max(by_apps[r] + by_sidecars.get(r, 0), by_init.get(r, 0)) for r in sorted(by_apps)}
+        return {
+            r: max(by_apps[r] + by_sidecars.get(r, 0), by_init.get(r, 0)) for r in sorted(by_apps)
+        }
 
     # -- hints -------------------------------------------------------------------------
     def _reusable(self, state: MemoryState, pod: PodRequest, mask: NUMAMask, resource: str) -> int:
@@ -161,7 +167,9 @@ class StaticMemoryPolicy:
             found.append(mask)
         hints: dict[str, list[TopologyHint]] = {}
         for resource in requested:
-            hints[resource] = [TopologyHint(m, m.count() == min_size) for m in found] if found else []
+            hints[resource] = (
+                [TopologyHint(m, m.count() == min_size) for m in found] if found else []
+            )
         return {r: h for r, h in hints.items() if h}
 
     def container_hints(
@@ -249,7 +257,9 @@ class StaticMemoryPolicy:
         if not self._satisfies(state, best.affinity, requested):
             hints = self.calculate_hints(state, pod, requested)
             pool = hints.get(MEMORY) or (next(iter(hints.values())) if hints else [])
-            within = [h for h in pool if h.affinity is not None and h.affinity.contains(best.affinity)]
+            within = [
+                h for h in pool if h.affinity is not None and h.affinity.contains(best.affinity)
+            ]
             if not within:
                 raise ModelError(
                     "[memorymanager] failed to find NUMA nodes to extend the current topology hint"
@@ -302,7 +312,10 @@ class StaticMemoryPolicy:
 
     @staticmethod
     def _update_reusable(
-        state: MemoryState, pod: PodRequest, container: ContainerRequest, blocks: Sequence[MemoryBlock]
+        state: MemoryState,
+        pod: PodRequest,
+        container: ContainerRequest,
+        blocks: Sequence[MemoryBlock],
     ) -> None:
         for other in [p for p in state.reusable if p != pod.key]:
             del state.reusable[other]

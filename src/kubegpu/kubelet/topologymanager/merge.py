@@ -40,7 +40,9 @@ def narrowest_hint(hints: Sequence[TopologyHint]) -> TopologyHint | None:
     for hint in hints:
         if hint.affinity is None:
             continue
-        if best is None or (best.affinity is not None and hint.affinity.is_narrower_than(best.affinity)):
+        if best is None or (
+            best.affinity is not None and hint.affinity.is_narrower_than(best.affinity)
+        ):
             best = hint
     return best
 
@@ -72,7 +74,9 @@ def merge_permutation(default: NUMAMask, permutation: Sequence[TopologyHint]) ->
     return TopologyHint(NUMAMask(bits), preferred)
 
 
-def iterate_permutations(filtered: Sequence[Sequence[TopologyHint]]) -> Iterator[list[TopologyHint]]:
+def iterate_permutations(
+    filtered: Sequence[Sequence[TopologyHint]],
+) -> Iterator[list[TopologyHint]]:
     """The cross product: one hint from every inner list (none at all if a list is empty)."""
     if not filtered:
         yield []
@@ -149,15 +153,13 @@ class HintMerger:
         return best, examined
 
 
-def filter_single_numa_hints(filtered: Sequence[Sequence[TopologyHint]]) -> list[list[TopologyHint]]:
+def filter_single_numa_hints(
+    filtered: Sequence[Sequence[TopologyHint]],
+) -> list[list[TopologyHint]]:
     """single-numa-node: keep preferred hints that are 'any' or exactly one NUMA node."""
     out: list[list[TopologyHint]] = []
     for hints in filtered:
         out.append(
-            [
-                h
-                for h in hints
-                if h.preferred and (h.affinity is None or h.affinity.count() == 1)
-            ]
+            [h for h in hints if h.preferred and (h.affinity is None or h.affinity.count() == 1)]
         )
     return out

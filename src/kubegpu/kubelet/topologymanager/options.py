@@ -45,11 +45,13 @@ def check_option_available(
         raise ModelError(f'unknown Topology Manager Policy option: "{option}"')
     if maturity == "alpha" and not gates.enabled(TM_ALPHA_GATE):
         raise ModelError(
-            f'topology manager policy alpha-level options not enabled, but option "{option}" provided'
+            "topology manager policy alpha-level options not enabled, "
+            f'but option "{option}" provided'
         )
     if maturity == "beta" and not gates.enabled(TM_BETA_GATE):
         raise ModelError(
-            f'topology manager policy beta-level options not enabled, but option "{option}" provided'
+            "topology manager policy beta-level options not enabled, "
+            f'but option "{option}" provided'
         )
 
 
@@ -84,7 +86,9 @@ def parse_options(
     return TopologyManagerOptions(prefer, max_nodes)
 
 
-def option_available(option: str, gates: FeatureGates, extra: Mapping[str, str] | None = None) -> bool:
+def option_available(
+    option: str, gates: FeatureGates, extra: Mapping[str, str] | None = None
+) -> bool:
     try:
         check_option_available(option, gates, extra)
     except ModelError:

@@ -1,0 +1,186 @@
+"""`kubegpu admit`: would the kubelet admit these pods on this node, and why (or why not)?
+
+Reads pods (any workload's pod template) and a node preset/profile, runs kubegpu.kubelet.NodeState.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+from kubegpu.cli.common import EXIT_FINDINGS, EXIT_USAGE, fail
+from kubegpu.errors import InputError, KubegpuError
+from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
+from kubegpu.kubelet.features import SUPPORTED_VERSIONS
+from kubegpu.manifests import load_text, pod_templates, read_source
+from kubegpu.topology.cpulist import format_cpulist
+from kubegpu.topology.presets import load_node
+
+_PODS_HELP = "Pod manifests (a Pod or any workload with a pod template); '-' reads stdin."
+_NODE_HELP = "Node preset name (see `kubegpu nodes`) or node profile file (JSON/YAML)."
+_CONFIG_HELP = "KubeletConfiguration file (YAML or JSON); default: the kubelet's defaults."
+_EXISTING_HELP = "Pods already running on the node, admitted first (repeatable)."
+_EXPLAIN_HELP = "Print every hint provider's hints and the Topology Manager merge."
+_VERSION_HELP = f"Kubelet release modelled ({', '.join(SUPPORTED_VERSIONS)})."
+
+
+class Output(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def register(app: typer.Typer, gen_app: typer.Typer) -> None:
+    del gen_app
+    app.command("admit")(admit)
+
+
+def admit(
+    pods: Annotated[list[str], typer.Argument(help=_PODS_HELP)],
+    node: Annotated[str, typer.Option("--node", help=_NODE_HELP)],
+    kubelet_config: Annotated[
+        str | None, typer.Option("--kubelet-config", help=_CONFIG_HELP)
+    ] = None,
+    existing: Annotated[list[str] | None, typer.Option("--existing", help=_EXISTING_HELP)] = None,
+    explain: Annotated[bool, typer.Option("--explain", help=_EXPLAIN_HELP)] = False,
+    output: Annotated[Output, typer.Option("--output", "-o", help="text or json.")] = Output.text,
+    kubernetes_version: Annotated[
+        str, typer.Option("--kubernetes-version", help=_VERSION_HELP)
+    ] = "1.35",
+) -> None:
+    """Predict, pod by pod, whether the kubelet admits each pod (exit 1 on a rejection)."""
+    try:
+        topology = load_node(node)
+        try:
+            config = (
+                _load_config(kubelet_config, kubernetes_version)
+                if kubelet_config
+                else KubeletConfig(version=kubernetes_version, source="<kubelet defaults>")
+            )
+            state = NodeState(topology, config)
+        except KubeletStartupError as err:
+            where = f"{err.file}: " if err.file else ""
+            typer.echo(
+                f"kubegpu: error: {where}the kubelet would not start ({err.component}): "
+                f"{err.message}",
+                err=True,
+            )
+            raise typer.Exit(EXIT_USAGE) from err
+        before = [p for path in existing or [] for p in _load_pods(path)]
+        wanted = [p for path in pods for p in _load_pods(path)]
+    except KubegpuError as err:
+        raise fail(err) from err
+    for pod in before:
+        result = state.admit(pod)
+        if not result.admitted:
+            typer.echo(
+                f"kubegpu: warning: existing pod {pod.name} was not admitted: {result.reason}",
+                err=True,
+            )
+    results = [state.admit(pod) for pod in wanted]
+    if output is Output.json:
+        typer.echo(json.dumps([r.to_dict() for r in results], indent=2))
+    else:
+        typer.echo(_header(topology.name, config, state))
+        for result in results:
+            typer.echo("\n".join(_render(result, explain)))
+    if not all(r.admitted for r in results):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _load_config(path: str, version: str) -> KubeletConfig:
+    data = _read_yaml_docs(path)
+    docs = [d for d in data if isinstance(d, dict)]
+    configs = [d for d in docs if d.get("kind") == "KubeletConfiguration"] or docs
+    if len(configs) != 1:
+        raise InputError("expected exactly one KubeletConfiguration document", file=path)
+    return KubeletConfig.from_dict(configs[0], source=path, version=version)
+
+
+def _read_yaml_docs(path: str) -> list[Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read: {err}", file=path) from err
+    try:
+        return [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = None if mark is None else int(mark.line) + 1
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise InputError(f"invalid YAML: {problem}", file=path, line=line) from err
+
+
+def _load_pods(name: str) -> list[PodRequest]:
+    source = read_source(name, None if name == "-" else Path(name), "manifest")
+    if source.text is None:
+        raise InputError(source.error or "cannot read", file=name)
+    loaded = load_text(source.name, source.text)
+    for problem in loaded.problems:
+        if problem.fatal:
+            raise InputError(problem.message, file=problem.file, line=problem.line)
+    out: list[PodRequest] = []
+    for doc in loaded.documents:
+        for template in pod_templates(doc):
+            meta = doc.metadata
+            base = str(meta.get("name") or meta.get("generateName") or doc.kind.lower())
+            pod_name = f"{base}-{template.role}" if template.role else base
+            where = doc.location(template.path)
+            try:
+                out.append(
+                    PodRequest.from_pod_spec(
+                        pod_name,
+                        template.spec,
+                        source=where.file,
+                        namespace=str(meta.get("namespace") or "default"),
+                    )
+                )
+            except InputError as err:
+                raise InputError(err.message, file=where.file, line=where.line) from err
+    if not out:
+        raise InputError("no pod or pod template found", file=name)
+    return out
+
+
+def _header(name: str, config: KubeletConfig, state: NodeState) -> str:
+    reserved = format_cpulist(state.reserved_cpus) if state.reserved_cpus else "none"
+    return (
+        f"node {name}: cpuManagerPolicy {config.cpu_manager_policy}, memoryManagerPolicy "
+        f"{config.memory_manager_policy}, topologyManagerPolicy {config.topology_manager_policy} "
+        f"(scope {config.topology_manager_scope}); reserved CPUs {reserved}"
+    )
+
+
+def _bytes(value: int) -> str:
+    for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if value >= size and value % size == 0:
+            return f"{value // size}{unit}"
+    return str(value)
+
+
+def _render(result: Admission, explain: bool) -> list[str]:
+    if result.admitted:
+        lines = [f"pod {result.pod}: admitted ({result.qos})"]
+    else:
+        lines = [f"pod {result.pod}: REJECTED {result.reason}: {result.message} ({result.qos})"]
+    for c in result.containers:
+        cpus = (
+            f"cpus {format_cpulist(c.exclusive_cpus)} ({len(c.exclusive_cpus)} exclusive)"
+            if c.exclusive_cpus
+            else "cpus shared pool"
+        )
+        numa = "any" if c.numa_affinity is None else ",".join(str(n) for n in c.numa_affinity)
+        parts = [f"  {c.kind} {c.name}: {cpus}; NUMA hint {numa}"]
+        for resource, ids in c.devices.items():
+            parts.append(f"{resource} {','.join(ids)}")
+        for resource, per in c.memory.items():
+            spread = ", ".join(f"{_bytes(b)} on NUMA {n}" for n, b in per.items())
+            parts.append(f"{resource} {spread}")
+        lines.append("; ".join(parts))
+    if explain:
+        lines.extend("    " + line for line in result.explain())
+    return lines
