@@ -1,0 +1,278 @@
+"""Section 13.3 rules: image pull time for GPU pods (pull policy, mutable tags, CUDA `-devel` images).
+
+Image references follow distribution/reference (ParseNormalizedNamed); pull-policy defaulting follows kubernetes v1.35
+SetDefaults_Container (Always when the parsed tag is `latest`, IfNotPresent otherwise).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from kubegpu.manifests import ContainerRef, PodTemplate
+from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+
+_SECTION = "13.3"
+DEFAULT_DOMAIN = "docker.io"
+
+# distribution/reference grammar (reference/regexp.go), anchored.
+_ALNUM = r"[a-z0-9]+"
+_SEPARATOR = r"(?:[._]|__|[-]+)"
+_PATH_COMPONENT = rf"{_ALNUM}(?:{_SEPARATOR}{_ALNUM})*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+_TAG = r"[\w][\w.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+_REFERENCE = re.compile(
+    rf"^(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?$"
+)
+_IDENTIFIER = re.compile(r"^[a-f0-9]{64}$")
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """A parsed image reference: registry domain, repository path, tag and digest (either may be empty)."""
+
+    raw: str
+    domain: str
+    path: str
+    tag: str
+    digest: str
+
+    @property
+    def name(self) -> str:
+        """The normalised repository name, e.g. `docker.io/nvidia/cuda`."""
+        return f"{self.domain}/{self.path}"
+
+    @property
+    def kube_tag(self) -> str:
+        """The tag Kubernetes defaulting sees: `latest` when neither a tag nor a digest is given."""
+        return self.tag or ("" if self.digest else "latest")
+
+    def with_tag(self, tag: str) -> str:
+        """The original reference text with another tag (the digest dropped: it belonged to the old tag)."""
+        base = self.raw.split("@", 1)[0]
+        if self.tag:
+            base = base[: -len(self.tag) - 1]
+        return f"{base}:{tag}"
+
+
+def parse_image(text: str) -> ImageRef | None:
+    """Parse an image reference the way the kubelet does; None for what it cannot parse (placeholders, uppercase)."""
+    if not text or len(text) > 512 or _IDENTIFIER.match(text):
+        return None
+    match = _REFERENCE.match(text)
+    if match is None:
+        return None
+    name = match.group("name")
+    if len(name) > 255:
+        return None
+    first, slash, rest = name.partition("/")
+    if not slash or ("." not in first and ":" not in first and first != "localhost" and first.lower() == first):
+        domain, path = DEFAULT_DOMAIN, name
+    else:
+        domain, path = first, rest
+    if domain in ("docker.io", "index.docker.io") and "/" not in path:
+        domain, path = DEFAULT_DOMAIN, f"library/{path}"
+    return ImageRef(text, domain, path, match.group("tag") or "", match.group("digest") or "")
+
+
+# A tag "looks like a version" when one of its dash-separated parts starts with major.minor (v0.6.3, 24.05-py3,
+# 2.46.0.0e19ea-py39-gpu, 12.4.1-runtime-ubuntu22.04) or carries a full x.y.z after a word (vectoradd-cuda12.5.0),
+# when it is a bare build number (14), or when it carries a date or a commit hash; `latest` never does.
+_VERSION_PART = re.compile(r"^[vVrR]?\d+\.\d+|^[a-zA-Z]+\d+\.\d+\.\d+")
+_BUILD_NUMBER = re.compile(r"^[vV]?\d+$")
+_DATE = re.compile(r"(?<!\d)(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}_\d{2}_\d{2})(?!\d)")
+_COMMIT = re.compile(r"^(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}$")
+
+
+def tag_is_version(tag: str, extra_patterns: Sequence[str] = ()) -> bool:
+    """Does a tag name one build (a version, a date or a commit) rather than a moving pointer (latest, main, gpu)?"""
+    if not tag:
+        return False
+    parts = re.split(r"[-_+]", tag)
+    if any(part.lower() == "latest" for part in parts):
+        return False
+    for pattern in extra_patterns:
+        if re.fullmatch(pattern, tag):
+            return True
+    if _BUILD_NUMBER.match(tag) or any(_VERSION_PART.match(part) for part in parts):
+        return True
+    if _DATE.search(tag):
+        return True
+    return any(_COMMIT.match(part) for part in parts)
+
+
+# Families whose `-devel` and `-runtime` tags are published in pairs (same version, same OS), so that the runtime
+# variant of a devel tag is a name substitution: nvidia/cuda (base -> runtime -> devel per version and OS) and
+# pytorch/pytorch (<torch>-cuda<x>-cudnn<y>-{runtime,devel}).
+_RUNTIME_PAIRED = {
+    "docker.io/nvidia/cuda": re.compile(r"^\d+\.\d+(?:\.\d+)?-(?:cudnn\d*-)?devel(?:-[a-z0-9.]+)?$"),
+    "nvcr.io/nvidia/cuda": re.compile(r"^\d+\.\d+(?:\.\d+)?-(?:cudnn\d*-)?devel(?:-[a-z0-9.]+)?$"),
+    "docker.io/pytorch/pytorch": re.compile(r"^\d+\.\d+(?:\.\d+)?-cuda\d+\.\d+-cudnn\d+-devel$"),
+}
+_CUDA_HINT = re.compile(r"cuda|cudnn|pytorch|torch|tensorflow|nvidia|ngc|nvcr")
+
+
+def is_devel_image(ref: ImageRef) -> bool:
+    """A CUDA-family image whose tag marks the `devel` flavour (compilers, headers, static libraries)."""
+    if not ref.tag:
+        return False
+    if not any(part == "devel" for part in ref.tag.lower().split("-")):
+        return False
+    return ref.name in _RUNTIME_PAIRED or bool(_CUDA_HINT.search(ref.name) or _CUDA_HINT.search(ref.tag.lower()))
+
+
+def runtime_variant(ref: ImageRef) -> str | None:
+    """The `-runtime` tag of a devel image, when its family's naming scheme makes it derivable; else None."""
+    pattern = _RUNTIME_PAIRED.get(ref.name)
+    if pattern is None or not pattern.match(ref.tag) or ref.tag.split("-").count("devel") != 1:
+        return None
+    return "-".join("runtime" if part == "devel" else part for part in ref.tag.split("-"))
+
+
+def image_of(container: ContainerRef) -> tuple[str, ImageRef] | None:
+    """The container's image text and its parse, or None when there is no image or it does not parse."""
+    image = container.data.get("image")
+    if not isinstance(image, str):
+        return None
+    ref = parse_image(image.strip())
+    return (image, ref) if ref is not None else None
+
+
+def _describe(container: ContainerRef) -> str:
+    what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
+    return f"{what} '{container.name}'" if container.name else what
+
+
+def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    extra = tuple(ctx.option("image-tag-mutable", "immutable-tags", ()))
+    for container in template.containers:
+        parsed = image_of(container)
+        if parsed is None:
+            continue
+        image, ref = parsed
+        policy = container.data.get("imagePullPolicy")
+        pinned = bool(ref.digest) or (ref.tag != "latest" and tag_is_version(ref.tag, extra))
+        if policy == "Always":
+            path = (*container.path, "imagePullPolicy")
+            how = "sets imagePullPolicy: Always"
+            edit = Edit("replace", path, "IfNotPresent")
+        elif policy in (None, "") and ref.kube_tag == "latest":
+            path = (*container.path, "image")
+            how = (f"pulls '{image}' with no imagePullPolicy, which Kubernetes defaults to Always because the tag "
+                   f"is {'missing (so latest)' if not ref.tag else 'latest'}")
+            edit = Edit("add", (*container.path, "imagePullPolicy"), "IfNotPresent")
+        else:
+            continue
+        fix = Fix("set imagePullPolicy: IfNotPresent (the image is pinned)", Safety.SAFE, (edit,)) if pinned else None
+        advice = ("the image is pinned, so IfNotPresent gives the same guarantee without the registry round trip"
+                  if pinned else "pin a version tag or a digest, then set IfNotPresent")
+        yield RawFinding(
+            path,
+            f"{_describe(container)} {how}: each start of this GPU pod asks the registry first, and whenever the "
+            "tag has moved (or the node lost the image) the multi-GB image is downloaded again while the pod's GPUs "
+            f"sit allocated and idle; a registry outage or rate limit blocks the start even with the image on the "
+            f"node; {advice}",
+            fix,
+        )
+
+
+def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    extra = tuple(ctx.option("image-tag-mutable", "immutable-tags", ()))
+    for container in template.containers:
+        parsed = image_of(container)
+        if parsed is None:
+            continue
+        image, ref = parsed
+        if ref.digest:
+            continue
+        if not ref.tag:
+            why = "has no tag, so it means ':latest'"
+        elif ref.tag.lower() == "latest" or "latest" in re.split(r"[-_+]", ref.tag.lower()):
+            why = f"uses the moving tag '{ref.tag}'"
+        elif not tag_is_version(ref.tag, extra):
+            why = f"uses the tag '{ref.tag}', which is not a version, a date or a commit"
+        else:
+            continue
+        yield RawFinding(
+            (*container.path, "image"),
+            f"{_describe(container)} image '{image}' {why}: nodes that already hold the tag keep their copy while "
+            "new nodes pull whatever it points to now, so replicas of one GPU job can run different code, and "
+            "IfNotPresent cannot be used safely; pin a version tag or a digest (@sha256:...)",
+        )
+
+
+def _check_devel(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    for container in template.containers:
+        parsed = image_of(container)
+        if parsed is None:
+            continue
+        image, ref = parsed
+        if not is_devel_image(ref):
+            continue
+        variant = runtime_variant(ref)
+        fix = None
+        suggestion = "use the family's -runtime (or -base) image, or a multi-stage build that copies the build output"
+        if variant is not None:
+            new_image = ref.with_tag(variant)
+            suggestion = f"use '{new_image}'"
+            if not ref.digest:
+                fix = Fix(f"use the runtime variant {new_image}", Safety.UNSAFE,
+                          (Edit("replace", (*container.path, "image"), new_image),))
+            else:
+                suggestion += " (pinned by its own digest)"
+        yield RawFinding(
+            (*container.path, "image"),
+            f"{_describe(container)} runs the -devel image '{image}': compilers, headers and static libraries add "
+            f"gigabytes to every pull while the GPUs wait, and nothing at run time needs them unless the job "
+            f"compiles CUDA code as it starts; {suggestion}",
+            fix,
+        )
+
+
+IMAGE_PULL_ALWAYS = Rule(
+    code="KG301", name="image-pull-always", section=_SECTION, severity=Severity.WARNING,
+    summary="A GPU pod pulls an image with imagePullPolicy Always (set, or defaulted from a :latest or missing tag).",
+    target=Target.TEMPLATE, check=_check_pull_always, fixable=True,
+    rationale="GPU images are 10-30 GB. With Always the kubelet resolves the tag at the registry on every container "
+    "start; when the tag has moved, or the image was garbage-collected, the whole image is pulled again while the "
+    "pod already holds its GPUs, and a registry outage or rate limit stops a restart that could have used the "
+    "cached copy. Kubernetes defaults the policy to Always when the tag is `latest` or missing. Pinning a version "
+    "tag or a digest and using IfNotPresent gives the same certainty about which image runs: the safe fix sets "
+    "IfNotPresent only for images pinned that way, never for :latest. Other linters (Polaris, kube-score, "
+    "checkov) require Always; for multi-GB GPU images that trade is wrong.",
+    bad_example="image: nvcr.io/nvidia/pytorch:24.05-py3\nimagePullPolicy: Always",
+    good_example="image: nvcr.io/nvidia/pytorch:24.05-py3\nimagePullPolicy: IfNotPresent",
+)
+IMAGE_TAG_MUTABLE = Rule(
+    code="KG302", name="image-tag-mutable", section=_SECTION, severity=Severity.WARNING,
+    summary="A GPU pod's image has no tag, `latest`, or a tag that is not a version (main, stable, nightly, gpu).",
+    target=Target.TEMPLATE, check=_check_tag_mutable,
+    options={"immutable-tags": "regular expressions (full match) of further tags your registry keeps immutable, "
+             "e.g. [\"build-[0-9]+\"]"},
+    rationale="A moving tag makes the node's cache lie: nodes that pulled it earlier keep the old image, new nodes "
+    "get the new one, and a multi-node job can start with mixed code. It also forces imagePullPolicy Always to get "
+    "updates, which re-pulls 10-30 GB images. A tag counts as a version when one of its dash-separated parts starts "
+    "with major.minor (`24.05-py3`, `v0.6.3`, `2.3.1-cuda12.1-cudnn8-runtime`, `12.4.1-runtime-ubuntu22.04`), or "
+    "it carries a date (`20240501`, `2025-05-27`) or a commit hash; any tag containing `latest` does not. Digests "
+    "(`@sha256:...`) always pass. A registry port (`myreg:5000/img`) is not a tag.",
+    bad_example="image: vllm/vllm-openai:latest\n---\nimage: myorg/trainer:main",
+    good_example="image: vllm/vllm-openai:v0.8.5\n---\nimage: myorg/trainer@sha256:3f9a...",
+)
+IMAGE_DEVEL_RUNTIME = Rule(
+    code="KG303", name="image-devel-runtime", section=_SECTION, severity=Severity.WARNING,
+    summary="A GPU pod runs a CUDA/PyTorch `-devel` image instead of the `-runtime` variant.",
+    target=Target.TEMPLATE, check=_check_devel, fixable=True,
+    rationale="`-devel` images add nvcc, headers and static libraries to the runtime: nvidia/cuda devel images "
+    "are about 3x their runtime variants (e.g. 4.2 GB vs 1.3 GB), every byte pulled while the pod holds GPUs. A "
+    "workload needs them only when it compiles CUDA code at start (DeepSpeed JIT ops, "
+    "torch.utils.cpp_extension.load); then suppress the rule with a reason. The unsafe fix swaps to the runtime "
+    "variant where the family publishes devel and runtime tags in pairs (nvidia/cuda, nvcr.io/nvidia/cuda, "
+    "pytorch/pytorch); it is unsafe because anything that calls the compiler at run time breaks.",
+    bad_example="image: nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04",
+    good_example="image: nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04",
+)
+
+RULES: tuple[Rule, ...] = (IMAGE_PULL_ALWAYS, IMAGE_TAG_MUTABLE, IMAGE_DEVEL_RUNTIME)
