@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import yaml
@@ -67,20 +68,20 @@ class Document:
     is_json: bool = False
     _positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, repr=False)
 
-    @property
+    @cached_property
     def kind(self) -> str:
         return str(self.data.get("kind", "")) if isinstance(self.data, Mapping) else ""
 
-    @property
+    @cached_property
     def api_version(self) -> str:
         return str(self.data.get("apiVersion", "")) if isinstance(self.data, Mapping) else ""
 
-    @property
+    @cached_property
     def metadata(self) -> Mapping[str, Any]:
         meta = self.data.get("metadata") if isinstance(self.data, Mapping) else None
         return meta if isinstance(meta, Mapping) else {}
 
-    @property
+    @cached_property
     def ref(self) -> ObjectRef:
         meta = self.metadata
         namespace = meta.get("namespace")

@@ -124,6 +124,13 @@ class RuleContext:
     node: Any = None  # kubegpu.topology.NodeTopology when --node is given
     kubelet_config: Any = None  # a KubeletConfiguration dict when --kubelet-config is given
     smt: int | None = None
+    documents_by_kind: Mapping[str, tuple[Document, ...]] = field(default_factory=dict)
+
+    def documents_of(self, *kinds: str) -> tuple[Document, ...]:
+        """Every object of the given kinds in the whole input (indexed once per run)."""
+        if len(kinds) == 1:
+            return tuple(self.documents_by_kind.get(kinds[0], ()))
+        return tuple(doc for kind in kinds for doc in self.documents_by_kind.get(kind, ()))
 
     def option(self, rule: str, name: str, default: Any) -> Any:
         per_rule = self.options.get(rule)
