@@ -17,6 +17,7 @@ from kubegpu.errors import InputError, KubegpuError
 from kubegpu.probe.checks import Status, exit_code, run_checks, visible_gpus
 from kubegpu.probe.container import read_container
 from kubegpu.probe.manifests import probe_daemonset, probe_job
+from kubegpu.probe.snapshot import load_recorded, snapshot
 from kubegpu.topology.nvml import NvmlSource, load_nvml
 from kubegpu.topology.summary import render_text
 from kubegpu.topology.sysfs import Roots, read_node
@@ -56,18 +57,39 @@ def probe(
     shm_path: Annotated[Path, typer.Option(help="With --check: the shared-memory mount.")] = Path(
         "/dev/shm"
     ),
+    snapshot_dir: Annotated[
+        Path | None, typer.Option("--snapshot", help="Also copy every file read into this folder.")
+    ] = None,
+    replay: Annotated[
+        Path | None, typer.Option(help="Probe a folder written by --snapshot, not this machine.")
+    ] = None,
 ) -> None:
     """Print this machine's node profile (CPUs, NUMA, memory, GPUs), or with --check judge whether
     this container's CPUs, memory and /dev/shm suit its GPUs (exit 0 pass, 1 warn, 2 fail)."""
     try:
+        env: dict[str, str] = dict(os.environ)
+        source: NvmlSource | None
+        if replay is not None:
+            sysfs_root, procfs_root, cgroup_root = (
+                replay / "sys",
+                replay / "proc",
+                replay / "cgroup",
+            )
+            source, env = load_recorded(replay)
+            note = f"replayed from {replay}" + ("" if source else " (NVML not recorded)")
+        elif nvml:
+            source, note = load_nvml()
+        else:
+            source, note = None, "NVML not used (--no-nvml)"
         roots = Roots(sys=sysfs_root, proc=procfs_root)
-        source, note = load_nvml() if nvml else (None, "NVML not used (--no-nvml)")
+        if snapshot_dir is not None:
+            snapshot(roots, cgroup_root, snapshot_dir, env, source)
         node = read_node(roots, nvml=source, name=name, notes=(note,))
         if not check:
             _print_profile(node.to_dict(), output, render_text(node))
             raise typer.Exit(0)
         min_bytes = None if min_shm is None else _size(min_shm)
-        view = read_container(roots, cgroup_root, os.environ, shm_path)
+        view = read_container(roots, cgroup_root, env, shm_path)
         uuids = _uuids(source)
         results = run_checks(node, view, min_bytes, uuids)
     except KubegpuError as err:
