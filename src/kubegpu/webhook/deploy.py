@@ -199,6 +199,7 @@ def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
 
 def render_webhook(options: DeployOptions) -> str:
     """The objects as one YAML stream with a header explaining each choice."""
+    objects = webhook_objects(options)  # checks the options first
     tls = (f"cert-manager issues the {options.name}-tls Secret and injects the CA into both "
            "configurations." if options.ca_bundle is None else
            f"caBundle is the CA you gave; create the Secret {options.name}-tls (tls.crt, tls.key)"
@@ -208,5 +209,5 @@ def render_webhook(options: DeployOptions) -> str:
                            namespace=options.namespace, opt_out=OPT_OUT_LABEL,
                            timeout=options.timeout_seconds, tls=tls)
     body = "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100)
-                        for o in webhook_objects(options))
+                        for o in objects)
     return header + "---\n" + body

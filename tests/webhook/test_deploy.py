@@ -1,0 +1,98 @@
+"""`kubegpu gen webhook` and `gen audit-rbac`: every core object passes strict Kubernetes 1.35 schemas."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kubegpu.cli.main import app
+from kubegpu.live.rbac import RbacOptions, audit_rules, rbac_objects
+from kubegpu.webhook.deploy import DeployOptions, webhook_objects
+from tests.webhook.certs import make_certs
+
+K8S = "1.35.0"
+CERT_MANAGER = "cert-manager.io/v1"
+
+
+def _validate_core(objects: list[dict[str, Any]]) -> None:
+    for obj in objects:
+        if obj["apiVersion"] == CERT_MANAGER:
+            continue  # a CRD: kubernetes-validate ships only built-in kinds; checked below
+        kubernetes_validate.validate(obj, K8S, strict=True)
+
+
+def test_cert_manager_install_is_valid() -> None:
+    objects = webhook_objects(DeployOptions())
+    kinds = [o["kind"] for o in objects]
+    assert kinds == ["ServiceAccount", "Issuer", "Certificate", "Deployment", "Service",
+                     "PodDisruptionBudget", "MutatingWebhookConfiguration",
+                     "ValidatingWebhookConfiguration"]
+    _validate_core(objects)
+    cert = objects[2]["spec"]
+    assert cert["secretName"] == "kubegpu-webhook-tls"
+    assert cert["dnsNames"][0] == "kubegpu-webhook.kubegpu-system.svc"
+    mutating = objects[6]
+    assert mutating["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "kubegpu-system/kubegpu-webhook"}
+    hook = mutating["webhooks"][0]
+    assert hook["failurePolicy"] == "Ignore" and hook["sideEffects"] == "None"
+    assert hook["clientConfig"]["service"]["path"] == "/mutate"
+    assert hook["rules"][0]["operations"] == ["CREATE"] and hook["rules"][0]["resources"] == ["pods"]
+    excluded = hook["namespaceSelector"]["matchExpressions"][0]
+    assert excluded["values"] == ["kube-system", "kubegpu-system"]
+    deployment = objects[3]["spec"]["template"]["spec"]["containers"][0]
+    assert deployment["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert deployment["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert deployment["resources"]["requests"] == {"cpu": "100m", "memory": "128Mi"}
+
+
+def test_ca_bundle_install_is_valid(tmp_path: Path) -> None:
+    ca, _, _ = make_certs(tmp_path)
+    result = CliRunner().invoke(app, ["gen", "webhook", "--ca-bundle", str(ca),
+                                      "--failure-policy", "Fail", "--no-validating"])
+    assert result.exit_code == 0, result.output
+    assert "failurePolicy Fail: if the webhook is down" in result.output
+    objects = [d for d in yaml.safe_load_all(result.output) if d]
+    assert [o["kind"] for o in objects] == ["ServiceAccount", "Deployment", "Service",
+                                           "PodDisruptionBudget", "MutatingWebhookConfiguration"]
+    _validate_core(objects)
+    bundle = objects[-1]["webhooks"][0]["clientConfig"]["caBundle"]
+    assert base64.b64decode(bundle) == ca.read_bytes()
+
+
+def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    bad = runner.invoke(app, ["gen", "webhook", "--failure-policy", "Sometimes"])
+    assert bad.exit_code == 2 and "failurePolicy must be Ignore or Fail" in bad.output
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("hello")
+    bad = runner.invoke(app, ["gen", "webhook", "--ca-bundle", str(not_pem)])
+    assert bad.exit_code == 2 and "not a PEM certificate" in bad.output
+
+
+@pytest.mark.parametrize("configz", [True, False])
+def test_audit_rbac_is_valid_and_read_only(configz: bool) -> None:
+    objects = rbac_objects(RbacOptions(configz=configz))
+    _validate_core(objects)
+    verbs = {v for rule in audit_rules(configz) for v in rule["verbs"]}
+    assert verbs == ({"list", "get"} if configz else {"list"})
+    resources = {r for rule in audit_rules(configz) for r in rule["resources"]}
+    assert ("nodes/proxy" in resources) is configz
+    assert resources - {"nodes/proxy"} == {"nodes", "pods", "noderesourcetopologies",
+                                           "topologies", "workloads"}
+
+
+def test_gen_audit_rbac_cli() -> None:
+    result = CliRunner().invoke(app, ["gen", "audit-rbac", "--without-configz", "-n", "ops"])
+    assert result.exit_code == 0
+    objects = [d for d in yaml.safe_load_all(result.output) if d]
+    binding = objects[2]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubegpu-audit",
+                                    "namespace": "ops"}]
+    _validate_core(objects)
