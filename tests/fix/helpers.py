@@ -15,6 +15,8 @@ from kubegpu.manifests import Document, FieldPath
 from kubegpu.rules import LintConfig, lint_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# Fixtures pin the rules they exercise, so rules added later do not change their expected output.
+DEFAULT_SELECT = ("KG1", "KG2")
 
 
 def linter(config: LintConfig | None = None, **context: Any) -> LintFunction:
@@ -44,7 +46,7 @@ def fixture_cases() -> list[Case]:
         if (folder / "config.toml").is_file():
             settings = tomllib.loads((folder / "config.toml").read_text())
         options = FixOptions(unsafe=bool(settings.get("unsafe", False)))
-        config = LintConfig(select=tuple(settings.get("select", ())), options=settings.get("options", {}))
+        config = LintConfig(select=tuple(settings.get("select", DEFAULT_SELECT)), options=settings.get("options", {}))
         for before in sorted((folder / "before").iterdir()):
             cases.append(Case(f"{folder.name}/{before.name}", before, folder / "after" / before.name,
                               options, config))
