@@ -75,6 +75,7 @@ def probe(
                 replay / "proc",
                 replay / "cgroup",
             )
+            shm_path = replay / "shm"  # only the recorded mount line counts, not this machine's
             source, env = load_recorded(replay)
             note = f"replayed from {replay}" + ("" if source else " (NVML not recorded)")
         elif nvml:
