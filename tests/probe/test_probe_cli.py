@@ -167,3 +167,17 @@ def test_gen_bad_input() -> None:
     assert result.exit_code == 2 and "--cpus" in result.output
     result = runner.invoke(app, ["gen", "probe-job", "--image", "img:1", "--gpus", "0"])
     assert result.exit_code == 2
+
+
+def test_standalone_module_entry(tmp_path: Path) -> None:
+    # `python -m kubegpu.cli.probe` works without the rest of the CLI (the device-run command).
+    import subprocess
+    import sys
+
+    write_machine(load_preset("l40s-4gpu-1socket"), tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "kubegpu.cli.probe", *_args(tmp_path), "--no-nvml", "-o", "json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(NodeTopology.from_dict(json.loads(done.stdout)).gpus) == 4

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from kubegpu.cli.common import fail
+from kubegpu.cli.common import fail, run_app
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.probe.checks import Status, exit_code, run_checks, visible_gpus
 from kubegpu.probe.container import read_container
@@ -183,3 +183,14 @@ def register(app: typer.Typer, gen_app: typer.Typer) -> None:
     app.command("probe")(probe)
     gen_app.command("probe-daemonset")(gen_probe_daemonset)
     gen_app.command("probe-job")(gen_probe_job)
+
+
+def main() -> None:
+    """`python -m kubegpu.cli.probe [...]`: the probe alone, whatever other commands need."""
+    standalone = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    standalone.command()(probe)
+    run_app(standalone, "kubegpu probe")
+
+
+if __name__ == "__main__":
+    main()
