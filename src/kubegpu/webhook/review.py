@@ -105,15 +105,18 @@ def _lint(pod: Mapping[str, Any], config: WebhookConfig) -> tuple[list[Finding],
     return result.findings, result.gpu_templates > 0
 
 
-def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig) -> tuple[
+def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
+                     findings: list[Finding] | None = None) -> tuple[
         dict[str, Any], list[Finding], list[str]]:
     """Apply every safe fix, re-linting between passes; fixes touching the same field wait a pass.
 
-    Returns the fixed pod, the findings that remain, and the rules whose fixes were applied.
+    `findings` are those of `pod` when the caller has them. Returns the fixed pod, the findings
+    that remain, and the rules whose fixes were applied.
     """
     current = copy.deepcopy(dict(pod))
     applied: list[str] = []
-    findings, _ = _lint(current, config)
+    if findings is None:
+        findings, _ = _lint(current, config)
     for _ in range(config.max_fix_passes):
         touched: list[tuple[str | int, ...]] = []
         changed = False
@@ -167,7 +170,7 @@ def review(body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookCon
         return Decision(_response(uid), skipped="no accelerators")
     if mode == "validate":
         return _validate(uid, namespace, pod, findings, config)
-    fixed, remaining, applied = apply_safe_fixes(pod, config)
+    fixed, remaining, applied = apply_safe_fixes(pod, config, findings)
     ops = jsonpatch.make_patch(dict(pod), fixed).patch if applied else []
     extra: dict[str, Any] = {}
     if ops:
