@@ -93,6 +93,7 @@ class NodeState:
         self.allocatable = self._allocatable()
         self.used: dict[str, int] = {}
         self.pods: list[str] = []
+        self._keys: set[str] = set()
 
     # -- start-up ------------------------------------------------------------------------
     def _fail(self, component: str, message: str) -> KubeletStartupError:
@@ -205,6 +206,7 @@ class NodeState:
         twin.dev_state = self.dev_state.copy()
         twin.used = dict(self.used)
         twin.pods = list(self.pods)
+        twin._keys = set(self._keys)
         return twin
 
     def exclusive_cpus(self) -> dict[str, tuple[int, ...]]:
@@ -229,36 +231,49 @@ class NodeState:
     def _key(self, pod: PodRequest) -> str:
         base = pod.key
         key, n = base, 1
-        while key in self.pods:
+        while key in self._keys:
             n += 1
             key = f"{base}#{n}"
         return key
 
     def admit(self, pod: PodRequest) -> Admission:
         """Admit or reject `pod` as the kubelet would; on success the state keeps them."""
-        pod = replace(pod, uid=self._key(pod))
+        key = self._key(pod)
+        if key != pod.key:
+            pod = replace(pod, uid=key)
         qos = qos_class(pod, self.gates.enabled(POD_LEVEL_RESOURCES))
         run = _Run(self, pod, qos)
         rejection = run.execute()
         if rejection is None:
             rejection = self._fits(pod)
-        base = Admission(
-            pod=pod.name,
-            admitted=rejection is None,
-            qos=qos,
-            policy=self.policy.name,
-            scope=self.scope,
-            trace=tuple(run.trace),
-            notes=tuple(run.notes),
-        )
         if rejection is not None:
-            return replace(base, reason=rejection.reason, message=rejection.message)
+            return Admission(
+                pod=pod.name,
+                admitted=False,
+                reason=rejection.reason,
+                message=rejection.message,
+                qos=qos,
+                policy=self.policy.name,
+                scope=self.scope,
+                trace=tuple(run.trace),
+                notes=tuple(run.notes),
+            )
         self.cpu_state, self.mem_state, self.dev_state = run.cpu_state, run.mem_state, run.dev_state
         for resource in self._fit_resources(pod):
             self.used[resource] = self.used.get(resource, 0) + pod.effective(resource)
         self.used["pods"] = self.used.get("pods", 0) + 1
-        self.pods.append(pod.uid)
-        return replace(base, containers=tuple(run.assignments))
+        self.pods.append(pod.key)
+        self._keys.add(pod.key)
+        return Admission(
+            pod=pod.name,
+            admitted=True,
+            qos=qos,
+            policy=self.policy.name,
+            scope=self.scope,
+            containers=tuple(run.assignments),
+            trace=tuple(run.trace),
+            notes=tuple(run.notes),
+        )
 
     def _fit_resources(self, pod: PodRequest) -> list[str]:
         known = set(self.allocatable) - {"pods"}

@@ -26,7 +26,7 @@ class CPUAllocationError(ModelError):
 
 def _sorted_ids(ids: Sequence[int], free: Callable[[int], int]) -> list[int]:
     """Ascending by free CPUs contained, then id (cpuAccumulator.sort)."""
-    return sorted(ids, key=lambda i: (free(i), i))
+    return [i for _, i in sorted([(free(i), i) for i in ids])]
 
 
 class Accumulator:
@@ -58,9 +58,12 @@ class Accumulator:
         d = self.details & within
         return [s for s, b in self.topo.socket_bits.items() if d & b]
 
-    def _avail_cores(self, within: int) -> list[int]:
+    def _sorted_cores(self, cores: tuple[tuple[int, int], ...], within: int) -> list[int]:
+        """Cores (of a socket or NUMA node) with free CPUs inside `within`, by free CPUs, id."""
         d = self.details & within
-        return [c for c, b in self.topo.core_bits.items() if d & b]
+        keyed = [((d & b).bit_count(), c) for c, b in cores if d & b]
+        keyed.sort()
+        return [c for _, c in keyed]
 
     # -- orderings -----------------------------------------------------------------------
     def sort_numa_nodes(self) -> list[int]:
@@ -85,12 +88,12 @@ class Accumulator:
         out: list[int] = []
         if self.numa_first:
             for socket in self.sort_sockets():
-                cores = self._avail_cores(self.topo.socket_bits[socket])
-                out.extend(_sorted_ids(cores, self._free_in_core))
+                cores = self.topo.cores_in_socket[socket]
+                out.extend(self._sorted_cores(cores, self.topo.socket_bits[socket]))
         else:
             for numa in self.sort_numa_nodes():
-                cores = self._avail_cores(self.topo.numa_bits[numa])
-                out.extend(_sorted_ids(cores, self._free_in_core))
+                cores = self.topo.cores_in_numa[numa]
+                out.extend(self._sorted_cores(cores, self.topo.numa_bits[numa]))
         return out
 
     def sort_cpus(self) -> list[int]:
@@ -117,7 +120,9 @@ class Accumulator:
 
     def free_cores(self) -> list[int]:
         per = self.topo.cpus_per_core
-        return [c for c in self.sort_cores() if self._free_in_core(c) == per]
+        d = self.details
+        core_bits = self.topo.core_bits
+        return [c for c in self.sort_cores() if (d & core_bits[c]).bit_count() == per]
 
     # -- claiming ------------------------------------------------------------------------
     def take(self, bits: int) -> None:

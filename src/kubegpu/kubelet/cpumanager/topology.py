@@ -29,6 +29,8 @@ class CPUTopology:
     cpu_core: dict[int, int] = field(repr=False)
     cpu_socket: dict[int, int] = field(repr=False)
     cpu_numa: dict[int, int] = field(repr=False)
+    cores_in_socket: dict[int, tuple[tuple[int, int], ...]] = field(repr=False, default_factory=dict)
+    cores_in_numa: dict[int, tuple[tuple[int, int], ...]] = field(repr=False, default_factory=dict)
 
     @classmethod
     def from_cpus(cls, cpus: Sequence[CPUInfo]) -> CPUTopology:
@@ -57,6 +59,8 @@ class CPUTopology:
             cpu_core={c.id: c.core for c in cpus},
             cpu_socket={c.id: c.socket for c in cpus},
             cpu_numa={c.id: c.numa for c in cpus},
+            cores_in_socket=_cores_within(core_bits, socket_bits),
+            cores_in_numa=_cores_within(core_bits, numa_bits),
         )
 
     @classmethod
@@ -93,3 +97,13 @@ class CPUTopology:
             if bits & cpus:
                 out |= bits
         return out
+
+
+def _cores_within(
+    core_bits: dict[int, int], unit_bits: dict[int, int]
+) -> dict[int, tuple[tuple[int, int], ...]]:
+    """Per socket or NUMA node: (core id, core CPU bits) of the cores with CPUs in it."""
+    return {
+        unit: tuple((c, b) for c, b in sorted(core_bits.items()) if b & bits)
+        for unit, bits in unit_bits.items()
+    }

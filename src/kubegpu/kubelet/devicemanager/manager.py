@@ -65,6 +65,9 @@ class DeviceManager:
         self.by_id = {r: {d.id: d for d in ds} for r, ds in self.devices.items()}
         self.order = {r: {d.id: i for i, d in enumerate(ds)} for r, ds in self.devices.items()}
         self.numa_nodes = tuple(sorted(numa_nodes))
+        self.numa_bits = {
+            r: {d.id: NUMAMask.of(d.numa or ()).bits for d in ds} for r, ds in self.devices.items()
+        }
         self.aligned_resource = {
             r: any(d.has_topology for d in ds) for r, ds in self.devices.items()
         }
@@ -110,27 +113,29 @@ class DeviceManager:
     def generate_hints(
         self, resource: str, available: set[str], reusable: set[str], request: int
     ) -> list[TopologyHint]:
-        devices = self.devices[resource]
+        bits = self.numa_bits[resource]
         by_id = self.by_id[resource]
+        all_bits = list(bits.values())
+        avail_bits = [bits[d] for d in available]
         min_size = len(self.numa_nodes)
         found: list[NUMAMask] = []
         for mask in self._masks:
-            in_mask = sum(1 for d in devices if self._in_mask(mask, d))
-            if in_mask >= request and mask.count() < min_size:
-                min_size = mask.count()
+            m = mask.bits
+            size = m.bit_count()
+            if size < min_size and sum(1 for b in all_bits if b & m) >= request:
+                min_size = size
             matching = 0
             ok = True
             for dev_id in reusable:
-                dev = by_id[dev_id]
-                if dev.numa is None:
+                if by_id[dev_id].numa is None:
                     continue
-                if not self._in_mask(mask, dev):
+                if not bits[dev_id] & m:
                     ok = False
                     break
                 matching += 1
             if not ok:
                 continue
-            matching += sum(1 for d in available if self._in_mask(mask, by_id[d]))
+            matching += sum(1 for b in avail_bits if b & m)
             if matching >= request:
                 found.append(mask)
         return [TopologyHint(m, m.count() == min_size) for m in found]

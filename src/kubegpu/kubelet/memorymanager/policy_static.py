@@ -8,7 +8,7 @@ minimal capacity-sized masks, Allocate with default/extended hints and init-cont
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kubegpu.errors import ModelError
 from kubegpu.kubelet.bitmask import NUMAMask, iterate_masks
@@ -38,9 +38,11 @@ class NUMANodeState:
     tables: dict[str, MemoryTable]
 
     def copy(self) -> NUMANodeState:
-        return NUMANodeState(
-            self.assignments, self.cells, {k: replace(v) for k, v in self.tables.items()}
-        )
+        tables = {
+            k: MemoryTable(v.total, v.system_reserved, v.allocatable, v.reserved, v.free)
+            for k, v in self.tables.items()
+        }
+        return NUMANodeState(self.assignments, self.cells, tables)
 
 
 @dataclass
@@ -64,10 +66,7 @@ class MemoryState:
     def copy(self) -> MemoryState:
         return MemoryState(
             {n: s.copy() for n, s in self.machine.items()},
-            {
-                p: {c: [replace(b, per_node=dict(b.per_node)) for b in bl] for c, bl in cs.items()}
-                for p, cs in self.blocks.items()
-            },
+            {p: dict(cs) for p, cs in self.blocks.items()},
             {p: {m: dict(t) for m, t in r.items()} for p, r in self.reusable.items()},
         )
 

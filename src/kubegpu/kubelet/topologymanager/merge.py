@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import product
 
 from kubegpu.kubelet.bitmask import NUMAMask
 from kubegpu.kubelet.hints import ProviderHints, TopologyHint
@@ -60,15 +61,17 @@ def max_of_min_affinity_counts(filtered: Sequence[Sequence[TopologyHint]]) -> in
 def merge_permutation(default: NUMAMask, permutation: Sequence[TopologyHint]) -> TopologyHint:
     """AND of all non-nil affinities (and the default); preferred iff all preferred and equal."""
     preferred = True
-    first: NUMAMask | None = None
+    first = -1
     bits = default.bits
     for hint in permutation:
-        if hint.affinity is not None:
-            if first is None:
-                first = hint.affinity
-            elif hint.affinity != first:
+        affinity = hint.affinity
+        if affinity is not None:
+            value = affinity.bits
+            if first < 0:
+                first = value
+            elif value != first:
                 preferred = False
-            bits &= hint.affinity.bits
+            bits &= value
         if not hint.preferred:
             preferred = False
     return TopologyHint(NUMAMask(bits), preferred)
@@ -76,23 +79,9 @@ def merge_permutation(default: NUMAMask, permutation: Sequence[TopologyHint]) ->
 
 def iterate_permutations(
     filtered: Sequence[Sequence[TopologyHint]],
-) -> Iterator[list[TopologyHint]]:
+) -> Iterator[tuple[TopologyHint, ...]]:
     """The cross product: one hint from every inner list (none at all if a list is empty)."""
-    if not filtered:
-        yield []
-        return
-    stack: list[TopologyHint] = []
-
-    def walk(i: int) -> Iterator[list[TopologyHint]]:
-        if i == len(filtered):
-            yield list(stack)
-            return
-        for hint in filtered[i]:
-            stack.append(hint)
-            yield from walk(i + 1)
-            stack.pop()
-
-    yield from walk(0)
+    return product(*filtered)
 
 
 @dataclass(frozen=True)
@@ -114,7 +103,7 @@ class HintMerger:
 
     def compare(self, current: TopologyHint | None, candidate: TopologyHint) -> TopologyHint | None:
         """Return the better of the current best and a candidate merged hint."""
-        if candidate.affinity is None or candidate.affinity.count() == 0:
+        if candidate.affinity is None or candidate.affinity.bits == 0:
             return current
         if current is None or current.affinity is None:
             return candidate
@@ -125,7 +114,7 @@ class HintMerger:
         if current.preferred and candidate.preferred:
             return self._pick_mask(current, candidate)
         target = self.best_non_preferred_count
-        cur, cand = current.affinity.count(), candidate.affinity.count()
+        cur, cand = current.affinity.bits.bit_count(), candidate.affinity.bits.bit_count()
         if cur > target:
             return self._pick_mask(current, candidate)
         if cur == target:
