@@ -1,6 +1,6 @@
 """Admissions per second of the kubelet model: mixed GPU pods on a DGX H100, restricted, pod scope.
 
-Baseline is the target rate (5,000 admissions/s); ours is measured from one run; ratio = ours/target.
+Baseline is the target rate (5,000 admissions/s); ours is measured in one run; ratio = ours/target.
 The node is reset (a copy of the empty state) whenever a pod is rejected, i.e. when it is full.
 """
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from kubegpu.kubelet.cpumanager.cpuset import bits_of
 from kubegpu.topology.model import CPUInfo, NodeTopology
 
+CoreList = tuple[tuple[int, int], ...]  # (core id, CPU bits of the core)
+
 
 @dataclass(frozen=True)
 class CPUTopology:
@@ -29,8 +31,8 @@ class CPUTopology:
     cpu_core: dict[int, int] = field(repr=False)
     cpu_socket: dict[int, int] = field(repr=False)
     cpu_numa: dict[int, int] = field(repr=False)
-    cores_in_socket: dict[int, tuple[tuple[int, int], ...]] = field(repr=False, default_factory=dict)
-    cores_in_numa: dict[int, tuple[tuple[int, int], ...]] = field(repr=False, default_factory=dict)
+    cores_in_socket: dict[int, CoreList] = field(repr=False, default_factory=dict)
+    cores_in_numa: dict[int, CoreList] = field(repr=False, default_factory=dict)
 
     @classmethod
     def from_cpus(cls, cpus: Sequence[CPUInfo]) -> CPUTopology:
