@@ -296,6 +296,9 @@ def read_node(
     online = tuple(c.id for c in cpus)
     numa_nodes, have_numa = read_numa_nodes(roots)
     known = {n.id for n in numa_nodes}
+    # NVML's NUMA node id is the GPU's own memory only where that node has no CPUs (Grace
+    # Hopper, GB200); on x86 PCIe machines it names the nearest CPU node instead.
+    memory_only = known - {c.numa for c in cpus}
     nvml_by_bus = _by_bus(nvml.gpus() if nvml else ())
     gpus = []
     estimates = []
@@ -314,7 +317,7 @@ def read_node(
                 resource_name=RESOURCE_NAMES.get(raw.vendor, "gpu"),
                 nvlink_domain=facts.nvlink_domain if facts else raw.link_domain,
                 local_cpus=raw.local_cpus,
-                memory_numa_node=mem_numa if mem_numa in known else None,
+                memory_numa_node=mem_numa if mem_numa in memory_only else None,
             )
         )
         if numa is None:
