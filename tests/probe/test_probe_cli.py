@@ -181,3 +181,28 @@ def test_standalone_module_entry(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert len(NodeTopology.from_dict(json.loads(done.stdout)).gpus) == 4
+
+
+def test_probed_profile_admits_like_the_preset(tmp_path: Path) -> None:
+    # The probe's JSON, given to `kubegpu admit --node`, decides exactly as the preset does.
+    from kubegpu.cli.main import app as cli
+
+    if "admit" not in {c.name for c in cli.registered_commands}:
+        pytest.skip("kubegpu admit is not registered in this checkout")
+    data = Path(__file__).resolve().parent.parent / "kubelet/data"
+    pods, config = data / "half-node.yaml", data / "kubelet-restricted.yaml"
+    if not pods.exists() or not config.exists():
+        pytest.skip("the admit test data is absent")
+    write_machine(load_preset("dgx-h100"), tmp_path / "m")
+    profile = runner.invoke(app, ["probe", *_args(tmp_path / "m"), "--no-nvml", "-o", "json"])
+    saved = tmp_path / "probed.json"
+    saved.write_text(profile.output)
+    verdicts = []
+    for node in ("dgx-h100", str(saved)):
+        result = runner.invoke(
+            app, ["admit", str(pods), "--node", node, "--kubelet-config", str(config), "-o", "json"]
+        )
+        assert result.exit_code in (0, 1), result.output
+        verdicts.append(json.loads(result.output))
+    assert verdicts[0] == verdicts[1]
+    assert verdicts[0][0]["admitted"] is True
