@@ -227,3 +227,11 @@ def test_init_container_cpus_are_reused_by_the_app_container() -> None:
     assert result.admitted
     init, main = result.containers
     assert init.exclusive_cpus == main.exclusive_cpus
+
+
+def test_8gpu_restricted_fractional_cpu_still_has_a_memory_hint() -> None:
+    # 31500m is not a whole number of CPUs: the static CPU policy gives no hint (shared pool), but
+    # the pod is Guaranteed, so the memory manager answers {0} P, {1} P, {0,1} N -> rejected.
+    result = state().admit(pod("train", "31500m", "256Gi", gpus=8))
+    assert (result.admitted, result.reason) == (False, TAE)
+    assert [p.provider for p in result.trace[0].providers if p.hints is None] == ["cpu manager"]
