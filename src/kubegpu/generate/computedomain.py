@@ -1,4 +1,4 @@
-"""`gen computedomain --for MANIFEST`: a DRA ComputeDomain and the claim that keep a job in one NVLink domain.
+"""`gen computedomain --for M`: the DRA ComputeDomain and claim that keep a job on one NVLink.
 
 Follows the NVIDIA DRA driver for GPUs (resource.nvidia.com/v1beta1 ComputeDomain, CRD at d7309c3e)
 and its multi-node NVLink guide: pods claim the generated ResourceClaimTemplate and are held to
@@ -46,7 +46,8 @@ def generate(
     )
     if gpus == 0:
         raise InputError(
-            f"{workload.kind}/{workload.name} requests no GPUs: nothing to keep in an NVLink domain",
+            f"{workload.kind}/{workload.name} requests no GPUs: "
+            "nothing to keep in an NVLink domain",
             file=workload.source,
             line=workload.line,
         )
@@ -128,7 +129,12 @@ def generate(
                 "Only nodes in an NVLink clique (MNNVL-capable: GB200/GB300 NVL72 trays).",
             )
         builder.append(
-            (*ref.spec_path, "affinity", "podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+            (
+                *ref.spec_path,
+                "affinity",
+                "podAffinity",
+                "requiredDuringSchedulingIgnoredDuringExecution",
+            ),
             {
                 "labelSelector": {"matchLabels": {DOMAIN_LABEL: name}},
                 "topologyKey": CLIQUE_LABEL,

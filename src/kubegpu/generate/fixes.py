@@ -129,7 +129,8 @@ def fix_qos(builder: PatchBuilder, ref: PodSpecRef, options: FixOptions) -> None
             builder.set(
                 (*ref.spec_path, key, i, "resources"),
                 {**resources, "requests": new_req, "limits": new_lim},
-                f"{container.get('name')}: requests = limits for cpu and memory (the larger of the\n"
+                f"{container.get('name')}: requests = limits for cpu and memory "
+                "(the larger of the\n"
                 "two is kept) makes the pod Guaranteed"
                 + (
                     "; whole CPUs let the static CPU manager pin\n"

@@ -18,6 +18,24 @@ from kubegpu.generate.workload import Workload
 QUEUE_API = "scheduling.run.ai/v2"
 SHARD_API = "kai.scheduler/v1"
 QUEUE_LABEL = "kai.scheduler/queue"
+PODGROUP_API = "scheduling.run.ai/v2alpha2"
+PODGROUP_ANNOTATION = "pod-group-name"
+SKIP_GROUPER_ANNOTATION = "kai.scheduler/skip-podgrouper"
+# kinds KAI's pod-grouper gangs itself (one PodGroup, minMember = all pods)
+GROUPER_GANGS = frozenset(
+    {
+        "PyTorchJob",
+        "TFJob",
+        "MPIJob",
+        "XGBoostJob",
+        "PaddleJob",
+        "JAXJob",
+        "RayJob",
+        "RayCluster",
+        "RayService",
+        "LeaderWorkerSet",
+    }
+)
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -57,7 +75,9 @@ def generate(
             "apiVersion": QUEUE_API,
             "kind": "Queue",
             "metadata": {"name": options.parent},
-            "spec": {"resources": {"cpu": _unlimited(), "gpu": _unlimited(), "memory": _unlimited()}},
+            "spec": {
+                "resources": {"cpu": _unlimited(), "gpu": _unlimited(), "memory": _unlimited()}
+            },
         },
         header=("Top of the queue tree; -1 = no quota and no limit.",),
     )
@@ -116,7 +136,7 @@ def generate(
             ),
         ),
     )
-    docs = (parent, leaf, shard)
+    docs: tuple[YamlDoc, ...] = (parent, leaf, shard)
     header = ("KAI Scheduler queues (scheduling.run.ai/v2) and placement (kai.scheduler/v1).",)
     if workload is None:
         return Generated((OutFile("kai.yaml", docs, header=header),))
@@ -124,12 +144,48 @@ def generate(
     builder.set(
         ("metadata", "labels", QUEUE_LABEL),
         options.queue,
-        "KAI's pod-grouper reads the queue from the workload and builds its PodGroup (gang).",
+        "The queue KAI charges the workload to.",
     )
+    own_group = workload.kind not in GROUPER_GANGS and workload.pods > 1
+    pg_name = f"{workload.name}-pg"
     for ref in workload.templates:
         if ref.path:
             builder.set((*ref.metadata_path, "labels", QUEUE_LABEL), options.queue, "")
         builder.set((*ref.spec_path, "schedulerName"), "kai-scheduler", "Scheduled by KAI.")
+        if own_group:
+            builder.set(
+                (*ref.metadata_path, "annotations", PODGROUP_ANNOTATION),
+                pg_name,
+                f"KAI's pod-grouper gives each pod of a {workload.kind} its own PodGroup: join\n"
+                "the explicit gang below instead.",
+            )
+            builder.set(
+                (*ref.metadata_path, "annotations", SKIP_GROUPER_ANNOTATION),
+                "true",
+                "Keep the pod-grouper from replacing it (KAI v0.15+).",
+            )
+    if own_group:
+        metadata: dict[str, object] = {"name": pg_name}
+        if workload.namespace:
+            metadata["namespace"] = workload.namespace
+        docs = (
+            *docs,
+            YamlDoc(
+                {
+                    "apiVersion": PODGROUP_API,
+                    "kind": "PodGroup",
+                    "metadata": metadata,
+                    "spec": {"minMember": workload.pods, "queue": options.queue},
+                },
+                notes=(
+                    Note(
+                        ("spec", "minMember"),
+                        f"All {workload.pods} pods of {workload.kind}/{workload.name}: KAI binds "
+                        "none until all fit.",
+                    ),
+                ),
+            ),
+        )
     result = bundle(
         builder,
         "patch-kai.yaml",

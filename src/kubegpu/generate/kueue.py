@@ -81,7 +81,9 @@ class KueueOptions:
     cluster_queue: str = "gpu-cluster-queue"
     local_queue: str = "gpu-queue"
     namespace: str = "default"
-    node_labels: Mapping[str, str] = field(default_factory=lambda: {"nvidia.com/gpu.present": "true"})
+    node_labels: Mapping[str, str] = field(
+        default_factory=lambda: {"nvidia.com/gpu.present": "true"}
+    )
     gpu_taint: str | None = "nvidia.com/gpu"
 
 
@@ -264,8 +266,8 @@ def _cluster_queue(options: KueueOptions, cpu_per_node: int, mem_per_node: int) 
         ),
         Note(
             (*group, "coveredResources"),
-            "cpu and memory are covered too: Kueue leaves a workload pending (\"resource cpu\n"
-            "unavailable in ClusterQueue\") when it requests anything the queue does not cover.",
+            'cpu and memory are covered too: Kueue leaves a workload pending ("resource cpu\n'
+            'unavailable in ClusterQueue") when it requests anything the queue does not cover.',
         ),
         Note(
             (*group, "flavors", 0, "resources", 2, "nominalQuota"),
@@ -273,7 +275,8 @@ def _cluster_queue(options: KueueOptions, cpu_per_node: int, mem_per_node: int) 
         ),
         Note(
             (*group, "flavors", 0, "resources", 0, "nominalQuota"),
-            f"{options.nodes} x {_cpu_text(cpu_per_node)} CPUs per node (what GPU pods may request,\n"
+            f"{options.nodes} x {_cpu_text(cpu_per_node)} CPUs per node "
+            "(what GPU pods may request,\n"
             "i.e. allocatable minus DaemonSets).",
         ),
     )

@@ -48,7 +48,7 @@ class YamlDoc:
 
 @dataclass(frozen=True)
 class OutFile:
-    """One output file: YAML documents, or already-rendered text (TOML) with comment lines on top."""
+    """One output file: YAML documents, or rendered text (TOML), with comment lines on top."""
 
     name: str
     documents: tuple[YamlDoc, ...] = ()
@@ -249,7 +249,8 @@ def write_generated(result: Generated, target: Path) -> list[Path]:
         return [target]
     if target.exists() and not target.is_dir():
         raise InputError(
-            f"this command writes {len(result.files)} files: -o must name a folder", file=str(target)
+            f"this command writes {len(result.files)} files: -o must name a folder",
+            file=str(target),
         )
     written = []
     for f in result.files:

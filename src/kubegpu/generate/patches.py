@@ -136,7 +136,9 @@ def bundle(
         ),
     )
     files = (
-        OutFile("kustomization.yaml", (YamlDoc(kustomization, notes=kust_notes),), header=tuple(header)),
+        OutFile(
+            "kustomization.yaml", (YamlDoc(kustomization, notes=kust_notes),), header=tuple(header)
+        ),
         patch_file,
         *extra,
     )

@@ -1,4 +1,4 @@
-"""`gen prepull --from MANIFESTS`: a DaemonSet that pulls every GPU image onto every GPU node ahead of time.
+"""`gen prepull --from MANIFESTS`: a DaemonSet that pulls every GPU image onto every GPU node early.
 
 Runs only on GPU nodes and tolerates what the GPU workloads tolerate (the usual mistake is a
 pre-puller that never lands on tainted GPU nodes); each image gets a no-op init container with
@@ -29,7 +29,9 @@ class PrepullOptions:
     gpu_node_label: tuple[str, str] = ("nvidia.com/gpu.present", "true")
     noop_command: tuple[str, ...] = ("sh", "-c", "true")
     extra_tolerations: tuple[Mapping[str, Any], ...] = field(
-        default_factory=lambda: ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+        default_factory=lambda: (
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        )
     )
 
 
@@ -162,9 +164,8 @@ def generate(workloads: Sequence[Workload], options: PrepullOptions) -> Generate
             )
         )
     header = (
-        f"Pre-pulls {len(images)} GPU image(s) from {len(workloads)} workload(s) onto every GPU node.",
+        f"Pre-pulls {len(images)} GPU image(s) from {len(workloads)} workload(s) "
+        "onto every GPU node.",
         "Re-run after changing image tags; the DaemonSet rolls and pulls the new ones.",
     )
-    return Generated(
-        (OutFile("prepull.yaml", (YamlDoc(ds, header=header, notes=tuple(notes)),)),)
-    )
+    return Generated((OutFile("prepull.yaml", (YamlDoc(ds, header=header, notes=tuple(notes)),)),))

@@ -1,4 +1,4 @@
-"""`gen scheduler`: a KubeSchedulerConfiguration with a GPU bin-packing profile beside the default one.
+"""`gen scheduler`: a KubeSchedulerConfiguration with a GPU bin-packing profile beside the default.
 
 Follows kube-scheduler v1.35 (kubescheduler.config.k8s.io/v1, NodeResourcesFitArgs): weights must
 be 1..100, RequestedToCapacityRatio shape points utilization 0..100 and score 0..10.
@@ -32,7 +32,9 @@ class SchedulerOptions:
 
 def _check(options: SchedulerOptions) -> None:
     if options.strategy not in STRATEGIES:
-        raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, not {options.strategy!r}")
+        raise InputError(
+            f"--strategy must be one of {', '.join(STRATEGIES)}, not {options.strategy!r}"
+        )
     for flag, weight in (
         ("--gpu-weight", options.gpu_weight),
         ("--cpu-weight", options.cpu_weight),
@@ -93,7 +95,8 @@ def scheduler_config(options: SchedulerOptions) -> YamlDoc:
         Note(("profiles", 0), "Pods that name no scheduler keep the default (spreading) profile."),
         Note(
             profile,
-            f"GPU pods opt in with spec.schedulerName: {options.scheduler_name}. Both profiles run\n"
+            f"GPU pods opt in with spec.schedulerName: {options.scheduler_name}. "
+            "Both profiles run\n"
             "in one kube-scheduler, so they share one view of the cluster (no double booking).",
         ),
         Note(

@@ -1,4 +1,4 @@
-"""Validate generated objects: core kinds against Kubernetes' OpenAPI schemas, the rest against ours.
+"""Validate generated objects: core kinds against Kubernetes' OpenAPI schemas, others against ours.
 
 Core kinds go through kubernetes-validate (strict, pinned to Kubernetes 1.35); KubeletConfiguration,
 KubeSchedulerConfiguration, Kustomization and the CRDs we emit go through the structural schemas
@@ -21,8 +21,10 @@ KUBERNETES_VERSION = "1.35.0"
 # (apiVersion, kind) -> vendored schema file
 VENDORED: Mapping[tuple[str, str], str] = {
     ("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration"): "kubeletconfiguration.yaml",
-    ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration"):
-        "kubeschedulerconfiguration.yaml",
+    (
+        "kubescheduler.config.k8s.io/v1",
+        "KubeSchedulerConfiguration",
+    ): "kubeschedulerconfiguration.yaml",
     ("kustomize.config.k8s.io/v1beta1", "Kustomization"): "kustomization.yaml",
     ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): "kueue-resourceflavor.yaml",
     ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): "kueue-clusterqueue.yaml",
@@ -31,6 +33,7 @@ VENDORED: Mapping[tuple[str, str], str] = {
     ("scheduling.volcano.sh/v1beta1", "Queue"): "volcano-queue.yaml",
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): "volcano-podgroup.yaml",
     ("scheduling.run.ai/v2", "Queue"): "kai-queue.yaml",
+    ("scheduling.run.ai/v2alpha2", "PodGroup"): "kai-podgroup.yaml",
     ("kai.scheduler/v1", "SchedulingShard"): "kai-schedulingshard.yaml",
     ("resource.nvidia.com/v1beta1", "ComputeDomain"): "nvidia-computedomain.yaml",
 }

@@ -1,4 +1,4 @@
-"""`gen volcano`: a Queue, a PodGroup per job (minMember = its pods) and a GPU-weighted binpack config.
+"""`gen volcano`: a Queue, a PodGroup per job (minMember = its pods), a GPU-weighted binpack config.
 
 Follows Volcano v1beta1 (scheduling.volcano.sh; CRDs at 038b64a8/096235e1) and the binpack plugin's
 arguments (pkg/scheduler/plugins/binpack: binpack.weight, .cpu, .memory, .resources, .resources.X).
@@ -102,7 +102,8 @@ def _configmap(options: VolcanoOptions) -> YamlDoc:
     return YamlDoc(
         obj,
         header=(
-            "The scheduler's configuration (the chart mounts this ConfigMap at /volcano.scheduler);",
+            "The scheduler's configuration "
+            "(the chart mounts this ConfigMap at /volcano.scheduler);",
             "volcano-scheduler reloads it when the file changes.",
         ),
     )
@@ -111,7 +112,9 @@ def _configmap(options: VolcanoOptions) -> YamlDoc:
 def _queue(options: VolcanoOptions) -> YamlDoc:
     spec: dict[str, Any] = {"weight": 1, "reclaimable": True}
     notes = [
-        Note(("spec", "reclaimable"), "Lent resources can be reclaimed when other queues need them.")
+        Note(
+            ("spec", "reclaimable"), "Lent resources can be reclaimed when other queues need them."
+        )
     ]
     if options.gpus is not None:
         if options.gpus < 1:
@@ -166,7 +169,8 @@ def podgroup(workload: Workload, options: VolcanoOptions) -> YamlDoc:
     notes = [
         Note(
             ("spec", "minMember"),
-            f"All {workload.pods} pods of {workload.kind}/{workload.name} ({roles}): none is bound\n"
+            f"All {workload.pods} pods of {workload.kind}/{workload.name} ({roles}): "
+            "none is bound\n"
             "until all fit, so a half-placed job never holds GPUs while it waits.",
         )
     ]
@@ -209,7 +213,10 @@ def generate(
     result = bundle(
         builder,
         "patch-volcano.yaml",
-        (f"{workload.kind}/{workload.name} gang-scheduled by Volcano; apply with kubectl apply -k.",),
+        (
+            f"{workload.kind}/{workload.name} gang-scheduled by Volcano; "
+            "apply with kubectl apply -k.",
+        ),
         out_dir,
         extra,
     )

@@ -120,7 +120,9 @@ def load_documents(path: str) -> list[tuple[int, Any]]:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = None if mark is None else mark.line + 1
-        raise InputError(f"not valid YAML: {err.problem or err.context}", file=path, line=line) from err
+        raise InputError(
+            f"not valid YAML: {err.problem or err.context}", file=path, line=line
+        ) from err
     except yaml.YAMLError as err:
         raise InputError(f"not valid YAML: {err}", file=path) from err
     finally:
@@ -176,7 +178,9 @@ def _templates(obj: Mapping[str, Any]) -> Iterator[PodSpecRef]:
         yield PodSpecRef(("spec", "template"), _int(spec.get("parallelism"), 1))
     elif kind == "CronJob":
         job = (spec.get("jobTemplate") or {}).get("spec") or {}
-        yield PodSpecRef(("spec", "jobTemplate", "spec", "template"), _int(job.get("parallelism"), 1))
+        yield PodSpecRef(
+            ("spec", "jobTemplate", "spec", "template"), _int(job.get("parallelism"), 1)
+        )
     elif kind == "JobSet":
         for i, rjob in enumerate(spec.get("replicatedJobs") or ()):
             job = ((rjob or {}).get("template") or {}).get("spec") or {}
@@ -189,7 +193,9 @@ def _templates(obj: Mapping[str, Any]) -> Iterator[PodSpecRef]:
         )
         for role, rspec in (spec.get(key) or {}).items():
             if isinstance(rspec, Mapping):
-                yield PodSpecRef(("spec", key, role, "template"), _int(rspec.get("replicas"), 1), role)
+                yield PodSpecRef(
+                    ("spec", key, role, "template"), _int(rspec.get("replicas"), 1), role
+                )
 
 
 def containers(spec: Mapping[str, Any], init: bool = False) -> list[Mapping[str, Any]]:
@@ -198,7 +204,7 @@ def containers(spec: Mapping[str, Any], init: bool = False) -> list[Mapping[str,
 
 
 def gpu_count(container: Mapping[str, Any]) -> int:
-    """GPUs a container asks for: any extended resource named `<vendor>/gpu` (limits, else requests)."""
+    """GPUs a container asks for: any `<vendor>/gpu` extended resource (limits, else requests)."""
     resources = container.get("resources") or {}
     total = 0
     for section in ("limits", "requests"):
