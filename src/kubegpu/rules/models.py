@@ -1,0 +1,661 @@
+"""Section 13.4 rules: inference cold starts (weights downloaded per pod, shared caches mounted writable, no warm pool).
+
+Defaults follow huggingface_hub (HF_HUB_CACHE > HUGGINGFACE_HUB_CACHE > HF_HOME/hub), vLLM/SGLang/TGI CLI flags,
+KServe v0.15 (storage initializer, minReplicas default 1), KEDA v2.15 (minReplicaCount default 0), Knative Serving
+v1.x (min-scale 0 under the KPA class with scale-to-zero on) and kubernetes v1.35 HPA (minReplicas default 1).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubegpu.manifests import (
+    ContainerRef,
+    Document,
+    FieldPath,
+    PodTemplate,
+    get_path,
+    pod_templates,
+    uses_accelerators,
+)
+from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.rules.resources_util import gpu_containers
+
+_SECTION = "13.4"
+
+# Volume sources that outlive the pod (a cache); emptyDir, generic ephemeral volumes and projected data do not.
+PERSISTENT_SOURCES = frozenset({
+    "persistentVolumeClaim", "hostPath", "nfs", "csi", "image", "iscsi", "cephfs", "rbd", "glusterfs", "azureFile",
+    "azureDisk", "awsElasticBlockStore", "gcePersistentDisk", "cinder", "fc", "flexVolume", "portworxVolume",
+    "quobyte", "storageos", "vsphereVolume", "photonPersistentDisk", "scaleIO",
+})
+PER_POD_SOURCES = frozenset({"emptyDir", "ephemeral"})
+_SHARED_FILESYSTEMS = frozenset({"nfs", "cephfs", "glusterfs", "azureFile", "quobyte"})
+_HF_TOKENS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN")
+_REMOTE = re.compile(r"^(?:s3|gs|gcs|az|abfss?|wasbs?|https?|hf|oss|r2)://", re.IGNORECASE)
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_STREAMING_FORMATS = frozenset({"runai_streamer", "runai_streamer_sharded", "tensorizer"})
+_RAY_HF_HINT = re.compile(r"transformers|diffusers|vllm|huggingface|sentence[-_]transformers|from_pretrained|"
+                          r"model_id|llm_configs|ray\[llm\]")
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word of a container's command line and the field it came from (`command` or `args`)."""
+
+    text: str
+    field: str
+
+
+@dataclass(frozen=True)
+class Server:
+    """An inference server recognised in a container: what it is, where it gets weights and where it caches them."""
+
+    name: str
+    container: ContainerRef
+    model: str | None  # the model reference as written (hub id, URI or path)
+    model_path: FieldPath  # the field that holds it (for positions)
+    downloads: bool  # it fetches weights at start (hub id, remote URI, NGC, a Hub token with no model named)
+    streaming: bool  # it streams weights from object storage with a streaming loader (no cache by design)
+    write_paths: tuple[str, ...]  # directories it downloads into
+    read_paths: tuple[str, ...]  # local directories it reads weights from
+    evidence: str = ""  # why we believe it downloads when no model is named
+
+    @property
+    def source(self) -> str:
+        """What it downloads, for messages."""
+        if self.model and _model_kind(self.model) in ("hub", "remote"):
+            return f"'{self.model}'"
+        return f"its model ({self.evidence})" if self.evidence else "its model"
+
+
+def _tokens(container: ContainerRef) -> list[Token]:
+    """Words of command then args; shell scripts (`sh -c "..."`) are split as a shell would."""
+    out: list[Token] = []
+    for field in ("command", "args"):
+        items = container.data.get(field)
+        if not isinstance(items, list):
+            continue
+        for item in items:
+            if not isinstance(item, (str, int, float)):
+                continue
+            text = str(item)
+            if any(c.isspace() for c in text.strip()):
+                script = text.replace("\\\n", " ")
+                try:
+                    words = shlex.split(script, comments=True)
+                except ValueError:
+                    words = script.split()
+                out.extend(Token(w, field) for w in words)
+            else:
+                out.append(Token(text, field))
+    return out
+
+
+def _flag(tokens: Sequence[Token], *names: str) -> Token | None:
+    """The value of `--name value` or `--name=value` (underscores and dashes are the same), first occurrence."""
+    wanted = {n.replace("_", "-") for n in names}
+    for i, token in enumerate(tokens):
+        word = token.text
+        if not word.startswith("--"):
+            continue
+        key, eq, value = word.partition("=")
+        if key.replace("_", "-") not in wanted:
+            continue
+        if eq:
+            return Token(value, token.field)
+        if i + 1 < len(tokens) and not tokens[i + 1].text.startswith("--"):
+            return tokens[i + 1]
+    return None
+
+
+def _env(container: ContainerRef) -> tuple[dict[str, str], dict[str, int]]:
+    """Literal env values by name, and the list index of every env entry by name (valueFrom included)."""
+    values: dict[str, str] = {}
+    index: dict[str, int] = {}
+    env = container.data.get("env")
+    if not isinstance(env, list):
+        return values, index
+    for i, item in enumerate(env):
+        if not isinstance(item, Mapping) or "name" not in item:
+            continue
+        name = str(item["name"])
+        index[name] = i
+        if "value" in item and item["value"] is not None:
+            values[name] = str(item["value"])
+    return values, index
+
+
+def _known(path: str | None) -> bool:
+    """A path or reference we can reason about (no unexpanded `$(VAR)`, `${VAR}` or template braces)."""
+    return bool(path) and "$" not in str(path) and "{{" not in str(path) and "<" not in str(path)
+
+
+def hf_cache_dir(env: Mapping[str, str], home: str) -> str | None:
+    """Where huggingface_hub downloads to, from the environment (None when a variable is not a literal)."""
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE"):
+        if name in env:
+            return env[name] if _known(env[name]) else None
+    if "HF_HOME" in env:
+        return env["HF_HOME"].rstrip("/") + "/hub" if _known(env["HF_HOME"]) else None
+    if "XDG_CACHE_HOME" in env:
+        return env["XDG_CACHE_HOME"].rstrip("/") + "/huggingface/hub" if _known(env["XDG_CACHE_HOME"]) else None
+    return f"{home}/.cache/huggingface/hub"
+
+
+def _model_kind(model: str | None) -> str | None:
+    if model is None or not _known(model):
+        return None
+    if _REMOTE.match(model):
+        return "remote"
+    if model.startswith(("/", "./", "~")):
+        return "local"
+    if _HUB_ID.match(model):
+        return "hub"
+    return None
+
+
+def _server_name(container: ContainerRef, tokens: Sequence[Token]) -> str | None:
+    image = str(container.data.get("image") or "").lower()
+    text = " ".join(t.text for t in tokens).lower()
+    if "llm-d" in image:
+        return "llm-d (vLLM)"
+    if "vllm" in image or re.search(r"\bvllm\s+serve\b|vllm\.entrypoints", text):
+        return "vLLM"
+    if "text-generation-inference" in image or "text-generation-launcher" in text:
+        return "TGI"
+    if "sglang" in image or "sglang.launch_server" in text or re.search(r"\bsglang\s+serve\b", text):
+        return "SGLang"
+    if "tritonserver" in image or re.search(r"\btritonserver\b|triton_model_repo|--model-repository", text):
+        return "Triton"
+    if image.startswith("nvcr.io/nim/"):
+        return "NIM"
+    return None
+
+
+def _home(container: ContainerRef, template: PodTemplate) -> str:
+    image = str(container.data.get("image") or "").lower()
+    return "/home/ray" if template.kind in ("RayService", "RayCluster") or "rayproject/" in image else "/root"
+
+
+def recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
+    """The inference server in a container, with its weight source and cache directories, or None."""
+    tokens = _tokens(container)
+    env, env_index = _env(container)
+    cpath = container.path
+    name = _server_name(container, tokens)
+    kind = template.kind
+    hf_token = any(t in env_index for t in _HF_TOKENS)
+    if kind == "InferenceService":
+        kserve = _kserve_storage(container, env, env_index)
+        if kserve is not None:
+            return kserve
+        if name is None and (_is_hf_runtime(container) or hf_token):
+            name = "KServe Hugging Face runtime"
+    if kind == "LLMInferenceService":
+        spec = template.document.data.get("spec")
+        model_spec = spec.get("model") if isinstance(spec, Mapping) else None
+        uri = model_spec.get("uri") if isinstance(model_spec, Mapping) else None
+        if not isinstance(uri, str) or not _known(uri):
+            return None
+        cached = uri.startswith(("pvc://", "oci://"))
+        return Server("KServe LLMInferenceService", container, uri, cpath, not cached, False, (), ())
+    if name is None and kind == "RayService":
+        config = (template.document.data.get("spec") or {}).get("serveConfigV2")
+        if not (isinstance(config, str) and _RAY_HF_HINT.search(config)) and not hf_token:
+            return None
+        cache = hf_cache_dir(env, _home(container, template))
+        evidence = "a Hugging Face token is set" if hf_token else "the serve config uses Hugging Face libraries"
+        return Server("Ray Serve", container, None, cpath, True, False,
+                      (cache,) if cache else (), (), evidence)
+    if name is None:
+        return None
+    home = _home(container, template)
+    if name == "NIM":
+        cache = env.get("NIM_CACHE_PATH", "/opt/nim/.cache")
+        return Server(name, container, str(container.data.get("image")), (*cpath, "image"), True, False,
+                      (cache,) if _known(cache) else (), (), "NIM pulls its model profile from NGC")
+    if name == "Triton":
+        repos = [t for t in tokens if t.text.startswith(("--model-repository", "--model-store", "--triton_model_repo"))]
+        values: list[Token] = []
+        for flag in ("--model-repository", "--model-store", "--triton-model-repo-dir"):
+            found = _flag(tokens, flag)
+            if found is not None:
+                values.append(found)
+        remote = next((v for v in values if _REMOTE.match(v.text)), None)
+        local = tuple(v.text for v in values if _model_kind(v.text) == "local")
+        where: FieldPath = (*cpath, (values[0].field if values else repos[0].field if repos else "command"))
+        cache = hf_cache_dir(env, home) if hf_token else None
+        return Server(name, container, remote.text if remote else (values[0].text if values else None), where,
+                      remote is not None or hf_token, False, (cache,) if cache else (), local,
+                      "a Hugging Face token is set" if hf_token else "")
+    model_token = _flag(tokens, "--model", "--model-path", "--model-id")
+    if model_token is None:
+        for i, token in enumerate(tokens[:-1]):
+            if token.text == "serve" and i > 0 and tokens[i - 1].text.endswith("vllm") \
+                    and not tokens[i + 1].text.startswith("-"):
+                model_token = tokens[i + 1]
+                break
+    model_path: FieldPath = (*cpath, model_token.field) if model_token else cpath
+    model = model_token.text if model_token else None
+    if model is None and "MODEL_ID" in env_index:
+        model = env.get("MODEL_ID")
+        model_path = (*cpath, "env", env_index["MODEL_ID"])
+    model_kind = _model_kind(model)
+    download_dir = _flag(tokens, "--download-dir", "--huggingface-hub-cache")
+    if download_dir is not None:
+        cache = download_dir.text if _known(download_dir.text) else None
+    elif name == "TGI" and not any(k in env for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME")):
+        # The TGI image sets HF_HOME=/data; Google's Hugging Face DLC builds of it set the hub cache to /tmp.
+        cache = "/tmp" if "deeplearning-platform-release" in str(container.data.get("image")) else "/data"
+    else:
+        cache = hf_cache_dir(env, home)
+    load_format = _flag(tokens, "--load-format")
+    streaming = load_format is not None and load_format.text in _STREAMING_FORMATS and (
+        model_kind == "remote" or "s3://" in " ".join(t.text for t in tokens))
+    offline = any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    downloads = not offline and (model_kind in ("hub", "remote") or (model_kind is None and hf_token))
+    return Server(name, container, model, model_path, downloads, streaming, (cache,) if cache else (),
+                  (model,) if model_kind == "local" and model else (),
+                  "a Hugging Face token is set" if hf_token else "")
+
+
+def _kserve_storage(container: ContainerRef, env: Mapping[str, str], env_index: Mapping[str, int]) -> Server | None:
+    """KServe's storage initializer: a `storageUri` on the runtime (or `model:`) spec, or a STORAGE_URI env."""
+    uri = container.data.get("storageUri")
+    where: FieldPath = (*container.path, "storageUri")
+    if not isinstance(uri, str) and "STORAGE_URI" in env:
+        uri = env["STORAGE_URI"]
+        where = (*container.path, "env", env_index["STORAGE_URI"])
+    if not isinstance(uri, str) or not _known(uri):
+        return None
+    cached = uri.startswith(("pvc://", "oci://"))
+    return Server("KServe", container, uri, where, not cached, False, (), ())
+
+
+def _is_hf_runtime(container: ContainerRef) -> bool:
+    """KServe's Hugging Face runtime: `modelFormat: {name: huggingface}` or the `huggingface:` predictor key."""
+    model_format = container.data.get("modelFormat")
+    named = isinstance(model_format, Mapping) and str(model_format.get("name", "")).lower() == "huggingface"
+    return named or container.path[-1] == "huggingface"
+
+
+@dataclass(frozen=True)
+class MountView:
+    """A container's volume mount joined with the pod volume it names."""
+
+    index: int
+    mount: Mapping[str, Any]
+    mount_path: str
+    volume: Mapping[str, Any] | None
+    source: str | None
+
+    @property
+    def read_only(self) -> bool:
+        if self.mount.get("readOnly") is True:
+            return True
+        spec = self.volume.get(self.source) if self.volume and self.source else None
+        return isinstance(spec, Mapping) and spec.get("readOnly") is True
+
+
+def mounts(template: PodTemplate, container: ContainerRef) -> list[MountView]:
+    volumes = {str(v.get("name")): v for v in template.volumes}
+    out: list[MountView] = []
+    items = container.data.get("volumeMounts")
+    if not isinstance(items, list):
+        return out
+    for i, mount in enumerate(items):
+        if not isinstance(mount, Mapping) or not isinstance(mount.get("mountPath"), str):
+            continue
+        volume = volumes.get(str(mount.get("name")))
+        source = next((k for k in volume if k != "name"), None) if volume else None
+        out.append(MountView(i, mount, mount["mountPath"].rstrip("/") or "/", volume, source))
+    return out
+
+
+def _under(path: str, root: str) -> bool:
+    path = path.rstrip("/") or "/"
+    return root == "/" or path == root or path.startswith(root + "/")
+
+
+def mount_for(views: Sequence[MountView], path: str) -> MountView | None:
+    """The deepest mount that holds `path` (nested mounts: the deeper one wins), or None."""
+    holding = [v for v in views if _under(path, v.mount_path)]
+    return max(holding, key=lambda v: len(v.mount_path)) if holding else None
+
+
+def _server_containers(template: PodTemplate, ctx: RuleContext) -> list[ContainerRef]:
+    """App containers that request accelerators; all app containers when the pod asks by annotation only."""
+    gpu = [c for c, _ in gpu_containers(template, ctx)]
+    return gpu or [c for c in template.containers if c.kind == "container"]
+
+
+def _cached_uris(ctx: RuleContext) -> set[str]:
+    uris: set[str] = set()
+    for doc in ctx.all_documents:
+        if doc.kind in ("LocalModelCache", "ClusterLocalModel"):
+            spec = doc.data.get("spec")
+            if isinstance(spec, Mapping) and isinstance(spec.get("sourceModelUri"), str):
+                uris.add(spec["sourceModelUri"].rstrip("/"))
+    return uris
+
+
+def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    cached_uris = _cached_uris(ctx)
+    for container in _server_containers(template, ctx):
+        server = recognise(template, container)
+        if server is None:
+            continue
+        views = mounts(template, container)
+        what = f"{server.name} in container '{container.name}'" if container.name else server.name
+        if server.streaming:
+            yield RawFinding(
+                server.model_path,
+                f"{what} streams weights from object storage at every start ({server.model}): no node-local or "
+                "shared copy, so each replica and restart reads the whole model over the network; fine when the "
+                "store is close and fast, otherwise cache on node NVMe or a read-only PVC",
+                severity=Severity.INFO,
+            )
+            continue
+        if server.name in ("KServe", "KServe LLMInferenceService") and server.model and server.downloads:
+            if server.model.rstrip("/") in cached_uris:
+                continue
+            yield RawFinding(
+                server.model_path,
+                f"{what}: storage URI '{server.model}' is downloaded into an emptyDir of every new pod (the storage "
+                "initializer) before the server can start; use pvc://, an oci:// model car, or a LocalModelCache "
+                "for this URI",
+            )
+            continue
+        for path in server.read_paths:
+            view = mount_for(views, path)
+            if view is not None and view.source in PER_POD_SOURCES:
+                filler = _init_filler(template, view)
+                yield RawFinding(
+                    (*container.path, "volumeMounts", view.index),
+                    f"{what} reads weights from '{path}' on the {view.source} volume '{view.mount.get('name')}', "
+                    f"which is empty in every new pod{filler}: weights are fetched again on each start; put them "
+                    "on a node-local hostPath/local PV or a read-only PVC",
+                )
+        if not server.downloads:
+            continue
+        if not server.write_paths and server.model and _model_kind(server.model) == "remote":
+            yield RawFinding(
+                server.model_path,
+                f"{what} fetches its models from '{server.model}' into the container at every start, with no "
+                "cache that outlives the pod; put the repository on a node-local hostPath/local PV or a read-only "
+                "PVC (or a CSI bucket mount)",
+            )
+            continue
+        for path in server.write_paths:
+            view = mount_for(views, path)
+            if view is not None and view.source in PERSISTENT_SOURCES:
+                continue
+            where = (f"on the {view.source} volume '{view.mount.get('name')}', which starts empty in every pod"
+                     if view is not None else "on no volume at all (the container's writable layer)")
+            yield RawFinding(
+                server.model_path,
+                f"{what} downloads {server.source} at every start into '{path}', {where}: each replica and "
+                "restart pulls the full weights again while its GPUs wait; mount a node-local cache "
+                "(hostPath/local PV) or a read-only PVC there, or point HF_HOME/--download-dir at one",
+            )
+
+
+def _init_filler(template: PodTemplate, view: MountView) -> str:
+    name = view.mount.get("name")
+    for container in template.containers:
+        if container.kind == "init":
+            items = container.data.get("volumeMounts")
+            if isinstance(items, list) and any(isinstance(m, Mapping) and m.get("name") == name for m in items):
+                return f" (filled by init container '{container.name}')"
+    return ""
+
+
+def _pvc_modes(ctx: RuleContext, claim: str, namespace: str | None) -> list[str] | None:
+    for doc in ctx.all_documents:
+        if doc.kind == "PersistentVolumeClaim" and doc.ref.name == claim and _same_namespace(doc.ref.namespace,
+                                                                                             namespace):
+            modes = (doc.data.get("spec") or {}).get("accessModes")
+            return [str(m) for m in modes] if isinstance(modes, list) else []
+    return None
+
+
+def _same_namespace(a: str | None, b: str | None) -> bool:
+    """Objects without a namespace land in whatever namespace they are applied to: treat them as matching."""
+    return a is None or b is None or a == b
+
+
+def _shared_reason(template: PodTemplate, view: MountView, ctx: RuleContext) -> str | None:
+    if view.source == "hostPath":
+        return "a hostPath, shared by every pod on the node"
+    if view.source in _SHARED_FILESYSTEMS:
+        return f"an {view.source} network filesystem shared by every pod that mounts it"
+    if view.source == "persistentVolumeClaim" and view.volume is not None:
+        claim = str((view.volume.get("persistentVolumeClaim") or {}).get("claimName") or "")
+        modes = _pvc_modes(ctx, claim, template.document.ref.namespace)
+        shared = sorted({"ReadWriteMany", "ReadOnlyMany"} & set(modes or []))
+        if shared:
+            return f"PVC '{claim}' ({', '.join(shared)})"
+        if modes is None and (template.replicas is None or template.replicas > 1):
+            count = "an autoscaled number of" if template.replicas is None else str(template.replicas)
+            return f"PVC '{claim}', mounted by {count} replicas"
+    return None
+
+
+def _check_writable_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    for container in _server_containers(template, ctx):
+        server = recognise(template, container)
+        if server is None:
+            continue
+        views = mounts(template, container)
+        relevant: dict[int, MountView] = {}
+        for path in (*server.write_paths, *server.read_paths):
+            view = mount_for(views, path)
+            if view is not None:
+                relevant[view.index] = view
+        for view in views:  # a mount inside the cache directory (e.g. HF_HOME=/cache, mount at /cache/hub)
+            if any(_under(view.mount_path, p) for p in server.write_paths):
+                relevant[view.index] = view
+        for index in sorted(relevant):
+            view = relevant[index]
+            if view.read_only:
+                continue
+            reason = _shared_reason(template, view, ctx)
+            if reason is None:
+                continue
+            writes = any(_under(p, view.mount_path) or _under(view.mount_path, p) for p in server.write_paths)
+            if writes and view.source == "hostPath":
+                continue  # a node-local download cache (the seed's pattern): local file locks serialise writers
+            mount_path = (*container.path, "volumeMounts", view.index)
+            edit = Edit("replace" if "readOnly" in view.mount else "add", (*mount_path, "readOnly"), True)
+            if writes:
+                fix = Fix("mount the cache read-only (the server downloads into it: fill it from one Job first)",
+                          Safety.UNSAFE, (edit,))
+                tail = ("the server also downloads into it, so fill the cache from one Job and mount it read-only "
+                        "here")
+            else:
+                fix = Fix("mount the model cache read-only", Safety.SAFE, (edit,))
+                tail = "the server only reads it, so mount it readOnly: true"
+            yield RawFinding(
+                mount_path,
+                f"container '{container.name}' mounts the model cache '{view.mount_path}' read-write from {reason}: "
+                "one replica's interrupted download or bad write is served to every other, and concurrent writers "
+                f"race on network filesystems; {tail}",
+                fix,
+            )
+
+
+# --- inference-scale-to-zero -----------------------------------------------------------------------------------
+
+_KNATIVE_MIN = ("autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale")
+_KNATIVE_CLASS = "autoscaling.knative.dev/class"
+
+
+def _gpu_templates(doc: Document, ctx: RuleContext) -> list[PodTemplate]:
+    return [t for t in pod_templates(doc) if uses_accelerators(t, ctx.accelerator_resources)]
+
+
+def _target(ctx: RuleContext, ref: Any, namespace: str | None, default_kind: str) -> Document | None:
+    """The scale target named by a scaleTargetRef, when it is in the input."""
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str):
+        return None
+    kind = str(ref.get("kind") or default_kind)
+    for doc in ctx.all_documents:
+        if doc.kind.lower() == kind.lower() and doc.ref.name == ref["name"] and _same_namespace(
+                doc.ref.namespace, namespace):
+            return doc
+    return None
+
+
+def _int_value(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
+
+
+_COLD = ("the next request waits for a GPU node, the image pull and the model load: minutes for a large model")
+
+
+def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
+    kind = doc.kind
+    spec = doc.data.get("spec") if isinstance(doc.data, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return
+    group = doc.api_version.split("/")[0]
+    if kind == "HorizontalPodAutoscaler" and group == "autoscaling":
+        minimum = _int_value(spec.get("minReplicas"))
+        target = _target(ctx, spec.get("scaleTargetRef"), doc.ref.namespace, "Deployment")
+        if minimum == 0 and target is not None and _gpu_templates(target, ctx):
+            yield RawFinding(("spec", "minReplicas"),
+                             f"HPA minReplicas 0 scales the GPU {target.kind} '{target.ref.name}' to zero "
+                             f"(HPAScaleToZero): {_COLD}; keep at least one warm replica",
+                             Fix("keep one warm replica", Safety.UNSAFE,
+                                 (Edit("replace", ("spec", "minReplicas"), 1),)))
+    elif kind == "ScaledObject" and group == "keda.sh":
+        target = _target(ctx, spec.get("scaleTargetRef"), doc.ref.namespace, "Deployment")
+        if target is None or not _gpu_templates(target, ctx):
+            return
+        minimum = _int_value(spec.get("minReplicaCount"))
+        name = f"the GPU {target.kind} '{target.ref.name}'"
+        if "minReplicaCount" not in spec:
+            yield RawFinding(("spec",), f"KEDA ScaledObject has no minReplicaCount, and KEDA's default is 0: it scales "
+                             f"{name} to zero when idle; {_COLD}; set minReplicaCount: 1 or more",
+                             Fix("keep one warm replica", Safety.UNSAFE,
+                                 (Edit("add", ("spec", "minReplicaCount"), 1),)))
+        elif minimum == 0:
+            yield RawFinding(("spec", "minReplicaCount"), f"KEDA minReplicaCount 0 scales {name} to zero when idle; "
+                             f"{_COLD}",
+                             Fix("keep one warm replica", Safety.UNSAFE,
+                                 (Edit("replace", ("spec", "minReplicaCount"), 1),)))
+        if _int_value(spec.get("idleReplicaCount")) == 0 and (minimum or 0) > 0:
+            yield RawFinding(("spec", "idleReplicaCount"), f"KEDA idleReplicaCount 0 scales {name} to zero whenever "
+                             f"no trigger is active, below minReplicaCount; {_COLD}",
+                             Fix("drop idleReplicaCount", Safety.UNSAFE,
+                                 (Edit("remove", ("spec", "idleReplicaCount")),)))
+    elif kind == "Service" and group == "serving.knative.dev":
+        for template in _gpu_templates(doc, ctx):
+            yield from _knative(template)
+    elif kind == "InferenceService" and group == "serving.kserve.io":
+        for template in _gpu_templates(doc, ctx):
+            component = template.spec
+            if template.path[-1] == "workerSpec":
+                continue
+            if _int_value(component.get("minReplicas")) == 0:
+                yield RawFinding((*template.path, "minReplicas"),
+                                 f"KServe {template.role} minReplicas 0 lets Knative scale the GPU model server to "
+                                 f"zero; {_COLD}; keep at least 1 (KServe's default)",
+                                 Fix("keep one warm replica", Safety.UNSAFE,
+                                     (Edit("replace", (*template.path, "minReplicas"), 1),)))
+
+
+def _knative(template: PodTemplate) -> Iterator[RawFinding]:
+    annotations = template.annotations
+    meta = template.metadata_path or ("spec", "template", "metadata")
+    key = next((k for k in _KNATIVE_MIN if k in annotations), None)
+    if key is not None:
+        if _int_value(annotations[key]) == 0:
+            yield RawFinding((*meta, "annotations", key),
+                             f"Knative {key}: \"0\" lets the GPU revision scale to zero; {_COLD}",
+                             Fix("keep one warm replica", Safety.UNSAFE,
+                                 (Edit("replace", (*meta, "annotations", key), "1"),)))
+        return
+    if str(annotations.get(_KNATIVE_CLASS, "kpa.autoscaling.knative.dev")).startswith("hpa."):
+        return  # the HPA class never scales to zero; its minimum defaults to 1
+    metadata = get_path(template.document.data, meta)
+    if isinstance(metadata, Mapping) and isinstance(metadata.get("annotations"), Mapping):
+        edit = Edit("add", (*meta, "annotations", _KNATIVE_MIN[0]), "1")
+        path: FieldPath = (*meta, "annotations")
+    elif isinstance(metadata, Mapping):
+        edit = Edit("add", (*meta, "annotations"), {_KNATIVE_MIN[0]: "1"})
+        path = meta
+    else:
+        edit = Edit("add", meta, {"annotations": {_KNATIVE_MIN[0]: "1"}})
+        path = meta[:-1]
+    yield RawFinding(path, "Knative revision template has no autoscaling.knative.dev/min-scale; with the default "
+                     "KPA class and scale-to-zero enabled (Knative's defaults) the minimum is 0, so the GPU service "
+                     f"scales to zero when idle; {_COLD}",
+                     Fix("keep one warm replica", Safety.UNSAFE, (edit,)))
+
+
+MODEL_CACHE_MISSING = Rule(
+    code="KG401", name="model-cache-missing", section=_SECTION, severity=Severity.WARNING,
+    summary="An inference server downloads its weights into each pod instead of reading a cache volume.",
+    target=Target.TEMPLATE, check=_check_cache_missing,
+    rationale="A cold replica of a large model moves tens to hundreds of GB before it can serve; downloading them "
+    "from the Hub or object storage at every start multiplies that by replicas and restarts, hits Hub rate limits, "
+    "and keeps GPUs idle. Recognised servers: vLLM and llm-d, SGLang, TGI, Triton (and TensorRT-LLM on Triton), "
+    "NVIDIA NIM, KServe (storageUri, the Hugging Face runtime, LLMInferenceService) and Ray Serve (a RayService "
+    "whose serve config uses Hugging Face libraries). A cache is a volume that outlives the pod mounted where the "
+    "server downloads (HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME/hub, --download-dir, NIM_CACHE_PATH, TGI's "
+    "/data) or where it reads a local model path: a PVC, hostPath, NFS, CSI or image volume. emptyDir and generic "
+    "ephemeral volumes start empty in every pod, so they are not caches. A local model path on no volume is baked "
+    "into the image and passes; HF_HUB_OFFLINE=1 passes. KServe pvc:// and oci:// URIs, or a LocalModelCache for "
+    "the URI in the input, pass. Streaming loaders (Run:ai streamer, tensorizer) from object storage are reported "
+    "at info severity: they avoid the disk but still read the whole model per replica.",
+    bad_example="args: [--model, meta-llama/Llama-3.1-8B-Instruct]   # no volume at /root/.cache/huggingface",
+    good_example="args: [--model, meta-llama/Llama-3.1-8B-Instruct, --download-dir, /models]\n"
+    "volumeMounts: [{name: weights, mountPath: /models, readOnly: true}]\n"
+    "volumes: [{name: weights, persistentVolumeClaim: {claimName: llama-weights}}]",
+)
+MODEL_CACHE_WRITABLE_SHARED = Rule(
+    code="KG402", name="model-cache-writable-shared", section=_SECTION, severity=Severity.WARNING,
+    summary="A shared model cache (RWX/ROX PVC, hostPath, NFS) is mounted read-write into an inference server.",
+    target=Target.TEMPLATE, check=_check_writable_shared, fixable=True,
+    rationale="A cache shared by many replicas should be filled once (a Job, an init step on one node) and read "
+    "by every server: a read-write mount lets one replica's interrupted or corrupt download become every "
+    "replica's weights, and Hugging Face's file locks are unreliable on network filesystems. A volume counts as "
+    "shared when it is a hostPath, an NFS/CephFS/GlusterFS/Azure Files volume, a PVC whose claim in the input is "
+    "ReadWriteMany or ReadOnlyMany, or a PVC (claim not in the input) mounted by more than one replica. A "
+    "hostPath the server downloads into is the node-local cache pattern of the seed (writers on one node are "
+    "serialised by local file locks) and passes; a hostPath it only reads is flagged. The fix sets readOnly: true "
+    "on the mount; it is safe when the server only reads that path (a local --model path), unsafe when its "
+    "download directory (HF_HOME, --download-dir, ...) is on the mount.",
+    bad_example="volumeMounts: [{name: weights, mountPath: /models}]   # PVC ReadOnlyMany, --model /models/llama",
+    good_example="volumeMounts: [{name: weights, mountPath: /models, readOnly: true}]",
+)
+INFERENCE_SCALE_TO_ZERO = Rule(
+    code="KG403", name="inference-scale-to-zero", section=_SECTION, severity=Severity.WARNING,
+    summary="A GPU inference workload can scale to zero (HPA/KEDA/Knative/KServe minimum of 0 replicas).",
+    target=Target.DOCUMENT, check=_check_scale_to_zero, gpu_only=False, fixable=True,
+    rationale="With no warm replica the first request after an idle period waits for a GPU node, the 10-30 GB "
+    "image and the model load: minutes for large models. Flagged: an HPA with minReplicas 0 (needs the "
+    "HPAScaleToZero gate) whose target in the input uses GPUs; a KEDA ScaledObject with minReplicaCount 0 or "
+    "absent (KEDA's default is 0) or idleReplicaCount 0; a Knative Service whose GPU revision sets min-scale \"0\" "
+    "or omits it (under the default KPA class with scale-to-zero enabled the minimum defaults to 0; the HPA class "
+    "is exempt); a KServe InferenceService component with minReplicas 0 (KServe's default is 1). Scaling to zero "
+    "can be a deliberate cost choice: suppress with a reason then. The fix (unsafe: it keeps a GPU allocated) sets "
+    "the minimum to 1.",
+    bad_example="kind: ScaledObject\nspec:\n  scaleTargetRef: {name: vllm}\n  triggers: [...]",
+    good_example="kind: ScaledObject\nspec:\n  scaleTargetRef: {name: vllm}\n  minReplicaCount: 1\n  triggers: [...]",
+)
+
+RULES: tuple[Rule, ...] = (MODEL_CACHE_MISSING, MODEL_CACHE_WRITABLE_SHARED, INFERENCE_SCALE_TO_ZERO)
