@@ -235,3 +235,54 @@ def test_8gpu_restricted_fractional_cpu_still_has_a_memory_hint() -> None:
     result = state().admit(pod("train", "31500m", "256Gi", gpus=8))
     assert (result.admitted, result.reason) == (False, TAE)
     assert [p.provider for p in result.trace[0].providers if p.hints is None] == ["cpu manager"]
+
+
+@pytest.mark.parametrize(
+    "preset",
+    [
+        "dgx-h100",
+        "dgx-h200",
+        "dgx-b200",
+        "hgx-h100-8gpu",
+        "aws-p5.48xlarge",
+        "aws-p4d.24xlarge",
+        "gcp-a3-highgpu-8g",
+        "gcp-a3-megagpu-8g",
+        "azure-nd-h100-v5",
+        "gb200-nvl72-tray",
+        "amd-mi300x-8gpu",
+        "l40s-4gpu-1socket",
+    ],
+)
+def test_every_gpu_preset_admits_one_gpu_per_numa_node(preset: str) -> None:
+    # single-numa-node, pod scope: a 1-GPU, 2-CPU pod always has a preferred single-node hint
+    # while some NUMA node still has a free GPU; each lands wholly on its GPU's NUMA node.
+    node = load_node(preset)
+    first_core = ",".join(str(c) for c in node.siblings(node.cpus[0].id))
+    cfg = KubeletConfig.from_dict(
+        {
+            "cpuManagerPolicy": "static",
+            "topologyManagerPolicy": "single-numa-node",
+            "topologyManagerScope": "pod",
+            "reservedSystemCPUs": first_core,
+        }
+    )
+    s = NodeState(node, cfg)
+    resource = node.gpus[0].resource_name
+    by_index = {str(g.index): g for g in node.gpus}
+    for i in range(len(node.gpus)):
+        result = s.admit(pod(f"g{i}", "2", "4Gi", gpus=1, resource=resource))
+        assert result.admitted, (preset, i, result.reason)
+        main = result.containers[0]
+        gpu = by_index[main.devices[resource][0]]
+        assert {node.cpu_by_id[c].numa for c in main.exclusive_cpus} == {gpu.numa_node}
+    assert s.admit(pod("extra", "2", "4Gi", gpus=1, resource=resource)).reason == TAE
+
+
+def test_unknown_extended_resource_is_dropped_with_a_note() -> None:
+    # removeMissingExtendedResources: amd.com/gpu is not on a DGX H100, the kubelet ignores it.
+    result = state(topologyManagerPolicy="none").admit(
+        pod("amd", "2", "4Gi", gpus=1, resource="amd.com/gpu")
+    )
+    assert result.admitted
+    assert any("amd.com/gpu is not offered" in n for n in result.notes)

@@ -243,6 +243,14 @@ class NodeState:
             pod = replace(pod, uid=key)
         qos = qos_class(pod, self.gates.enabled(POD_LEVEL_RESOURCES))
         run = _Run(self, pod, qos)
+        for resource in pod.resource_names():
+            if "/" in resource and resource not in self.allocatable:
+                run.notes.append(
+                    f"{resource} is not offered by this node: the kubelet drops unknown extended "
+                    "resources at admission (the scheduler would not place the pod here)"
+                )
+        if self.policy.name == POLICY_NONE:
+            run.notes.append("topology manager policy none: hints are not merged")
         rejection = run.execute()
         if rejection is None:
             rejection = self._fits(pod)
