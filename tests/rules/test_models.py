@@ -1,7 +1,11 @@
-"""Section 13.4 rules: the YAML case table, plus the cache-path and mount helpers they rest on."""
+"""Section 13.4 rules: the YAML case table, the cache-path and mount helpers, and (for 13.3 and 13.4 together)
+agreement with the expert's `V:` notes on the real-world corpus; where they differ, the tables say who is right.
+"""
 
 from __future__ import annotations
 
+import csv
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubegpu.manifests import format_path
-from kubegpu.rules import LintConfig, lint_text
+from kubegpu.rules import LintConfig, lint_paths, lint_text
 from kubegpu.rules.models import MountView, hf_cache_dir, mount_for
 
 TABLE = yaml.safe_load((Path(__file__).parent / "cases" / "models.yaml").read_text())
@@ -98,3 +102,82 @@ spec:
     [finding] = lint_text("k.yaml", text, LintConfig(select=("KG403",))).findings
     assert "KEDA's default is 0" in finding.message and "Deployment 'vllm'" in finding.message
     assert finding.obj is not None and finding.obj.kind == "ScaledObject"
+
+
+# Note tags (INDEX.tsv `V:` entries) and the rule that reports each.
+TAG_RULES = {
+    "pull-always": "image-pull-always",
+    "latest-tag": "image-tag-mutable",
+    "mutable-tag": "image-tag-mutable",
+    "devel-runtime": "image-devel-runtime",
+    "no-model-cache": "model-cache-missing",
+    "scale-to-zero": "inference-scale-to-zero",
+}
+OURS = ("image-pull-always", "image-tag-mutable", "image-devel-runtime", "model-cache-missing",
+        "model-cache-writable-shared", "inference-scale-to-zero")
+
+# Findings the notes do not list, and why kubegpu is right.
+EXTRA = {
+    ("kubernetes-sigs__jobset/site__static__examples__workload-aware-scheduling__dra__jobset.yaml",
+     "image-tag-mutable"): "image 'busybox' has no tag, which means :latest; the note omits it",
+    ("kubernetes-sigs__jobset/site__static__examples__workload-aware-scheduling__dra__jobset.yaml",
+     "image-pull-always"): "no tag and no imagePullPolicy: Kubernetes defaults the policy to Always",
+}
+# Notes kubegpu does not report, and why.
+MISSING = {
+    ("vllm-project__production-stack/operator__config__samples__production-stack_v1alpha1_vllmruntime.yaml",
+     "image-tag-mutable"): "VLLMRuntime is a custom resource with no pod template; its images are not read",
+    ("vllm-project__production-stack/operator__config__samples__production-stack_v1alpha1_vllmruntime.yaml",
+     "image-pull-always"): "VLLMRuntime is a custom resource with no pod template; its images are not read",
+}
+_V = re.compile(r"(?:^|\|)\s*V:\s*([^|]*)")
+
+
+def _notes(shared: Path) -> list[tuple[str, set[str]]]:
+    rows = []
+    with (shared / "corpus" / "real" / "INDEX.tsv").open(newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            tags: set[str] = set()
+            for segment in _V.findall(row["notes"]):
+                for item in segment.split(";"):
+                    word = re.match(r"\s*([a-z][a-z-]*)", item)
+                    if word and word.group(1) in TAG_RULES:
+                        tags.add(TAG_RULES[word.group(1)])
+            rows.append((row["local_file"], tags))
+    return rows
+
+
+def test_corpus_agrees_with_notes(shared_dir: Path) -> None:
+    corpus = shared_dir / "corpus" / "real"
+    result = lint_paths([str(corpus)], LintConfig(select=OURS))
+    found: dict[str, set[str]] = {}
+    implicit_pull: dict[str, bool] = {}
+    for finding in result.findings:
+        name = Path(finding.location.file).resolve().relative_to(corpus.resolve()).as_posix()
+        found.setdefault(name, set()).add(finding.name)
+        if finding.name == "image-pull-always":
+            implicit = finding.location.dotted_path.endswith(".image")
+            implicit_pull[name] = implicit_pull.get(name, True) and implicit
+    problems = []
+    for name, expected in _notes(shared_dir):
+        actual = found.get(name, set())
+        for rule in sorted(actual - expected):
+            if (name, rule) in EXTRA:
+                continue
+            # Kubernetes defaults imagePullPolicy to Always for ':latest' or no tag (SetDefaults_Container); the
+            # notes list only an explicit Always, and record the cause as latest-tag.
+            if rule == "image-pull-always" and implicit_pull.get(name) and "image-tag-mutable" in expected:
+                continue
+            problems.append(f"{name}: {rule} reported but not in the notes")
+        for rule in sorted(expected - actual):
+            if (name, rule) not in MISSING:
+                problems.append(f"{name}: notes list {rule} but it was not reported")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("key", sorted({**EXTRA, **MISSING}))
+def test_documented_disagreements_still_hold(shared_dir: Path, key: tuple[str, str]) -> None:
+    """Each documented disagreement is still a disagreement (delete the entry when the rule changes)."""
+    name, rule = key
+    result = lint_paths([str(shared_dir / "corpus" / "real" / name)], LintConfig(select=(rule,)))
+    assert bool(result.findings) is (key in EXTRA)

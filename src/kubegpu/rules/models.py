@@ -42,6 +42,7 @@ _STREAMING_FORMATS = frozenset({"runai_streamer", "runai_streamer_sharded", "ten
 _RAY_HF_HINT = re.compile(r"transformers|diffusers|vllm|huggingface|sentence[-_]transformers|from_pretrained|"
                           r"model_id|llm_configs|ray\[llm\]")
 _TRUE = frozenset({"1", "true", "yes", "on"})
+_OBJECT_URI = re.compile(r"(?:s3|gs|az)://[^\s\"',}]+")
 
 
 @dataclass(frozen=True)
@@ -356,7 +357,8 @@ def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[Ra
         if server.streaming:
             yield RawFinding(
                 server.model_path,
-                f"{what} streams weights from object storage at every start ({server.model}): no node-local or "
+                f"{what} streams weights from object storage at every start ({_object_uri(server)}): no "
+                "node-local or "
                 "shared copy, so each replica and restart reads the whole model over the network; fine when the "
                 "store is close and fast, otherwise cache on node NVMe or a read-only PVC",
                 severity=Severity.INFO,
@@ -404,6 +406,14 @@ def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[Ra
                 "restart pulls the full weights again while its GPUs wait; mount a node-local cache "
                 "(hostPath/local PV) or a read-only PVC there, or point HF_HOME/--download-dir at one",
             )
+
+
+def _object_uri(server: Server) -> str:
+    """The object-store URI a streaming loader reads (a --model URI or one inside the loader's extra config)."""
+    if server.model and _REMOTE.match(server.model):
+        return server.model
+    match = _OBJECT_URI.search(" ".join(t.text for t in _tokens(server.container)))
+    return match.group(0) if match else str(server.model)
 
 
 def _init_filler(template: PodTemplate, view: MountView) -> str:
