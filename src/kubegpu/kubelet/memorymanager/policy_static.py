@@ -197,12 +197,15 @@ class StaticMemoryPolicy:
     @staticmethod
     def _regenerate(
         blocks: Sequence[MemoryBlock], requested: Mapping[str, int]
-    ) -> dict[str, list[TopologyHint]]:
-        hints: dict[str, list[TopologyHint]] = {}
+    ) -> dict[str, list[TopologyHint]] | None:
+        """regenerateHints: the blocks' masks as preferred hints; any mismatch = no preference."""
+        if len(blocks) != len(requested):
+            return None
+        hints: dict[str, list[TopologyHint]] = {r: [] for r in requested}
         for block in blocks:
-            if requested.get(block.type) != block.size:
-                return {block.type: []}
-            hints[block.type] = [TopologyHint(NUMAMask.of(block.numa), True)]
+            if block.type not in requested or requested[block.type] != block.size:
+                return None
+            hints[block.type].append(TopologyHint(NUMAMask.of(block.numa), True))
         return hints
 
     # -- allocation --------------------------------------------------------------------
