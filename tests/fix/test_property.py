@@ -111,10 +111,10 @@ def workloads(draw: Any) -> str:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=workloads(), unsafe=st.booleans())
-def test_random_workloads_keep_the_invariants(text: str, unsafe: bool) -> None:
+@given(text=workloads(), unsafe=st.booleans(), text_edits=st.booleans())
+def test_random_workloads_keep_the_invariants(text: str, unsafe: bool, text_edits: bool) -> None:
     lint = linter()
-    options = FixOptions(unsafe=unsafe)
+    options = FixOptions(unsafe=unsafe, text_edits=text_edits)
     outcome = fix_text("w.yaml", text, lint, options)
     assert outcome.error is None
     assert not comment_lines(text) - comment_lines(outcome.fixed)

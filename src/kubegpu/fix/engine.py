@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
 from ruamel.yaml.error import YAMLError
 
-from kubegpu.fix import jsondoc, patch, yamlio
+from kubegpu.fix import jsondoc, patch, textpatch, yamlio
 from kubegpu.fix.model import (
     REASON_DISPLAY,
     REASON_NO_FIX,
@@ -73,7 +74,7 @@ def fix_text(name: str, text: str, lint: LintFunction, options: FixOptions | Non
             converged = False
             break
         passes += 1
-        result = _fix_pass(name, current, candidates)
+        result = _fix_pass(name, current, candidates, options.text_edits)
         skipped.update(result.skipped)
         if result.text == current:
             break
@@ -127,7 +128,7 @@ def _overlaps(a: _ClaimPath, b: _ClaimPath) -> bool:
     return a[:shorter] == b[:shorter]
 
 
-def _fix_pass(name: str, text: str, candidates: Sequence[FindingLike]) -> _PassResult:
+def _fix_pass(name: str, text: str, candidates: Sequence[FindingLike], text_edits: bool = True) -> _PassResult:
     """Apply each candidate fix whose edits do not touch what an earlier fix in this pass touched."""
     chunks = split_stream(text)
     json_mode = all(f.document is not None and f.document.is_json for f in candidates)
@@ -156,13 +157,14 @@ def _fix_pass(name: str, text: str, candidates: Sequence[FindingLike]) -> _PassR
         taken.extend(unique)
         plans.setdefault(key, []).append(_Planned(finding, fix, paths))
     if json_mode:
-        fixed = _apply_plans(json_data, plans.get(0, []), patch.Style(round_trip=False), result)
-        if fixed:
+        chosen = _select(json_data, plans.get(0, []), patch.Style(round_trip=False), result)
+        if chosen:
+            _record(result, chosen)
             result.text = jsondoc.dump_json(json_data, text, jsondoc.detect_json_style(text))
         return result
     pieces = [chunk.text for chunk in chunks]
     for index, planned in plans.items():
-        pieces[index] = _fix_chunk(pieces[index], planned, result)
+        pieces[index] = _fix_chunk(pieces[index], planned, result, text_edits)
     result.text = "".join(pieces)
     return result
 
@@ -177,9 +179,9 @@ class _Append:
         return id(self)
 
 
-def _apply_plans(tree: Any, planned: Sequence[_Planned], style: patch.Style, result: _PassResult) -> bool:
-    """Apply whole fixes to `tree` (a fix whose path is gone is skipped); True when any applied."""
-    any_applied = False
+def _select(tree: Any, planned: Sequence[_Planned], style: patch.Style, result: _PassResult) -> list[_Planned]:
+    """Apply whole fixes to `tree` in order, skipping (and noting) each fix whose path is gone; the applied ones."""
+    chosen: list[_Planned] = []
     for item in planned:
         created: set[FieldPath] = set()
         reason = None
@@ -193,48 +195,73 @@ def _apply_plans(tree: Any, planned: Sequence[_Planned], style: patch.Style, res
             continue
         for edit, path in zip(item.fix.edits, item.paths, strict=True):
             patch.apply_edit(tree, edit.op, path, edit.value, style)
-        any_applied = True
+        chosen.append(item)
+    return chosen
+
+
+def _record(result: _PassResult, chosen: Sequence[_Planned]) -> None:
+    for item in chosen:
         doc = item.finding.document
         result.applied.append(AppliedFix(item.finding.code, item.finding.name, item.fix.description,
                                          str(item.fix.safety), item.finding.location.line,
                                          doc.index if doc is not None else 0, item.paths))
-    return any_applied
 
 
-def _fix_chunk(text: str, planned: Sequence[_Planned], result: _PassResult) -> str:
-    """Round-trip one document with its fixes applied; on any doubt keep the chunk as it was."""
+def _fix_chunk(text: str, planned: Sequence[_Planned], result: _PassResult, text_edits: bool = True) -> str:
+    """Apply fixes to one document: as text insertions when simple, else through the round-trip emitter;
+    either way the result must read back as exactly the intended data, or the chunk is kept as it was."""
     parts = cut_chunk(text)
 
-    def skip(reason: str) -> str:
-        for item in planned:
+    def skip(reason: str, items: Sequence[_Planned]) -> str:
+        for item in items:
             result.skipped[(item.finding.code, item.finding.location.line)] = reason
         return text
 
     if parts is None:
-        return skip("not applied: the document starts on its '---' line, which kubegpu does not rewrite")
-    handle = yamlio.make_yaml(yamlio.detect_indent(parts.body))
+        return skip("not applied: the document starts on its '---' line, which kubegpu does not rewrite", planned)
     try:
-        tree = yamlio.load_document(handle, parts.body)
         expected = yamlio.plain_data(parts.body)
-    except (YAMLError, ValueError) as err:
-        return skip(f"not applied: the round-trip parser cannot read this document ({type(err).__name__})")
-    style = patch.Style(True, yamlio.preferred_quote(parts.body), lambda v: yamlio.needs_quotes(handle, v))
-    before_count = len(result.applied)
-    try:
-        if not _apply_plans(tree, planned, style, result):
-            return text
-        _apply_plans(expected, planned, patch.Style(round_trip=False), _PassResult(""))
-    except patch.PatchError as err:
-        del result.applied[before_count:]
-        return skip(f"not applied: {err}")
-    emitted = yamlio.dump_document(handle, tree)
-    restored = yamlio.restore_spacing(parts.body, emitted, yamlio.plain_data)
-    try:
-        actual = yamlio.plain_data(emitted)
-        body = restored if yamlio.plain_data(restored) == actual else emitted
-    except Exception:  # the emitter wrote something the reader rejects: keep the original
-        actual, body = None, emitted
-    if actual != expected:
-        del result.applied[before_count:]
-        return skip("not applied: the rewritten document did not read back as the intended edit")
+        chosen = _select(expected, planned, patch.Style(round_trip=False), result)
+    except (yaml.YAMLError, patch.PatchError) as err:
+        return skip(f"not applied: {err}", planned)
+    if not chosen:
+        return text
+    indent = yamlio.detect_indent(parts.body)
+    quote = yamlio.preferred_quote(parts.body)
+    edits = [(e.op, p, e.value) for item in chosen for e, p in zip(item.fix.edits, item.paths, strict=True)]
+    body = _text_path(parts.body, edits, indent, quote, expected) if text_edits else None
+    if body is None:
+        body = _round_trip_path(parts.body, edits, indent, quote, expected)
+    if body is None:
+        return skip("not applied: the rewritten document did not read back as the intended edit", chosen)
+    _record(result, chosen)
     return parts.join(body)
+
+
+def _text_path(body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: yamlio.Indent, quote: str,
+               expected: Any) -> str | None:
+    if not textpatch.usable(body):
+        return None
+    try:
+        fixed = textpatch.apply_text_edits(body, edits, indent, quote)
+        return fixed if yamlio.plain_data(fixed) == expected else None
+    except (textpatch.Unsupported, yaml.YAMLError):
+        return None
+
+
+def _round_trip_path(body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: yamlio.Indent, quote: str,
+                     expected: Any) -> str | None:
+    handle = yamlio.make_yaml(indent)
+    try:
+        tree = yamlio.load_document(handle, body)
+        style = patch.Style(True, quote, lambda v: yamlio.needs_quotes(handle, v))
+        for op, path, value in edits:
+            patch.apply_edit(tree, op, path, value, style)
+        emitted = yamlio.dump_document(handle, tree)
+        actual = yamlio.plain_data(emitted)
+    except (YAMLError, yaml.YAMLError, patch.PatchError, ValueError):
+        return None
+    if actual != expected:
+        return None
+    restored = yamlio.restore_spacing(body, emitted, yamlio.plain_data)
+    return restored if yamlio.plain_data(restored) == actual else emitted

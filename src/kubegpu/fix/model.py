@@ -20,6 +20,7 @@ class FixOptions:
 
     unsafe: bool = False
     max_passes: int = 5
+    text_edits: bool = True  # simple edits as text insertions; False sends every edit through the round-trip emitter
 
 
 @dataclass(frozen=True)
