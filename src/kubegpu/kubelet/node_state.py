@@ -387,14 +387,25 @@ class _Run:
 
     def allocate(self, c: ContainerRequest, hint: TopologyHint) -> None:
         n = self.node
-        devices = n.devices.allocate(self.dev_state, self.pod, c, hint.affinity)
-        cpus = 0
-        if n.cpu is not None:
-            cpus = n.cpu.allocate(self.cpu_state, self.pod, c, self.qos, hint.affinity)
-        memory: dict[str, dict[int, int]] = {}
-        if n.memory is not None:
-            for block in n.memory.allocate(self.mem_state, self.pod, c, self.qos, hint):
-                memory[block.type] = dict(block.per_node)
+        provider = DEVICE_MANAGER
+        try:
+            devices = n.devices.allocate(self.dev_state, self.pod, c, hint.affinity)
+            cpus = 0
+            if n.cpu is not None:
+                provider = CPU_MANAGER
+                cpus = n.cpu.allocate(self.cpu_state, self.pod, c, self.qos, hint.affinity)
+            memory: dict[str, dict[int, int]] = {}
+            if n.memory is not None:
+                provider = MEMORY_MANAGER
+                for block in n.memory.allocate(self.mem_state, self.pod, c, self.qos, hint):
+                    memory[block.type] = dict(block.per_node)
+        except ModelError as err:
+            stored = "none" if n.policy.name == POLICY_NONE else hint.describe()
+            self.notes.append(
+                f"container {c.name}: topology hint {stored}; the {provider}'s Allocate "
+                f"failed: {err.message}"
+            )
+            raise
         self.assignments.append(
             ContainerAssignment(
                 name=c.name,
@@ -429,7 +440,15 @@ def _why(policy: str, answers: Sequence[ProviderAnswer], result: MergeResult) ->
     parts: list[str] = []
     for a in constrained:
         masks = _preferred_masks(a, single)
-        parts.append(f"{a.resource} prefers {' '.join(masks) if masks else 'nothing'}")
+        if masks:
+            parts.append(f"{a.resource} prefers {' '.join(masks)}")
+        elif single and any(h.preferred for h in a.hints or ()):
+            parts.append(f"{a.resource} prefers only multi-node masks")
+        else:
+            parts.append(
+                f"{a.resource} has no preferred hint (no mask of the minimal size has enough "
+                "free capacity: the free resources are fragmented over NUMA nodes)"
+            )
     if single:
         rule = "single-numa-node needs one NUMA node that is a preferred hint of every resource"
     else:
