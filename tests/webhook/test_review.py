@@ -40,9 +40,9 @@ def patch_of(response: dict[str, Any]) -> list[dict[str, Any]]:
       "/spec/containers/0/resources/limits/nvidia.com~1gpu"]),
     ("gpu-limits-only-no-shm.json", ("KG201",),
      ["/spec/volumes", "/spec/containers/0/volumeMounts"]),
-    # existing volumes and mounts: the patch appends, never replaces the user's lists
+    # existing volumes and mounts: the patch appends ("-"), never replaces the user's lists
     ("gpu-existing-volumes.json", ("KG201",),
-     ["/spec/containers/0/volumeMounts/1", "/spec/volumes/1"]),
+     ["/spec/containers/0/volumeMounts/-", "/spec/volumes/-"]),
     # two GPU containers and a CPU sidecar: both GPU containers get the mount, the proxy does not
     ("gpu-multi-container-sidecar.json", ("KG201", "KG104"),
      ["/spec/volumes", "/spec/containers/0/volumeMounts", "/spec/containers/1/volumeMounts",

@@ -6,7 +6,6 @@ Follows admission.k8s.io/v1 (Kubernetes v1.35): JSONPatch responses, warnings, d
 from __future__ import annotations
 
 import base64
-import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -107,14 +106,16 @@ def _lint(pod: Mapping[str, Any], config: WebhookConfig) -> tuple[list[Finding],
 
 def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
                      findings: list[Finding] | None = None) -> tuple[
-        dict[str, Any], list[Finding], list[str]]:
+        dict[str, Any], list[Finding], list[str], list[dict[str, Any]]]:
     """Apply every safe fix, re-linting between passes; fixes touching the same field wait a pass.
 
     `findings` are those of `pod` when the caller has them. Returns the fixed pod, the findings
-    that remain, and the rules whose fixes were applied.
+    that remain, the rules whose fixes were applied, and the RFC 6902 operations that turn `pod`
+    into the fixed pod (each applied fix's operations, in the order they were applied).
     """
-    current = copy.deepcopy(dict(pod))
+    current: dict[str, Any] = dict(pod)
     applied: list[str] = []
+    ops: list[dict[str, Any]] = []
     if findings is None:
         findings, _ = _lint(current, config)
     for _ in range(config.max_fix_passes):
@@ -127,17 +128,19 @@ def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
             paths = [tuple(e.path) for e in fix.edits]
             if any(_overlaps(p, t) for p in paths for t in touched):
                 continue
+            fix_ops = fix_to_patch(fix)
             try:
-                current = jsonpatch.apply_patch(current, fix_to_patch(fix), in_place=False)
+                current = jsonpatch.apply_patch(current, fix_ops, in_place=False)
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
                 continue  # the fix does not apply to this object as sent: leave it to the author
             touched.extend(paths)
             applied.append(finding.code)
+            ops.extend(fix_ops)
             changed = True
         if not changed:
             break
         findings, _ = _lint(current, config)
-    return current, findings, applied
+    return current, findings, applied, ops
 
 
 def _warnings(findings: Sequence[Finding]) -> list[str]:
@@ -170,8 +173,7 @@ def review(body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookCon
         return Decision(_response(uid), skipped="no accelerators")
     if mode == "validate":
         return _validate(uid, namespace, pod, findings, config)
-    fixed, remaining, applied = apply_safe_fixes(pod, config, findings)
-    ops = jsonpatch.make_patch(dict(pod), fixed).patch if applied else []
+    _, remaining, applied, ops = apply_safe_fixes(pod, config, findings)
     extra: dict[str, Any] = {}
     if ops:
         encoded = base64.b64encode(json.dumps(ops, separators=(",", ":")).encode()).decode()
