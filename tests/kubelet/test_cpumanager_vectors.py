@@ -66,7 +66,7 @@ def _option_runs() -> list[Any]:
     for p in V.cases(FILE, "allocate"):
         case = p.values[0]
         if case is None:
-            return [p]
+            return V.absent(2)
         for i, opts in enumerate(case.get("run_with_options") or [case["options"]]):
             params.append(pytest.param(case, opts, id=f"{case['id']}-opts{i}"))
     return params

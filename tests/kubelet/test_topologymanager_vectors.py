@@ -26,7 +26,7 @@ from tests.kubelet import vectors as V
 def _merge_runs() -> list[Any]:
     data = V.load_all().get("topologymanager_merge.json")
     if data is None:
-        return V.cases("topologymanager_merge.json", "cases")
+        return V.absent(2)
     params = []
     for run in data["runs"]:
         for case in data["cases"]:

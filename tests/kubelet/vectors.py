@@ -31,12 +31,17 @@ def load_all() -> dict[str, dict[str, Any]]:
     return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
 
 
+def absent(arity: int = 1) -> list[Any]:
+    """A single skipped param (with `arity` values) for when the vector folder is missing."""
+    reason = f"kubelet vectors not found at {kubelet_dir()} (set KUBEGPU_VECTORS_DIR)"
+    return [pytest.param(*([None] * arity), marks=pytest.mark.skip(reason=reason), id="absent")]
+
+
 def cases(file: str, key: str) -> list[Any]:
     """pytest params (id = vector id) for one list in one vector file; a skip param if absent."""
     data = load_all().get(file)
     if data is None:
-        reason = f"kubelet vectors not found at {kubelet_dir()} (set KUBEGPU_VECTORS_DIR)"
-        return [pytest.param(None, marks=pytest.mark.skip(reason=reason), id="absent")]
+        return absent()
     items = data.get(key) or []
     return [pytest.param(item, id=str(item.get("id", i))) for i, item in enumerate(items)]
 
