@@ -42,6 +42,8 @@ _STREAMING_FORMATS = frozenset({"runai_streamer", "runai_streamer_sharded", "ten
 _RAY_HF_HINT = re.compile(r"transformers|diffusers|vllm|huggingface|sentence[-_]transformers|from_pretrained|"
                           r"model_id|llm_configs|ray\[llm\]")
 _TRUE = frozenset({"1", "true", "yes", "on"})
+_LOCAL_CACHE_KINDS = frozenset({"LocalModelCache", "ClusterLocalModel"})
+_SERVER_HINT = re.compile(r"vllm|text-generation|sglang|triton|nvcr\.io/nim/|llm-d")
 _OBJECT_URI = re.compile(r"(?:s3|gs|az)://[^\s\"',}]+")
 
 
@@ -96,6 +98,15 @@ def _tokens(container: ContainerRef) -> list[Token]:
             else:
                 out.append(Token(text, field))
     return out
+
+
+def _raw_text(container: ContainerRef) -> str:
+    parts = [str(container.data.get("image") or "")]
+    for field in ("command", "args"):
+        items = container.data.get(field)
+        if isinstance(items, list):
+            parts.extend(str(item) for item in items)
+    return " ".join(parts).lower()
 
 
 def _flag(tokens: Sequence[Token], *names: str) -> Token | None:
@@ -186,11 +197,14 @@ def _home(container: ContainerRef, template: PodTemplate) -> str:
 
 def recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     """The inference server in a container, with its weight source and cache directories, or None."""
+    kind = template.kind
+    if kind not in ("InferenceService", "LLMInferenceService", "RayService") and not _SERVER_HINT.search(
+            _raw_text(container)):
+        return None  # cheap exit before shell-splitting: most GPU containers are not inference servers
     tokens = _tokens(container)
     env, env_index = _env(container)
     cpath = container.path
     name = _server_name(container, tokens)
-    kind = template.kind
     hf_token = any(t in env_index for t in _HF_TOKENS)
     if kind == "InferenceService":
         kserve = _kserve_storage(container, env, env_index)
@@ -337,17 +351,18 @@ def _server_containers(template: PodTemplate, ctx: RuleContext) -> list[Containe
 
 
 def _cached_uris(ctx: RuleContext) -> set[str]:
+    """Storage URIs that a KServe LocalModelCache (or ClusterLocalModel) in the input caches on nodes."""
     uris: set[str] = set()
     for doc in ctx.all_documents:
-        if doc.kind in ("LocalModelCache", "ClusterLocalModel"):
-            spec = doc.data.get("spec")
+        data = doc.data
+        if isinstance(data, dict) and data.get("kind") in _LOCAL_CACHE_KINDS:
+            spec = data.get("spec")
             if isinstance(spec, Mapping) and isinstance(spec.get("sourceModelUri"), str):
                 uris.add(spec["sourceModelUri"].rstrip("/"))
     return uris
 
 
 def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    cached_uris = _cached_uris(ctx)
     for container in _server_containers(template, ctx):
         server = recognise(template, container)
         if server is None:
@@ -365,7 +380,7 @@ def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[Ra
             )
             continue
         if server.name in ("KServe", "KServe LLMInferenceService") and server.model and server.downloads:
-            if server.model.rstrip("/") in cached_uris:
+            if server.model.rstrip("/") in _cached_uris(ctx):  # only KServe pays for the scan
                 continue
             yield RawFinding(
                 server.model_path,
