@@ -1,0 +1,173 @@
+"""A scheduling framework in kube-scheduler's shape: filter, score, normalize, weights, selectHost.
+
+Follows kubernetes v1.35 pkg/scheduler/schedule_one.go (numFeasibleNodesToFind, rotating
+nextStartNodeIndex, selectHost's uniform tie-break) and framework/runtime (weighted score sum).
+Plugins see every candidate node at once as numpy arrays, so the per-pod cost stays linear in nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from kubegpu.errors import ConfigError
+from kubegpu.scheduler.gpu.state import BoolArray, GpuCluster, GpuPod, IntArray
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+MAX_NODE_SCORE = 100
+TIE_BREAKS = ("random", "first")  # random: selectHost's reservoir sampling; first: lowest node index
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
+    """How many feasible nodes the scheduler looks for before scoring (adaptive when 0)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage >= 100:
+        return num_all_nodes
+    adaptive = percentage
+    if adaptive <= 0:
+        adaptive = 50 - num_all_nodes // 125
+        if adaptive < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            adaptive = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    found = num_all_nodes * adaptive // 100
+    return max(found, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def default_normalize(scores: IntArray, reverse: bool = False) -> IntArray:
+    """helper.DefaultNormalizeScore: scale to 0..100 by the maximum, optionally reversed."""
+    top = int(scores.max()) if scores.size else 0
+    if top == 0:
+        return np.full_like(scores, MAX_NODE_SCORE) if reverse else scores.copy()
+    out: IntArray = MAX_NODE_SCORE * scores // top
+    return MAX_NODE_SCORE - out if reverse else out
+
+
+def min_max_normalize(scores: IntArray) -> IntArray:
+    """Min-max normalization to 0..100 with integer division (all equal -> 0)."""
+    if scores.size == 0:
+        return scores.copy()
+    low, high = int(scores.min()), int(scores.max())
+    if high == low:
+        return np.zeros_like(scores)
+    out: IntArray = (scores - low) * MAX_NODE_SCORE // (high - low)
+    return out
+
+
+class FilterPlugin(Protocol):
+    """A Filter extension point: which nodes may run the pod."""
+
+    name: str
+
+    def filter(self, cluster: GpuCluster, pod: GpuPod) -> BoolArray:
+        """Boolean mask over all nodes."""
+        ...
+
+
+class ScorePlugin(Protocol):
+    """A Score extension point with its NormalizeScore; scores cover the candidate nodes only."""
+
+    name: str
+
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
+              rng: np.random.Generator) -> IntArray:
+        """Raw integer scores for `nodes` (indices into the cluster)."""
+        ...
+
+    def normalize(self, scores: IntArray) -> IntArray:
+        """NormalizeScore (identity for plugins without one)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Weighted:
+    """A score plugin and its weight in the profile."""
+
+    plugin: ScorePlugin
+    weight: int = 1
+
+
+class ResourceFitFilter:
+    """NodeResourcesFit + Open-Gpu-Share filters: cpu, memory, pods, GPU count, share and model."""
+
+    name = "NodeResourcesFit"
+
+    def filter(self, cluster: GpuCluster, pod: GpuPod) -> BoolArray:
+        """Mask of nodes where the pod fits."""
+        return cluster.feasible(pod)
+
+
+class Framework:
+    """One scheduling profile: filters, weighted scorers, percentageOfNodesToScore and a seeded RNG."""
+
+    def __init__(
+        self,
+        scorers: Sequence[Weighted],
+        filters: Sequence[FilterPlugin] = (ResourceFitFilter(),),
+        percentage_of_nodes_to_score: int = 100,
+        seed: int = 0,
+        tie_break: str = "random",
+    ) -> None:
+        for w in scorers:
+            if w.weight < 1:
+                raise ConfigError(f"score plugin {w.plugin.name}: weight must be positive")
+        if tie_break not in TIE_BREAKS:
+            raise ConfigError(f"tie-break {tie_break!r}: choose from {', '.join(TIE_BREAKS)}")
+        self.tie_break = tie_break
+        self.scorers = tuple(scorers)
+        self.filters = tuple(filters)
+        self.percentage = percentage_of_nodes_to_score
+        self.rng = np.random.default_rng(seed)
+        self.next_start = 0
+
+    def feasible_nodes(self, cluster: GpuCluster, pod: GpuPod) -> IntArray:
+        """Feasible node indices in search order, cut at numFeasibleNodesToFind from the rotating start."""
+        mask = np.ones(cluster.size, dtype=np.bool_)
+        for f in self.filters:
+            mask &= f.filter(cluster, pod)
+        n = cluster.size
+        want = num_feasible_nodes_to_find(n, self.percentage)
+        if want >= n:
+            return np.flatnonzero(mask).astype(np.int64)
+        order = (np.arange(n, dtype=np.int64) + self.next_start) % n
+        ordered = order[mask[order]]
+        if len(ordered) > want:
+            chosen = ordered[:want]
+            # nodes examined = position of the last chosen node in the rotation, plus one
+            processed = int(np.searchsorted(np.cumsum(mask[order]), want)) + 1
+        else:
+            chosen = ordered
+            processed = n
+        self.next_start = (self.next_start + processed) % n
+        return chosen
+
+    def total_scores(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray) -> IntArray:
+        """Σ_plugins weight × normalized score for each candidate."""
+        total = np.zeros(len(nodes), dtype=np.int64)
+        for w in self.scorers:
+            raw = w.plugin.score(cluster, pod, nodes, self.rng)
+            total += w.weight * w.plugin.normalize(raw)
+        return total
+
+    def select_host(self, nodes: IntArray, totals: IntArray) -> int:
+        """The highest total; ties broken uniformly at random (selectHost's reservoir sampling),
+        or by the lowest node index with tie_break="first" (what the FGD artifact's runs show)."""
+        best = np.flatnonzero(totals == totals.max())
+        if len(best) == 1 or self.tie_break == "first":
+            pick = best[np.argmin(nodes[best])] if len(best) > 1 else best[0]
+        else:
+            pick = best[int(self.rng.integers(len(best)))]
+        return int(nodes[pick])
+
+    def schedule(self, cluster: GpuCluster, pod: GpuPod) -> int | None:
+        """One scheduling cycle: the chosen node index, or None when no node is feasible."""
+        nodes = self.feasible_nodes(cluster, pod)
+        if len(nodes) == 0:
+            return None
+        if len(nodes) == 1 or not self.scorers:
+            return int(nodes[0]) if len(nodes) == 1 else self.select_host(
+                nodes, np.zeros(len(nodes), dtype=np.int64))
+        return self.select_host(nodes, self.total_scores(cluster, pod, nodes))

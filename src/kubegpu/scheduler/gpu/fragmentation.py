@@ -1,0 +1,176 @@
+"""FGD's fragmentation measure: typical pods, a node's expected unusable GPU milli, and the cluster sum.
+
+Follows hkust-adsl/kubernetes-scheduler-simulator pkg/utils/frag.go (GetTypicalPods,
+NodeGpuShareFragAmount, GetNodePodFrag, FragAmountSumExceptQ3), vectorised over many node states.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod, IntArray
+
+FloatArray = npt.NDArray[np.float64]
+POPULARITY_THRESHOLD = 95  # podPopularityThreshold used by every FGD experiment
+INCREASE_STEP = 1  # podIncreaseStep
+
+
+@dataclass(frozen=True)
+class TypicalPod:
+    """One task shape of the target workload and its probability (0..1)."""
+
+    cpu_milli: int
+    gpu_milli: int
+    gpu_count: int
+    gpu_models: tuple[str, ...]
+    probability: float
+
+
+def typical_pods(
+    pods: Iterable[GpuPod], threshold: int = POPULARITY_THRESHOLD, step: int = INCREASE_STEP,
+    include_cpu_pods: bool = True,
+) -> tuple[TypicalPod, ...]:
+    """The most popular shapes covering `threshold`% of tasks (counted by number), renormalised to 1.
+
+    Order follows the artifact: descending count, then descending (cpu, milli, count, model).
+    """
+    counts: Counter[tuple[int, int, int, str]] = Counter()
+    for pod in pods:
+        if not include_cpu_pods and pod.gpu_count == 0:
+            continue
+        counts[pod.shape] += 1
+    total = sum(counts.values())
+    if total == 0:
+        return ()
+    ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    expected = threshold * total / 100.0
+    taken = 0
+    cum = 0.0
+    limit = 0
+    while cum < expected and taken < len(ordered):
+        limit += max(step, 1)
+        while taken < limit and taken < len(ordered):
+            cum += ordered[taken][1]
+            taken += 1
+    chosen = ordered[:taken]
+    return tuple(
+        TypicalPod(cpu, milli, count, tuple(m for m in models.split("|") if m), n / cum)
+        for (cpu, milli, count, models), n in chosen
+    )
+
+
+class FragModel:
+    """Expected fragment (GPU milli) of node states against a typical-pod distribution.
+
+    Built once per workload; `frag` takes many states at once as numpy arrays.
+    """
+
+    def __init__(self, typical: Sequence[TypicalPod], model_names: Sequence[str]) -> None:
+        self.typical = tuple(typical)
+        self.cpu = np.array([t.cpu_milli for t in typical], dtype=np.int64)
+        self.milli = np.array([t.gpu_milli for t in typical], dtype=np.int64)
+        self.count = np.array([t.gpu_count for t in typical], dtype=np.int64)
+        self.prob = np.array([t.probability for t in typical], dtype=np.float64)
+        self.cpu_only = self.milli == 0
+        # access[model_index, t]: a node of that model may host t (no constraint, or model listed)
+        access = np.ones((len(model_names), len(typical)), dtype=np.bool_)
+        for j, t in enumerate(typical):
+            if t.gpu_models:
+                for i, name in enumerate(model_names):
+                    access[i, j] = bool(name) and name in t.gpu_models
+        self.access = access
+        self.thresholds, self.threshold_index = np.unique(self.milli, return_inverse=True)
+
+    def frag(self, models: IntArray, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
+        """F_n(M) for each row: Σ_t p_t × (GPUs too small for t if t fits, else all idle GPU)."""
+        rows = gpu_left.shape[0]
+        if rows == 0 or len(self.typical) == 0:
+            return np.zeros(rows, dtype=np.float64)
+        total = gpu_left.sum(axis=1)
+        below = gpu_left[:, :, None] < self.thresholds[None, None, :]
+        small = (gpu_left[:, :, None] * below).sum(axis=1)
+        count_ge = gpu_left.shape[1] - below.sum(axis=1)
+        idx = self.threshold_index
+        fits = (cpu_left[:, None] >= self.cpu[None, :]) & (count_ge[:, idx] >= self.count[None, :])
+        fits &= self.access[models]
+        fits &= ~self.cpu_only[None, :]
+        value = np.where(fits, small[:, idx], total[:, None]).astype(np.float64)
+        result: FloatArray = value @ self.prob
+        return result
+
+
+def gpu_frag_milli(gpu_left: Sequence[int], pod_gpu_milli: int) -> int:
+    """GPU milli on GPUs whose remainder is below the pod's per-GPU request."""
+    return sum(v for v in gpu_left if v < pod_gpu_milli)
+
+
+def node_frag_milli(
+    typical: Sequence[TypicalPod], gpu_model: str, cpu_left: int, gpu_left: Sequence[int]
+) -> float:
+    """F_n(M) of a single node given as plain values (used by tests and reports)."""
+    names = sorted({gpu_model} | {m for t in typical for m in t.gpu_models} | {""})
+    model = FragModel(typical, names)
+    left = np.array([list(gpu_left) or [0]], dtype=np.int64)
+    return float(model.frag(np.array([names.index(gpu_model)], dtype=np.int64),
+                            np.array([cpu_left], dtype=np.int64), left)[0])
+
+
+def whole_gpus_free(gpu_left: IntArray) -> IntArray:
+    """Count of fully free GPUs per row."""
+    result: IntArray = (gpu_left == MILLI).sum(axis=1)
+    return result
+
+
+class StateCache:
+    """Interned node states (model, cpu left, sorted GPU left) and their F_n(M).
+
+    Node i's state id lives in `node_state[i]`; call `update(cluster, i)` after it changes.
+    """
+
+    def __init__(self, cluster: GpuCluster, frag: FragModel) -> None:
+        self.frag = frag
+        self.ids: dict[tuple[int, ...], int] = {}
+        self.rows: list[tuple[int, ...]] = []
+        self.frag_of: list[float] = []
+        self.node_state = np.zeros(cluster.size, dtype=np.int64)
+        for node in range(cluster.size):
+            self.node_state[node] = self.intern(self.key(cluster, node))
+
+    @staticmethod
+    def key(cluster: GpuCluster, node: int) -> tuple[int, ...]:
+        left = sorted(int(v) for v in cluster.gpu_left[node, : int(cluster.gpu_count[node])])
+        return (int(cluster.gpu_model[node]), int(cluster.cpu_cap[node] - cluster.cpu_used[node]), *left)
+
+    def intern(self, key: tuple[int, ...]) -> int:
+        found = self.ids.get(key)
+        if found is not None:
+            return found
+        state = len(self.rows)
+        self.ids[key] = state
+        self.rows.append(key)
+        self.frag_of.append(float(self.frag_rows([key])[0]))
+        return state
+
+    def frag_rows(self, keys: Sequence[tuple[int, ...]]) -> FloatArray:
+        width = max(1, max(len(k) - 2 for k in keys))
+        left = np.zeros((len(keys), width), dtype=np.int64)
+        for i, k in enumerate(keys):
+            left[i, : len(k) - 2] = k[2:]
+        models = np.array([k[0] for k in keys], dtype=np.int64)
+        cpu = np.array([k[1] for k in keys], dtype=np.int64)
+        return self.frag.frag(models, cpu, left)
+
+
+    def update(self, cluster: GpuCluster, node: int) -> None:
+        """Re-intern one node after a bind or unbind."""
+        self.node_state[node] = self.intern(self.key(cluster, node))
+
+    def node_frag(self) -> FloatArray:
+        """Current F_n(M) of every node (GPU milli)."""
+        frags: FloatArray = np.array(self.frag_of, dtype=np.float64)[self.node_state]
+        return frags
