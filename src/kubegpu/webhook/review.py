@@ -107,7 +107,7 @@ def _lint(pod: Mapping[str, Any], config: WebhookConfig) -> tuple[list[Finding],
 def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
                      findings: list[Finding] | None = None) -> tuple[
         dict[str, Any], list[Finding], list[str], list[dict[str, Any]]]:
-    """Apply every safe fix, re-linting between passes; fixes touching the same field wait a pass.
+    """Apply every safe fix; fixes touching a field another fix touched wait for a re-lint pass.
 
     `findings` are those of `pod` when the caller has them. Returns the fixed pod, the findings
     that remain, the rules whose fixes were applied, and the RFC 6902 operations that turn `pod`
@@ -120,13 +120,15 @@ def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
         findings, _ = _lint(current, config)
     for _ in range(config.max_fix_passes):
         touched: list[tuple[str | int, ...]] = []
-        changed = False
+        fixed: list[Finding] = []
+        deferred = False
         for finding in findings:
             fix = finding.fix
             if fix is None or fix.safety is not Safety.SAFE or not fix.edits:
                 continue
             paths = [tuple(e.path) for e in fix.edits]
             if any(_overlaps(p, t) for p in paths for t in touched):
+                deferred = True
                 continue
             fix_ops = fix_to_patch(fix)
             try:
@@ -135,9 +137,12 @@ def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
                 continue  # the fix does not apply to this object as sent: leave it to the author
             touched.extend(paths)
             applied.append(finding.code)
+            fixed.append(finding)
             ops.extend(fix_ops)
-            changed = True
-        if not changed:
+        if not fixed:
+            break
+        if not deferred:  # every safe fix went in: what remains is what was not fixed
+            findings = [f for f in findings if not any(f is g for g in fixed)]
             break
         findings, _ = _lint(current, config)
     return current, findings, applied, ops
