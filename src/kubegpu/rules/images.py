@@ -241,8 +241,9 @@ IMAGE_PULL_ALWAYS = Rule(
     "pod already holds its GPUs, and a registry outage or rate limit stops a restart that could have used the "
     "cached copy. Kubernetes defaults the policy to Always when the tag is `latest` or missing. Pinning a version "
     "tag or a digest and using IfNotPresent gives the same certainty about which image runs: the safe fix sets "
-    "IfNotPresent only for images pinned that way, never for :latest. Other linters (Polaris, kube-score, "
-    "checkov) require Always; for multi-GB GPU images that trade is wrong.",
+    "IfNotPresent only for images pinned that way, never for :latest. Every container of a GPU pod counts, init "
+    "containers and sidecars included: the pod holds its GPUs while any of its images is pulled. Other linters "
+    "(Polaris, kube-score, checkov) require Always; for multi-GB GPU images that trade is wrong.",
     bad_example="image: nvcr.io/nvidia/pytorch:24.05-py3\nimagePullPolicy: Always",
     good_example="image: nvcr.io/nvidia/pytorch:24.05-py3\nimagePullPolicy: IfNotPresent",
 )

@@ -596,8 +596,9 @@ def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
                 continue
             if _int_value(component.get("minReplicas")) == 0:
                 yield RawFinding((*template.path, "minReplicas"),
-                                 f"KServe {template.role} minReplicas 0 lets Knative scale the GPU model server to "
-                                 f"zero; {_COLD}; keep at least 1 (KServe's default)",
+                                 f"KServe {template.role} minReplicas 0 lets the autoscaler (Knative in Serverless "
+                                 f"mode, KEDA in Standard mode) scale the GPU model server to zero; {_COLD}; keep at "
+                                 "least 1 (KServe's default)",
                                  Fix("keep one warm replica", Safety.UNSAFE,
                                      (Edit("replace", (*template.path, "minReplicas"), 1),)))
 
@@ -643,9 +644,10 @@ MODEL_CACHE_MISSING = Rule(
     "server downloads (HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME/hub, --download-dir, NIM_CACHE_PATH, TGI's "
     "/data) or where it reads a local model path: a PVC, hostPath, NFS, CSI or image volume. emptyDir and generic "
     "ephemeral volumes start empty in every pod, so they are not caches. A local model path on no volume is baked "
-    "into the image and passes; HF_HUB_OFFLINE=1 passes. KServe pvc:// and oci:// URIs, or a LocalModelCache for "
-    "the URI in the input, pass. Streaming loaders (Run:ai streamer, tensorizer) from object storage are reported "
-    "at info severity: they avoid the disk but still read the whole model per replica.",
+    "into the image and passes; HF_HUB_OFFLINE=1 passes (set it when a Hub id names weights baked into the "
+    "image's cache, which otherwise still asks the Hub at every start). KServe pvc:// and oci:// URIs, or a "
+    "LocalModelCache for the URI in the input, pass. Streaming loaders (Run:ai streamer, tensorizer) from object "
+    "storage are reported at info severity: they avoid the disk but still read the whole model per replica.",
     bad_example="args: [--model, meta-llama/Llama-3.1-8B-Instruct]   # no volume at /root/.cache/huggingface",
     good_example="args: [--model, meta-llama/Llama-3.1-8B-Instruct, --download-dir, /models]\n"
     "volumeMounts: [{name: weights, mountPath: /models, readOnly: true}]\n"
