@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from functools import cache
 
-from kubegpu.rules import inputs, qos, shm
+from kubegpu.rules import dockerfile, images, inputs, models, qos, shm
 from kubegpu.rules.base import Rule
 
-_MODULES = (inputs, qos, shm)
+_MODULES = (inputs, qos, shm, images, models, dockerfile)
 
 
 @cache
