@@ -25,15 +25,15 @@ from kubegpu.rules import LintConfig, lint_text
 TARGET_SECONDS = 20.0
 
 
-def naive_round_trip(files: Sequence[Path]) -> float:
-    """Load and dump every document with ruamel round-trip, as a whole-file fixer would."""
+def naive_round_trip(files: Sequence[Path]) -> tuple[float, float]:
+    """Load and dump every document with ruamel round-trip, as a whole-file fixer would: (seconds, CPU seconds)."""
     handle = YAML(typ="rt")
     handle.width = 1 << 30
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for path in files:
         documents = list(handle.load_all(path.read_text()))
         handle.dump_all(documents, io.StringIO())
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu_started
 
 
 class _Timer:
@@ -53,8 +53,8 @@ class _Timer:
         return timed
 
 
-def kubegpu_fix(folder: Path) -> tuple[float, int, int, float]:
-    """Fix every file in `folder` in place; (seconds, documents fixed, fixes applied, round-trip seconds)."""
+def kubegpu_fix(folder: Path, text_edits: bool = True) -> tuple[float, float, int, int, float]:
+    """Fix every file in `folder` in place: (seconds, CPU seconds, documents fixed, fixes applied, round-trip s)."""
     config = LintConfig()
 
     def lint(name: str, text: str) -> Sequence[FindingLike]:
@@ -65,13 +65,15 @@ def kubegpu_fix(folder: Path) -> tuple[float, int, int, float]:
     yamlio.load_document, yamlio.dump_document = timer.wrap(load), timer.wrap(dump)  # type: ignore[method-assign]
     try:
         started = time.perf_counter()
+        cpu_started = time.process_time()
         documents = applied = 0
         for item in read_inputs([str(folder)]):
-            outcome = fix_input(item, lint, FixOptions())
+            outcome = fix_input(item, lint, FixOptions(text_edits=text_edits))
             write_outcome(item, outcome)
             documents += len({a.document for a in outcome.applied})
             applied += len(outcome.applied)
-        return time.perf_counter() - started, documents, applied, timer.seconds
+        cpu = time.process_time() - cpu_started
+        return time.perf_counter() - started, cpu, documents, applied, timer.seconds
     finally:
         yamlio.load_document, yamlio.dump_document = load, dump  # type: ignore[method-assign]
 
@@ -80,17 +82,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kubegpu-bench-fix-") as tmp:
         base = Path(tmp)
         files = write_corpus(base / "baseline", files=200, per_file=10)
-        baseline = naive_round_trip(files)
+        baseline, baseline_cpu = naive_round_trip(files)
         write_corpus(base / "ours", files=200, per_file=10)
-        ours, documents, applied, round_trip = kubegpu_fix(base / "ours")
-        again, _docs, second_applied, _rt = kubegpu_fix(base / "ours")
+        ours, cpu, documents, applied, round_trip = kubegpu_fix(base / "ours")
+        again, _cpu, _docs, second_applied, _rt = kubegpu_fix(base / "ours")
+        write_corpus(base / "rt", files=200, per_file=10)
+        rt_wall, rt_cpu, rt_docs, _applied, rt_parser = kubegpu_fix(base / "rt", text_edits=False)
     print("fix benchmark: 2000 GPU workloads in 200 files (bench/corpus_gen.py), safe fixes, written in place")
-    print(f"baseline  ruamel round-trip of every document (no lint, no fix): {baseline:.2f} s")
-    print(f"kubegpu   fix: {ours:.2f} s, {documents} documents fixed ({applied} fixes), "
-          f"{documents / ours:.0f} documents fixed/s, round-trip parser+emitter {round_trip / ours:.0%} of the time")
+    print(f"baseline  ruamel round-trip of every document (no lint, no fix): {baseline:.2f} s "
+          f"({baseline_cpu:.2f} s CPU)")
+    print(f"kubegpu   fix: {ours:.2f} s ({cpu:.2f} s CPU), {documents} documents fixed ({applied} fixes), "
+          f"{documents / cpu:.0f} documents fixed per CPU second; round-trip parser+emitter "
+          f"{round_trip / ours:.0%} of the time (text edits covered every document)")
+    print(f"kubegpu   fix with text edits off (every edited document through ruamel): {rt_wall:.2f} s "
+          f"({rt_cpu:.2f} s CPU), {rt_docs} documents fixed, round-trip parser+emitter {rt_parser / rt_wall:.0%}")
     print(f"kubegpu   second run (idempotence): {again:.2f} s, {second_applied} fixes applied")
-    print(f"ratio     baseline / kubegpu: {baseline / ours:.2f}x; target < {TARGET_SECONDS:.0f} s: "
-          f"{'met' if ours < TARGET_SECONDS else 'MISSED'}")
+    print(f"ratio     baseline / kubegpu (CPU time): {baseline_cpu / cpu:.2f}x; target < {TARGET_SECONDS:.0f} s: "
+          f"{'met' if ours < TARGET_SECONDS else 'missed'} on wall time, "
+          f"{'met' if cpu < TARGET_SECONDS else 'missed'} on CPU time (wall time counts other load on the machine)")
 
 
 if __name__ == "__main__":

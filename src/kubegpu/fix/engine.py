@@ -24,7 +24,7 @@ from kubegpu.fix.model import (
 )
 from kubegpu.fix.protocols import DISPLAY_ONLY, SAFE, UNSAFE, FindingLike, FixLike, LintFunction
 from kubegpu.fix.stream import chunk_of_line, cut_chunk, split_stream
-from kubegpu.manifests import FieldPath, load_text
+from kubegpu.manifests import FieldPath, LoadResult, load_text
 
 _FATAL_PROBLEMS = ("parse-error", "alias-bomb")
 
@@ -78,7 +78,7 @@ def fix_text(name: str, text: str, lint: LintFunction, options: FixOptions | Non
         skipped.update(result.skipped)
         if result.text == current:
             break
-        problem = _broken(name, text, result.text)
+        problem = _broken(name, before, result.text)
         if problem is not None:
             return FileOutcome(name, text, text, error=f"{problem}; file left untouched",
                                remaining=_remaining(lint(name, text), {}, options))
@@ -107,9 +107,8 @@ def _remaining(findings: Sequence[FindingLike], skipped: dict[tuple[str, int], s
     return tuple(out)
 
 
-def _broken(name: str, original: str, fixed: str) -> str | None:
+def _broken(name: str, before: LoadResult, fixed: str) -> str | None:
     """Why the fixed stream is worse than the original as input (new parse errors, lost documents), or None."""
-    before = load_text(name, original)
     after = load_text(name, fixed)
     for code in (*_FATAL_PROBLEMS, "duplicate-key"):
         if sum(p.code == code for p in after.problems) > sum(p.code == code for p in before.problems):
