@@ -1,0 +1,475 @@
+"""Section 13.5 rules (KG5xx): multi-pod GPU jobs need all-or-nothing admission, with a gang size that covers them.
+
+Follows Kueue v0.14 (queue-name label, job-min-parallelism), Volcano v1.12 (Job minAvailable, PodGroup minMember,
+scheduling.k8s.io/group-name), KAI Scheduler v0.9 (pod-grouper: kubeflow/ray/LWS gangs, one PodGroup per batch
+Job pod), scheduler-plugins coscheduling (scheduling.x-k8s.io/pod-group) and the native Workload API (KEP-4671:
+v1.35 spec.workloadRef, v1.36 spec.schedulingGroup.podGroupName).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubegpu.manifests import Document, FieldPath, PodTemplate, get_path, pod_templates, uses_accelerators
+from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+
+_SECTION = "13.5"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_SCHEDULER = "kai-scheduler"
+KAI_POD_GROUP_ANNOTATION = "pod-group-name"
+VOLCANO_SCHEDULER = "volcano"
+VOLCANO_GROUP_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
+VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
+COSCHEDULING_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io")
+COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
+RAY_SCHEDULER_LABEL = "ray.io/scheduler-name"
+RAY_GANG_LABEL = "ray.io/gang-scheduling-enabled"
+
+KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "MXJob", "JAXJob"})
+RAY_KINDS = frozenset({"RayJob", "RayCluster"})
+# Kinds whose pods form one distributed program (training ranks, a multi-host model replica).
+JOB_KINDS = frozenset({*KUBEFLOW_KINDS, "Job", "CronJob", "JobSet", "TrainJob", "RayJob", "LeaderWorkerSet",
+                       "AppWrapper"})
+# KServe kinds whose model replicas span nodes (a head or leader plus workers).
+SERVING_KINDS = frozenset({"InferenceService", "LLMInferenceService"})
+# KAI's pod-grouper gives these kinds one PodGroup with minMember = all their pods (or schedulingPolicy.minAvailable).
+KAI_GANG_KINDS = frozenset({*KUBEFLOW_KINDS, "RayJob", "RayCluster", "RayService", "LeaderWorkerSet"})
+# Operators (training-operator, mpi-operator) create a PodGroup when their gang scheduler is the pods' scheduler.
+OPERATOR_GANG_SCHEDULERS = frozenset({VOLCANO_SCHEDULER, COSCHEDULING_SCHEDULER})
+PODGROUP_GROUPS = {
+    "scheduling.volcano.sh": "Volcano",
+    "scheduling.x-k8s.io": "coscheduling",
+    "scheduling.sigs.k8s.io": "coscheduling",
+    "scheduling.run.ai": "KAI",
+}
+NATIVE_GROUP = "scheduling.k8s.io"
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _group(doc: Document) -> str:
+    return doc.api_version.split("/")[0] if "/" in doc.api_version else ""
+
+
+def is_volcano_job(doc: Document) -> bool:
+    return doc.kind == "Job" and _group(doc) == "batch.volcano.sh"
+
+
+def relative_path(doc: Document, template: PodTemplate, path: FieldPath) -> FieldPath:
+    """A template path made relative to `doc` (templates embedded in an AppWrapper live in an inner document)."""
+    inner = template.document
+    if inner is doc:
+        return path
+    return (*inner.prefix[len(doc.prefix):], *path)
+
+
+@dataclass(frozen=True)
+class JobShape:
+    """A multi-pod workload: its templates, how many pods one gang unit holds and how many of them use GPUs."""
+
+    doc: Document
+    templates: tuple[PodTemplate, ...]
+    gpu_templates: tuple[PodTemplate, ...]
+    unit_pods: int  # pods that must run together (an LWS group; the whole job otherwise)
+    unit_gpu_pods: int
+    unit: str  # how the unit is described in messages
+
+    def roles(self, templates: Sequence[PodTemplate] | None = None) -> str:
+        names = [t.role or "pods" for t in (self.templates if templates is None else templates)]
+        return ", ".join(dict.fromkeys(names))
+
+
+def job_shape(doc: Document, ctx: RuleContext) -> JobShape | None:
+    """The job's shape when it is a GPU workload of a distributed kind with a known pod count; else None."""
+    kind = doc.kind
+    if kind not in JOB_KINDS and kind not in SERVING_KINDS:
+        return None
+    if kind == "Job" and _group(doc) not in ("", "batch", "batch.volcano.sh"):
+        return None
+    templates = tuple(pod_templates(doc))
+    if not templates:
+        return None
+    gpu = tuple(t for t in templates if uses_accelerators(t, ctx.accelerator_resources))
+    if not gpu:
+        return None
+    if kind == "LeaderWorkerSet":
+        size = _int(get_path(doc.data, ("spec", "leaderWorkerTemplate", "size")), 1)
+        if size is None:
+            return None
+        leader = [t for t in templates if t.role == "leader"]
+        gpu_roles = {t.role for t in gpu}
+        gpu_pods = (1 if "leader" in gpu_roles and leader else 0) + (size - (1 if leader else 0)
+                                                                       if "worker" in gpu_roles else 0)
+        return JobShape(doc, templates, gpu, size, gpu_pods, f"each group of {size} pods")
+    if kind == "InferenceService":
+        workers = [t for t in templates if t.role.endswith("-worker")]
+        if not workers:
+            return None
+        nodes = max(2, workers[0].replicas or 2)  # pipelineParallelSize = head + workers
+        return JobShape(doc, templates, gpu, nodes, nodes, f"each model replica's {nodes} pods (head and workers)")
+    if kind == "LLMInferenceService":
+        if not any(t.role.endswith("worker") for t in gpu):
+            return None
+        parallelism = _mapping(get_path(doc.data, ("spec", "parallelism")))
+        data = _int(parallelism.get("data"), 1) or 1
+        local = _int(parallelism.get("dataLocal"), 1) or 1
+        nodes = max(2, data // local)  # the leader pod plus (data / dataLocal - 1) workers per replica
+        return JobShape(doc, templates, gpu, nodes, nodes, f"each model replica's {nodes} pods (leader and workers)")
+    counts = [t.replicas for t in templates]
+    if any(c is None for c in counts):
+        return None
+    total = sum(c for c in counts if c is not None)
+    gpu_total = sum(t.replicas or 0 for t in gpu)
+    return JobShape(doc, templates, gpu, total, gpu_total, f"its {total} pods")
+
+
+def _int(value: Any, default: int | None) -> int | None:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return default
+
+
+def object_labels(doc: Document) -> Mapping[str, Any]:
+    """The labels Kueue reads for this object (a CronJob's come from its jobTemplate)."""
+    if doc.kind == "CronJob":
+        return _mapping(get_path(doc.data, ("spec", "jobTemplate", "metadata", "labels")))
+    return _mapping(doc.metadata.get("labels"))
+
+
+def object_annotations(doc: Document) -> Mapping[str, Any]:
+    if doc.kind == "CronJob":
+        return _mapping(get_path(doc.data, ("spec", "jobTemplate", "metadata", "annotations")))
+    return _mapping(doc.metadata.get("annotations"))
+
+
+def kueue_managed(doc: Document) -> bool:
+    """Kueue admits the workload: the queue-name label (or the deprecated annotation) on the job object."""
+    return bool(object_labels(doc).get(KUEUE_QUEUE_LABEL) or object_annotations(doc).get(KUEUE_QUEUE_LABEL))
+
+
+def _scheduler(template: PodTemplate) -> str:
+    value = template.spec.get("schedulerName")
+    return str(value) if value else "default-scheduler"
+
+
+def native_group(template: PodTemplate) -> tuple[str, str] | None:
+    """The Workload API reference of a pod template: ("workload", name/group) or ("podgroup", name)."""
+    ref = _mapping(template.spec.get("workloadRef"))
+    if ref.get("name"):
+        return "workload", f"{ref.get('name')}/{ref.get('podGroup') or ''}"
+    group = _mapping(template.spec.get("schedulingGroup")).get("podGroupName")
+    if group:
+        return "podgroup", str(group)
+    return None
+
+
+def podgroup_reference(template: PodTemplate) -> tuple[str, str] | None:
+    """(scheduler family, PodGroup name) a pod template points at through labels or annotations."""
+    for key in VOLCANO_GROUP_ANNOTATIONS:
+        if template.annotations.get(key):
+            return "Volcano", str(template.annotations[key])
+    for key in COSCHEDULING_LABELS:
+        if template.labels.get(key):
+            return "coscheduling", str(template.labels[key])
+    if template.annotations.get(KAI_POD_GROUP_ANNOTATION):
+        return "KAI", str(template.annotations[KAI_POD_GROUP_ANNOTATION])
+    return None
+
+
+@dataclass(frozen=True)
+class GangVerdict:
+    """Whether a job is gang-admitted, by what, and, when it is not, why (for the message)."""
+
+    mechanism: str | None
+    reason: str = ""
+
+
+def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
+    """Which all-or-nothing mechanism covers every pod of the job, if any."""
+    doc = shape.doc
+    templates = shape.templates
+    if is_volcano_job(doc):
+        return GangVerdict("Volcano Job (its PodGroup's minMember is spec.minAvailable)")
+    if kueue_managed(doc):
+        return GangVerdict(f"Kueue ({KUEUE_QUEUE_LABEL}: {object_labels(doc).get(KUEUE_QUEUE_LABEL)})")
+    labels = object_labels(doc)
+    if doc.kind in RAY_KINDS and (labels.get(RAY_SCHEDULER_LABEL) or labels.get(VOLCANO_QUEUE_LABEL)
+                                  or labels.get(RAY_GANG_LABEL) == "true"):
+        return GangVerdict("KubeRay batch scheduler (it creates the PodGroup)")
+    natives = [native_group(t) for t in templates]
+    if all(natives):
+        basic = [ref for ref in natives if ref is not None and _native_policy(ref, doc, ctx) == "basic"]
+        if basic:
+            return GangVerdict(None, f"its pods reference the Workload API group {basic[0][1]!r}, whose policy is "
+                               "'basic' (no gang)")
+        return GangVerdict("the Workload API (a gang PodGroup)")
+    refs = [podgroup_reference(t) for t in templates]
+    if all(refs):
+        family = refs[0][0] if refs[0] else ""
+        return GangVerdict(f"a {family} PodGroup ({refs[0][1] if refs[0] else ''})")
+    schedulers = {_scheduler(t) for t in templates}
+    if schedulers == {KAI_SCHEDULER}:
+        if doc.kind in KAI_GANG_KINDS:
+            return GangVerdict("KAI Scheduler (its pod-grouper gangs this kind)")
+        return GangVerdict(None, f"KAI's pod-grouper does not gang a {doc.kind}: a batch Job's pods each get their "
+                           f"own PodGroup; annotate the pods with {KAI_POD_GROUP_ANNOTATION} pointing at a PodGroup "
+                           "with minMember, or use a kind KAI gangs (PyTorchJob, MPIJob, RayJob, LeaderWorkerSet)")
+    if len(schedulers) == 1 and schedulers <= OPERATOR_GANG_SCHEDULERS and doc.kind in KUBEFLOW_KINDS:
+        return GangVerdict(f"the operator's PodGroup for {next(iter(schedulers))}")
+    partial = [t for t, ref in zip(templates, refs, strict=True) if ref is None]
+    if any(refs) and partial:
+        return GangVerdict(None, f"only some roles join a PodGroup; {shape.roles(partial)} do not")
+    if VOLCANO_SCHEDULER in schedulers:
+        return GangVerdict(None, "schedulerName: volcano alone is not a gang: Volcano gives pods without a "
+                           "scheduling.k8s.io/group-name annotation a PodGroup of one member; use a Volcano Job "
+                           "or a PodGroup with minMember")
+    if any(t.labels.get(KUEUE_QUEUE_LABEL) for t in templates):
+        return GangVerdict(None, f"the {KUEUE_QUEUE_LABEL} label sits on the pod template, but Kueue reads it "
+                           f"from the {doc.kind}'s own metadata.labels")
+    return GangVerdict(None)
+
+
+def _native_policy(ref: tuple[str, str], doc: Document, ctx: RuleContext) -> str | None:
+    """'gang' or 'basic' when the referenced Workload group or PodGroup is in the input; None otherwise."""
+    kind, key = ref
+    for other in ctx.all_documents:
+        if _group(other) != NATIVE_GROUP or not _same_namespace(other, doc):
+            continue
+        name = str(other.metadata.get("name") or "")
+        if kind == "workload" and other.kind == "Workload":
+            workload, _, group = key.partition("/")
+            if name != workload:
+                continue
+            for entry in _list(get_path(other.data, ("spec", "podGroups")) or
+                               get_path(other.data, ("spec", "podGroupTemplates"))):
+                if entry.get("name") == group:
+                    policy = _mapping(entry.get("policy") or entry.get("schedulingPolicy"))
+                    return "gang" if "gang" in policy else ("basic" if "basic" in policy else None)
+        if kind == "podgroup" and other.kind == "PodGroup" and name == key:
+            policy = _mapping(get_path(other.data, ("spec", "schedulingPolicy")))
+            return "gang" if "gang" in policy else ("basic" if "basic" in policy else None)
+    return None
+
+
+def _list(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _same_namespace(a: Document, b: Document) -> bool:
+    na, nb = a.metadata.get("namespace"), b.metadata.get("namespace")
+    return na is None or nb is None or na == nb
+
+
+def metadata_anchor(doc: Document) -> FieldPath:
+    meta = doc.data.get("metadata") if isinstance(doc.data, Mapping) else None
+    if isinstance(meta, Mapping):
+        return ("metadata", "labels") if "labels" in meta else ("metadata",)
+    return ("kind",)
+
+
+# --- KG501 ---------------------------------------------------------------------------------------------------
+
+
+def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
+    shape = job_shape(doc, ctx)
+    if shape is None or shape.unit_pods < 2 or doc.kind in SERVING_KINDS:
+        return
+    verdict = gang_verdict(shape, ctx)
+    if verdict.mechanism is not None:
+        return
+    queue = ctx.option("gang-missing", "queue", None)
+    fix = None
+    if queue:
+        labels_path: FieldPath = ("spec", "jobTemplate", "metadata", "labels") if doc.kind == "CronJob" else \
+            ("metadata", "labels")
+        fix = Fix(f"add the Kueue label {KUEUE_QUEUE_LABEL}: {queue} to the {doc.kind} (Kueue then suspends it "
+                  "until the whole workload fits its quota)", Safety.UNSAFE,
+                  (Edit("add", (*labels_path, KUEUE_QUEUE_LABEL), str(queue)),))
+    serving = " (a serving group: every replica's leader and workers must start together)" \
+        if doc.kind == "LeaderWorkerSet" else ""
+    reason = f"; {verdict.reason}" if verdict.reason else ""
+    yield RawFinding(
+        metadata_anchor(doc),
+        f"{doc.kind} '{doc.ref.name}' needs {shape.unit} ({shape.roles()}) running at once{serving}, but nothing "
+        f"admits them all-or-nothing{reason}: the scheduler binds pods one by one, so partly placed jobs hold GPUs "
+        f"while they wait and can deadlock each other; add the label {KUEUE_QUEUE_LABEL} to the {doc.kind}, or use "
+        "Volcano (PodGroup minMember), KAI Scheduler, coscheduling or the Workload API"
+        + ("" if queue else " (give --queue or the rule option `queue` for an automatic fix)"),
+        fix,
+    )
+
+
+# --- KG502 ---------------------------------------------------------------------------------------------------
+
+
+def _check_gang_partial(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
+    if doc.kind == "PodGroup" and (_group(doc) in PODGROUP_GROUPS or _group(doc) == NATIVE_GROUP):
+        yield from _check_podgroup(doc, ctx)
+        return
+    if doc.kind == "Workload" and _group(doc) == NATIVE_GROUP:
+        yield from _check_workload(doc, ctx)
+        return
+    shape = job_shape(doc, ctx)
+    if shape is None or shape.unit_pods < 2:
+        return
+    if is_volcano_job(doc):
+        yield from _check_volcano_job(doc, shape)
+    elif doc.kind in KUBEFLOW_KINDS:
+        minimum = _int(get_path(doc.data, ("spec", "runPolicy", "schedulingPolicy", "minAvailable")), None)
+        elastic = get_path(doc.data, ("spec", "elasticPolicy")) is not None
+        if minimum is not None and minimum < shape.unit_pods and not elastic:
+            yield RawFinding(("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
+                             f"runPolicy.schedulingPolicy.minAvailable is {minimum} but the job has {shape.unit_pods} "
+                             f"pods ({shape.roles()}): the gang starts with {minimum} and the others wait holding "
+                             "nothing, while the started ranks hold their GPUs waiting for the rest (this job has no "
+                             f"elasticPolicy); set it to {shape.unit_pods} or remove it")
+    elif doc.kind == "Job" and kueue_managed(doc):
+        minimum = _int(object_annotations(doc).get(KUEUE_MIN_PARALLELISM), None)
+        if minimum is not None and minimum < shape.unit_pods:
+            yield RawFinding(("metadata", "annotations", KUEUE_MIN_PARALLELISM),
+                             f"{KUEUE_MIN_PARALLELISM}: {minimum} lets Kueue admit this Job with only {minimum} of "
+                             f"its {shape.unit_pods} pods (partial admission); a distributed training job with a fixed "
+                             "world size then never completes its rendezvous", severity=Severity.INFO)
+
+
+def _check_volcano_job(doc: Document, shape: JobShape) -> Iterator[RawFinding]:
+    tasks = _list(get_path(doc.data, ("spec", "tasks")))
+    total = sum(_int(t.get("replicas"), 1) or 0 for t in tasks)
+    job_min = _int(get_path(doc.data, ("spec", "minAvailable")), None)
+    if job_min is not None and job_min > 0:
+        if job_min > total:
+            yield RawFinding(("spec", "minAvailable"), f"minAvailable {job_min} is more than the {total} pods of the "
+                             "tasks: Volcano's admission webhook rejects the Job", severity=Severity.ERROR)
+        elif job_min < total:
+            yield RawFinding(("spec", "minAvailable"),
+                             f"minAvailable {job_min} is below the {total} pods of the tasks ({shape.roles()}): "
+                             f"Volcano starts the job once {job_min} pods fit and the other {total - job_min} wait, "
+                             f"while the started ranks hold their GPUs; set minAvailable: {total} unless the job is "
+                             "elastic")
+        return
+    for i, task in enumerate(tasks):
+        replicas = _int(task.get("replicas"), 1) or 0
+        task_min = _int(task.get("minAvailable"), None)
+        if task_min is not None and task_min < replicas:
+            yield RawFinding(("spec", "tasks", i, "minAvailable"),
+                             f"task '{task.get('name')}' has minAvailable {task_min} of {replicas} replicas and the "
+                             "Job sets no minAvailable, so Volcano's gang is the sum of the task minimums: the job "
+                             f"starts without {replicas - task_min} of these pods")
+
+
+def _referencing_pods(group_doc: Document, ctx: RuleContext) -> tuple[int | None, bool]:
+    """Pods in the input that belong to a PodGroup document, and whether any of them uses GPUs."""
+    name = str(group_doc.metadata.get("name") or "")
+    native = _group(group_doc) == NATIVE_GROUP
+    family = PODGROUP_GROUPS.get(_group(group_doc))
+    total: int | None = 0
+    gpu = False
+    for doc in ctx.all_documents:
+        if doc is group_doc or not _same_namespace(doc, group_doc):
+            continue
+        for template in pod_templates(doc):
+            if native:
+                ref = native_group(template)
+                match = ref == ("podgroup", name)
+            else:
+                found = podgroup_reference(template)
+                match = found is not None and found[1] == name and family == found[0]
+            if not match:
+                continue
+            gpu = gpu or uses_accelerators(template, ctx.accelerator_resources)
+            total = None if total is None or template.replicas is None else total + template.replicas
+    return total, gpu
+
+
+def _check_podgroup(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
+    if _group(doc) == NATIVE_GROUP:
+        path: FieldPath = ("spec", "schedulingPolicy", "gang", "minCount")
+    else:
+        path = ("spec", "minMember")
+    minimum = _int(get_path(doc.data, path), None)
+    if minimum is None:
+        return
+    pods, gpu = _referencing_pods(doc, ctx)
+    if not gpu or not pods:
+        return
+    yield from _compare(path, f"PodGroup '{doc.ref.name}'", minimum, pods)
+
+
+def _compare(path: FieldPath, what: str, minimum: int, pods: int) -> Iterator[RawFinding]:
+    field = path[-1]
+    if minimum < pods:
+        yield RawFinding(path, f"{what} has {field} {minimum} but {pods} GPU-job pods in the input belong to it: the "
+                         f"scheduler starts the group once {minimum} fit and the other {pods - minimum} wait while the "
+                         f"started pods hold their GPUs; set {field}: {pods}")
+    elif minimum > pods:
+        yield RawFinding(path, f"{what} has {field} {minimum} but only {pods} pods in the input belong to it: the "
+                         "group never becomes schedulable", severity=Severity.ERROR)
+
+
+def _check_workload(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
+    name = str(doc.metadata.get("name") or "")
+    key = "podGroups" if isinstance(get_path(doc.data, ("spec", "podGroups")), list) else "podGroupTemplates"
+    for i, group in enumerate(_list(get_path(doc.data, ("spec", key)))):
+        policy_key = "policy" if "policy" in group else "schedulingPolicy"
+        minimum = _int(get_path(group, (policy_key, "gang", "minCount")), None)
+        if minimum is None:
+            continue
+        pods: int | None = 0
+        gpu = False
+        for other in ctx.all_documents:
+            if not _same_namespace(other, doc):
+                continue
+            for template in pod_templates(other):
+                if native_group(template) != ("workload", f"{name}/{group.get('name')}"):
+                    continue
+                gpu = gpu or uses_accelerators(template, ctx.accelerator_resources)
+                pods = None if pods is None or template.replicas is None else pods + template.replicas
+        if gpu and pods:
+            yield from _compare(("spec", key, i, policy_key, "gang", "minCount"),
+                                f"Workload '{name}' group '{group.get('name')}'", minimum, pods)
+
+
+GANG_MISSING = Rule(
+    code="KG501", name="gang-missing", section=_SECTION, severity=Severity.WARNING,
+    summary="A multi-pod GPU job has no all-or-nothing admission (Kueue, Volcano, KAI, coscheduling, Workload API).",
+    target=Target.DOCUMENT, check=_check_gang_missing, fixable=True,
+    options={"queue": "Kueue LocalQueue for the fix's kueue.x-k8s.io/queue-name label (`kubegpu fix --queue`)"},
+    rationale="Distributed training needs every rank at once. The default scheduler binds pods one at a time, so "
+    "two jobs that each got half their pods both hold GPUs and wait forever. Kueue admits a whole workload or "
+    "nothing (label kueue.x-k8s.io/queue-name on the job object, not on its pod template); Volcano Jobs and "
+    "PodGroups gang by minMember; KAI gangs Kubeflow, Ray and LeaderWorkerSet workloads (but gives each batch Job "
+    "pod its own PodGroup); scheduler-plugins coscheduling uses the scheduling.x-k8s.io/pod-group label; the "
+    "native Workload API uses spec.workloadRef (v1.35) or spec.schedulingGroup (v1.36). Counted: Job parallelism, "
+    "JobSet, Kubeflow replica specs, TrainJob numNodes, RayJob workers, LeaderWorkerSet groups, AppWrapper "
+    "contents. Kueue's manageJobsWithoutQueueName cannot be seen in manifests; suppress with a reason if you rely "
+    "on it.",
+    bad_example="apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
+    "  pytorchReplicaSpecs:\n    Worker: {replicas: 4, template: ...}   # nvidia.com/gpu: 8",
+    good_example="metadata:\n  name: train\n  labels: {kueue.x-k8s.io/queue-name: team-a}",
+)
+GANG_PARTIAL = Rule(
+    code="KG502", name="gang-partial", section=_SECTION, severity=Severity.WARNING,
+    summary="A gang's minimum (minAvailable, minMember, minCount) is below the pods the GPU job needs.",
+    target=Target.DOCUMENT, check=_check_gang_partial,
+    rationale="A gang smaller than the job starts some ranks while the rest wait: the started pods hold GPUs "
+    "without making progress (NCCL and torchrun rendezvous wait for the full world size). Checked: Volcano Job "
+    "minAvailable against the tasks' replicas (and task minAvailable when the job sets none), Kubeflow "
+    "runPolicy.schedulingPolicy.minAvailable (not for elastic PyTorchJobs), Kueue job-min-parallelism, and "
+    "PodGroups (Volcano, coscheduling, KAI, native) or Workload gang groups whose pods are in the input. A "
+    "minimum above the pods that exist makes the gang unschedulable.",
+    bad_example="kind: Job\napiVersion: batch.volcano.sh/v1alpha1\nspec:\n  minAvailable: 1\n  tasks:\n"
+    "  - {name: worker, replicas: 4, template: ...}",
+    good_example="spec:\n  minAvailable: 4",
+)
+
+RULES: tuple[Rule, ...] = (GANG_MISSING, GANG_PARTIAL)

@@ -1,0 +1,211 @@
+"""Section 13.6 rule (KG601): a multi-node GPU job needs a placement constraint on racks, blocks or NVLink domains.
+
+Follows Kueue v0.14 TAS (podset-required/preferred/slice-required-topology annotations), Volcano v1.12 Job
+networkTopology, KAI Scheduler topology annotations, LeaderWorkerSet exclusive-topology and NVIDIA's DRA driver
+ComputeDomain (resource.nvidia.com/v1beta1, device class compute-domain-default-channel.nvidia.com).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from kubegpu.manifests import Document, PodTemplate, get_path
+from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.rules.gang import JobShape, is_volcano_job, job_shape, kueue_managed, object_annotations, relative_path
+
+_SECTION = "13.6"
+KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+KUEUE_SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
+KUEUE_TAS_ANNOTATIONS = (KUEUE_REQUIRED, KUEUE_PREFERRED, KUEUE_SLICE_REQUIRED)
+KAI_TOPOLOGY_ANNOTATIONS = ("kai.scheduler/topology-required-placement", "kai.scheduler/topology-preferred-placement")
+LWS_TOPOLOGY_ANNOTATIONS = ("leaderworkerset.sigs.k8s.io/exclusive-topology",
+                            "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology")
+COMPUTE_DOMAIN_CLASS_PREFIX = "compute-domain"
+HOSTNAME = "kubernetes.io/hostname"
+# Node labels that name a network block, rack, leaf switch or NVLink domain (Kueue docs, GKE, EKS, OCI, NVIDIA GFD).
+KNOWN_TOPOLOGY_LABELS = frozenset({
+    "cloud.provider.com/topology-block", "cloud.provider.com/topology-rack",
+    "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
+    "cloud.google.com/gce-topology-host",
+    "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+    "topology.k8s.aws/network-node-layer-3", "topology.k8s.aws/network-node-layer-4",
+    "topology.k8s.aws/ultraserver-id",
+    "nvidia.com/gpu.clique",
+    "oci.oraclecloud.com/rdma.local_block_id", "oci.oraclecloud.com/rdma.network_block_id",
+    "oci.oraclecloud.com/rdma.hpc_island_id", "oci.oraclecloud.com/host.rack_id",
+    "oci.oraclecloud.com/host.network_block_id",
+})
+_TOPOLOGY_WORDS = ("rack", "block", "clique", "nvlink", "spine", "leaf", "switch", "ultraserver", "network-node-layer",
+                   "superpod", "island")
+_GB200_HINTS = ("gb200", "gb300", "nvl72", "gpu.clique")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def topology_label(key: str, extra: Iterable[str] = ()) -> bool:
+    """Does a node label key name a rack, block, leaf switch or NVLink domain?"""
+    if key in KNOWN_TOPOLOGY_LABELS or key in extra:
+        return True
+    if key.startswith("topology.kubernetes.io/") or key == HOSTNAME:
+        return False  # zone and region span many racks; hostname is one node
+    name = key.rsplit("/", 1)[-1].lower()
+    return any(word in name for word in _TOPOLOGY_WORDS)
+
+
+def _extra_labels(ctx: RuleContext) -> tuple[str, ...]:
+    value = ctx.option("topology-missing", "topology-labels", ())
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
+
+
+def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str | None:
+    """A pod affinity or node selection that keeps the pods under one rack/block/NVLink domain."""
+    affinity = _mapping(template.spec.get("affinity"))
+    pod_affinity = _mapping(affinity.get("podAffinity"))
+    terms = list(_list(pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")))
+    terms += [_mapping(t.get("podAffinityTerm")) for t in
+              _list(pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))]
+    for term in terms:
+        key = str(term.get("topologyKey") or "")
+        if topology_label(key, extra) or key == HOSTNAME:
+            return f"podAffinity on {key}"
+    for key, value in _mapping(template.spec.get("nodeSelector")).items():
+        if topology_label(str(key), extra):
+            return f"nodeSelector {key}={value}"
+    node_affinity = _mapping(affinity.get("nodeAffinity"))
+    required = _mapping(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    for term in _list(required.get("nodeSelectorTerms")):
+        for expression in _list(term.get("matchExpressions")):
+            values = expression.get("values")
+            if topology_label(str(expression.get("key") or ""), extra) and expression.get("operator") == "In" \
+                    and isinstance(values, list) and len(values) == 1:
+                return f"nodeAffinity {expression.get('key')} In {values}"
+    return None
+
+
+def _compute_domain_templates(ctx: RuleContext) -> set[str]:
+    """Names of claim templates (and claims) that hand out a ComputeDomain channel, from the input."""
+    names: set[str] = set()
+    for doc in ctx.all_documents:
+        if doc.kind == "ComputeDomain":
+            name = get_path(doc.data, ("spec", "channel", "resourceClaimTemplate", "name"))
+            if name:
+                names.add(str(name))
+        elif doc.kind in ("ResourceClaimTemplate", "ResourceClaim"):
+            spec = _mapping(doc.data.get("spec"))
+            if doc.kind == "ResourceClaimTemplate":
+                spec = _mapping(spec.get("spec"))
+            for request in _list(_mapping(spec.get("devices")).get("requests")):
+                device_class = request.get("deviceClassName") or _mapping(request.get("exactly")).get(
+                    "deviceClassName")
+                if str(device_class or "").startswith(COMPUTE_DOMAIN_CLASS_PREFIX):
+                    names.add(str(doc.metadata.get("name") or ""))
+    return names
+
+
+def _compute_domain_claim(template: PodTemplate, ctx: RuleContext) -> str | None:
+    claims = _list(template.spec.get("resourceClaims"))
+    if not claims:
+        return None
+    domains = _compute_domain_templates(ctx)
+    for claim in claims:
+        name = claim.get("resourceClaimTemplateName") or claim.get("resourceClaimName")
+        if name and str(name) in domains:
+            return f"ComputeDomain claim {name}"
+    return None
+
+
+def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContext) -> str | None:
+    """What keeps this template's pods together, or None."""
+    doc = shape.doc
+    annotations = template.annotations
+    if any(annotations.get(key) for key in KUEUE_TAS_ANNOTATIONS) and kueue_managed(doc):
+        return "Kueue TAS"
+    if is_volcano_job(doc) and _mapping(get_path(doc.data, ("spec", "networkTopology"))).get("mode"):
+        return "Volcano networkTopology"
+    job_annotations = object_annotations(doc)
+    if any(job_annotations.get(k) or annotations.get(k) for k in KAI_TOPOLOGY_ANNOTATIONS):
+        return "KAI topology placement"
+    if doc.kind == "LeaderWorkerSet" and any(job_annotations.get(k) for k in LWS_TOPOLOGY_ANNOTATIONS):
+        return "LeaderWorkerSet exclusive topology"
+    return _affinity_constraint(template, _extra_labels(ctx)) or _compute_domain_claim(template, ctx)
+
+
+def _gb200(template: PodTemplate, ctx: RuleContext) -> bool:
+    node = ctx.node
+    texts = [str(v).lower() for v in _mapping(getattr(node, "labels", {})).values()] if node is not None else []
+    texts += [f"{k}={v}".lower() for k, v in _mapping(template.spec.get("nodeSelector")).items()]
+    return any(hint in text for text in texts for hint in _GB200_HINTS)
+
+
+def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
+    shape = job_shape(doc, ctx)
+    if shape is None or shape.unit_gpu_pods < 2:
+        return
+    loose = [t for t in shape.gpu_templates if placement_constraint(shape, t, ctx) is None]
+    if not loose:
+        return
+    unmanaged = [t for t in loose if any(t.annotations.get(k) for k in KUEUE_TAS_ANNOTATIONS)]
+    level = ctx.option("topology-missing", "topology-level", None)
+    fix = None
+    if level:
+        edits = []
+        for template in loose:
+            if template.metadata_path is None or template.metadata is template.document.metadata:
+                continue
+            path = relative_path(doc, template, (*template.metadata_path, "annotations", KUEUE_PREFERRED))
+            edits.append(Edit("add", path, str(level)))
+        if edits:
+            fix = Fix(f"add {KUEUE_PREFERRED}: {level} to the GPU pod templates (effective when Kueue manages the "
+                      "job)", Safety.UNSAFE, tuple(edits))
+    first = loose[0]
+    anchor = first.metadata_path if first.metadata_path is not None and first.metadata is not first.document.metadata \
+        else first.path
+    hints = [f"add {KUEUE_PREFERRED} (or -required-) on the pod template(s) with a Kueue-managed job, a required "
+             "podAffinity on a rack/block label, or a Volcano/KAI topology constraint"]
+    if _gb200(first, ctx):
+        hints.append("on GB200 NVL72 claim a DRA ComputeDomain channel so the pods share one NVLink domain")
+    note = ""
+    if unmanaged:
+        note = (f"; the Kueue topology annotation on {shape.roles(unmanaged)} has no effect because the {doc.kind} "
+                "has no kueue.x-k8s.io/queue-name label")
+    yield RawFinding(
+        relative_path(doc, first, anchor),
+        f"{doc.kind} '{doc.ref.name}' runs {shape.unit_gpu_pods} GPU pods together ({shape.roles(loose)} without a "
+        f"placement constraint){note}: the scheduler may put them on nodes under different leaf switches or racks, "
+        "and every NCCL collective then crosses the spine; " + "; ".join(hints)
+        + ("" if level else " (give the rule option `topology-level` for an automatic fix)"),
+        fix,
+    )
+
+
+TOPOLOGY_MISSING = Rule(
+    code="KG601", name="topology-missing", section=_SECTION, severity=Severity.WARNING,
+    summary="A multi-node GPU job has no placement constraint on racks, blocks or an NVLink domain.",
+    target=Target.DOCUMENT, check=_check_topology_missing, fixable=True,
+    options={
+        "topology-level": "node label for the fix's kueue.x-k8s.io/podset-preferred-topology annotation "
+        "(e.g. cloud.provider.com/topology-rack)",
+        "topology-labels": "extra node label keys that name racks, blocks or NVLink domains in your cluster",
+    },
+    rationale="Multi-node training runs all-reduce across every pod; pods under different leaf switches or racks "
+    "share oversubscribed spine links, and on GB200 NVL72 pods outside one NVLink domain fall back to the "
+    "network. Accepted constraints: Kueue Topology Aware Scheduling annotations on each GPU pod template (only "
+    "when the job has a kueue.x-k8s.io/queue-name label), pod affinity or a node selector on a rack/block/"
+    "NVLink-domain label (zone and region are not enough), Volcano networkTopology, KAI topology placement "
+    "annotations, LeaderWorkerSet exclusive-topology, or a DRA ComputeDomain claim found in the input.",
+    bad_example="kind: PyTorchJob\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 4   # 8 GPUs each",
+    good_example="template:\n  metadata:\n    annotations:\n"
+    "      kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-rack",
+)
+
+RULES: tuple[Rule, ...] = (TOPOLOGY_MISSING,)
