@@ -112,6 +112,9 @@ def write_machine(
         _write(folder / "local_cpulist", format_cpulist(local))
         if gpu.vendor == "amd":
             _write(folder / "product_name", gpu.model)
+            drm = sys_root / f"class/drm/renderD{128 + gpu.index}"
+            drm.mkdir(parents=True, exist_ok=True)
+            (drm / "device").symlink_to(Path("../../../bus/pci/devices") / gpu.pci_bus_id)
             if gpu.memory_bytes is not None:
                 _write(folder / "mem_info_vram_total", str(gpu.memory_bytes))
             if gpu.nvlink_domain == "xgmi":
@@ -238,6 +241,14 @@ def write_container(
             child.unlink()
         if info.exists():
             info.rmdir()
+    dri = machine.roots.sys.parent / "dev/dri"
+    for gpu in topo.gpus:  # the AMD device plugin mounts the granted GPUs' render nodes
+        node = dri / f"renderD{128 + gpu.index}"
+        if gpu.vendor == "amd" and gpu.index in chosen:
+            dri.mkdir(parents=True, exist_ok=True)
+            node.touch()
+        elif node.exists():
+            node.unlink()
     mounts = [
         "overlay / overlay rw,relatime 0 0",
         "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0",

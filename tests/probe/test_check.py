@@ -159,3 +159,25 @@ def test_gb200_gpu_memory_nodes_are_not_host_memory(tmp_path: Path) -> None:
     assert checks["memory-numa-alignment"].status is Status.passed
     assert checks["cpu-numa-alignment"].status is Status.passed
     assert checks["cpu-exclusive"].status is Status.passed
+
+
+def test_amd_gpus_from_render_nodes(tmp_path: Path) -> None:
+    # MI300X: GPUs 5 and 6 (NUMA 1) granted as /dev/dri render nodes; CPUs on NUMA 1 pass, and
+    # ROCR_VISIBLE_DEVICES=1 narrows to the second of them.
+    topo = load_preset("amd-mi300x-8gpu")
+    machine = write_machine(topo, tmp_path)
+    cpus = [96, 97, 288, 289]
+    write_container(machine, topo, cpus=cpus, mems=[1], gpus=[5, 6], shm_bytes=1 << 30)
+    node = read_node(machine.roots)
+    view = read_container(machine.roots, machine.cgroup, {}, dev_root=tmp_path / "dev")
+    assert [g.index for g in visible_gpus(node, view)[0]] == [5, 6]
+    checks = {r.name: r for r in run_checks(node, view)}
+    assert exit_code(list(checks.values())) == 0, [c.message for c in checks.values()]
+    assert "AMD via /dev/dri render nodes" in checks["gpus"].message
+    env = {"ROCR_VISIBLE_DEVICES": "1"}
+    view = read_container(machine.roots, machine.cgroup, env, dev_root=tmp_path / "dev")
+    assert [g.index for g in visible_gpus(node, view)[0]] == [6]
+    write_container(machine, topo, cpus=[0, 1, 192, 193], mems=[0], gpus=[5], shm_bytes=1 << 30)
+    view = read_container(machine.roots, machine.cgroup, {}, dev_root=tmp_path / "dev")
+    failed = {r.name: r for r in run_checks(read_node(machine.roots), view)}
+    assert failed["cpu-numa-alignment"].status is Status.fail

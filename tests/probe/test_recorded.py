@@ -87,3 +87,15 @@ def test_recorded_machine(folder: Path) -> None:
         assert [(c["check"], c["status"]) for c in got["checks"]] == [
             (c["check"], c["status"]) for c in want["checks"]
         ]
+
+
+def test_snapshot_keeps_amd_render_nodes(tmp_path: Path) -> None:
+    topo = load_preset("amd-mi300x-8gpu")
+    machine = write_machine(topo, tmp_path / "host")
+    write_container(machine, topo, cpus=[96, 288], mems=[1], gpus=[4], shm_bytes=1 << 30)
+    snapshot(machine.roots, machine.cgroup, tmp_path / "snap", {}, None, tmp_path / "host/dev")
+    result = runner.invoke(
+        app, ["probe", "--replay", str(tmp_path / "snap"), "--check", "-o", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["container"]["gpus"] == [topo.gpus[4].pci_bus_id]

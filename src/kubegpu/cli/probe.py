@@ -57,6 +57,9 @@ def probe(
     shm_path: Annotated[Path, typer.Option(help="With --check: the shared-memory mount.")] = Path(
         "/dev/shm"
     ),
+    dev_root: Annotated[
+        Path, typer.Option(help="With --check: where the container's /dev is (DRM render nodes).")
+    ] = Path("/dev"),
     snapshot_dir: Annotated[
         Path | None, typer.Option("--snapshot", help="Also copy every file read into this folder.")
     ] = None,
@@ -76,6 +79,7 @@ def probe(
                 replay / "cgroup",
             )
             shm_path = replay / "shm"  # only the recorded mount line counts, not this machine's
+            dev_root = replay / "dev"
             source, env = load_recorded(replay)
             note = f"replayed from {replay}" + ("" if source else " (NVML not recorded)")
         elif nvml:
@@ -84,13 +88,13 @@ def probe(
             source, note = None, "NVML not used (--no-nvml)"
         roots = Roots(sys=sysfs_root, proc=procfs_root)
         if snapshot_dir is not None:
-            snapshot(roots, cgroup_root, snapshot_dir, env, source)
+            snapshot(roots, cgroup_root, snapshot_dir, env, source, dev_root)
         node = read_node(roots, nvml=source, name=name, notes=(note,))
         if not check:
             _print_profile(node.to_dict(), output, render_text(node))
             raise typer.Exit(0)
         min_bytes = None if min_shm is None else _size(min_shm)
-        view = read_container(roots, cgroup_root, env, shm_path)
+        view = read_container(roots, cgroup_root, env, shm_path, dev_root)
         uuids = _uuids(source)
         results = run_checks(node, view, min_bytes, uuids)
     except KubegpuError as err:

@@ -79,6 +79,14 @@ def visible_gpus(
     if cuda is not None and chosen:
         chosen = _select(chosen, cuda.split(","), uuid_to_bus, stop_at_invalid=True)
         how += f", narrowed by CUDA_VISIBLE_DEVICES={cuda}"
+    amd = [by_bus[b] for b in view.render_gpus if b in by_bus and by_bus[b].vendor == "amd"]
+    if amd:
+        how = ("" if chosen else f"no NVIDIA GPU ({how}); ") + "AMD via /dev/dri render nodes"
+        rocr = view.rocr_visible_devices
+        if rocr is not None:
+            amd = _select(amd, rocr.split(","), uuid_to_bus, stop_at_invalid=True)
+            how += f", narrowed by ROCR_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES={rocr}"
+        chosen = chosen + amd
     return tuple(chosen), how
 
 

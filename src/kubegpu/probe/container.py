@@ -53,6 +53,8 @@ class ContainerView:
     cuda_visible_devices: str | None
     shm_bytes: int | None
     shm_source: str
+    render_gpus: tuple[str, ...] = ()  # PCI bus ids behind the /dev/dri/renderD* nodes it holds
+    rocr_visible_devices: str | None = None
 
     @property
     def cpus(self) -> tuple[int, ...] | None:
@@ -263,11 +265,33 @@ def _tmpfs_size(text: str) -> int | None:
         return None  # "size=50%" is relative to RAM: fall back to statvfs
 
 
+def read_render_gpus(dev_root: Path, sys_root: Path) -> tuple[str, ...]:
+    """Bus ids of the GPUs whose DRM render nodes the container holds (/dev/dri/renderD*).
+
+    The AMD device plugin grants a GPU by mounting its render node (and /dev/kfd); sysfs
+    /sys/class/drm/renderDN/device links the node to its PCI function.
+    """
+    folder = dev_root / "dri"
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.name.startswith("renderD"))
+    except OSError:
+        return ()
+    out = []
+    for name in names:
+        link = sys_root / "class/drm" / name / "device"
+        try:
+            out.append(normalize_bus_id(link.resolve(strict=True).name))
+        except (OSError, ValueError):
+            continue  # a virtual GPU or a node without a PCI parent
+    return tuple(sorted(set(out)))
+
+
 def read_container(
     roots: Roots,
     cgroup_root: Path,
     env: Mapping[str, str],
     shm_path: Path = Path("/dev/shm"),
+    dev_root: Path = Path("/dev"),
 ) -> ContainerView:
     """The container's view of its own resources."""
     cpus, mems = read_status(roots.proc)
@@ -281,4 +305,6 @@ def read_container(
         cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES"),
         shm_bytes=shm,
         shm_source=shm_source,
+        render_gpus=read_render_gpus(dev_root, roots.sys),
+        rocr_visible_devices=env.get("ROCR_VISIBLE_DEVICES") or env.get("HIP_VISIBLE_DEVICES"),
     )

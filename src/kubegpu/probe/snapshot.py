@@ -41,7 +41,12 @@ _CGROUP_V1 = {
     "cpu": ("cpu.cfs_quota_us", "cpu.cfs_period_us"),
     "memory": ("memory.limit_in_bytes",),
 }
-ENV_KEYS = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+ENV_KEYS = (
+    "NVIDIA_VISIBLE_DEVICES",
+    "CUDA_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+)
 
 
 def _copy(src: Path, dest: Path) -> None:
@@ -81,8 +86,9 @@ def snapshot(
     dest: Path,
     env: Mapping[str, str],
     nvml: NvmlSource | None,
+    dev_root: Path = Path("/dev"),
 ) -> None:
-    """Write DIR/sys, DIR/proc, DIR/cgroup, DIR/env.json and (with NVML) DIR/nvml.json."""
+    """Write DIR/sys, DIR/proc, DIR/cgroup, DIR/dev, DIR/env.json and (with NVML) DIR/nvml.json."""
     if dest.exists() and any(dest.iterdir()):
         raise InputError("snapshot folder must be empty or absent", file=str(dest))
     sys_out, proc_out, cg_out = dest / "sys", dest / "proc", dest / "cgroup"
@@ -126,6 +132,7 @@ def snapshot(
         rel = f"driver/nvidia/gpus/{gpu.name}/information"
         _copy(roots.proc / rel, proc_out / rel)
     _copy_cgroup(roots.proc, cgroup_root, cg_out)
+    _copy_render_nodes(dev_root, roots.sys, dest)
     dest.mkdir(parents=True, exist_ok=True)
     saved_env = {k: env[k] for k in ENV_KEYS if k in env}
     (dest / "env.json").write_text(json.dumps(saved_env, indent=2) + "\n")
@@ -164,6 +171,20 @@ def _copy_along(root: Path, out: Path, rel: str, files: Iterable[str]) -> None:
         folder = Path(*parts[:depth]) if depth else Path()
         for name in names:
             _copy(root / folder / name, out / folder / name)
+
+
+def _copy_render_nodes(dev_root: Path, sys_root: Path, dest: Path) -> None:
+    """Record /dev/dri/renderD* (as empty files) and each node's PCI device as a relative link."""
+    for node in _children(dev_root / "dri", r"^renderD\d+$"):
+        try:
+            bus = (sys_root / "class/drm" / node.name / "device").resolve(strict=True).name
+        except OSError:
+            continue
+        (dest / "dev/dri").mkdir(parents=True, exist_ok=True)
+        (dest / "dev/dri" / node.name).touch()
+        link = dest / "sys/class/drm" / node.name / "device"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path("../../../bus/pci/devices") / bus)
 
 
 def load_recorded(folder: Path) -> tuple[RecordedNvml | None, dict[str, str]]:
