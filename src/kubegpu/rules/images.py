@@ -105,7 +105,8 @@ def tag_is_version(tag: str, extra_patterns: Sequence[str] = ()) -> bool:
 
 
 # Families whose `-devel` and `-runtime` tags are published in pairs (same version, same OS), so that the runtime
-# variant of a devel tag is a name substitution: nvidia/cuda (base -> runtime -> devel per version and OS) and
+# variant of a devel tag is a name substitution: nvidia/cuda, built from NVIDIA's container-images layout
+# dist/<version>/<os>/{base,runtime,devel}[/cudnn] (devel FROM runtime, each with a cudnn sibling), and
 # pytorch/pytorch (<torch>-cuda<x>-cudnn<y>-{runtime,devel}).
 _RUNTIME_PAIRED = {
     "docker.io/nvidia/cuda": re.compile(r"^\d+\.\d+(?:\.\d+)?-(?:cudnn\d*-)?devel(?:-[a-z0-9.]+)?$"),
