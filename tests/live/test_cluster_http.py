@@ -10,10 +10,11 @@ import socket
 from pathlib import Path
 
 import pytest
+from pytest_httpserver import HTTPServer
 
 from kubegpu.errors import InputError
 from kubegpu.live import AuditReport, ClusterOptions, audit, load_snapshot, read_cluster
-from tests.live.conftest import CLUSTER, ServeFn, status, write_kubeconfig
+from tests.live.conftest import CLUSTER, ServeFn, recorded, status, write_kubeconfig
 
 
 def _by_node(report: AuditReport) -> dict[str, dict[str, object]]:
@@ -151,3 +152,21 @@ def test_unreachable_server_is_one_clear_error(tmp_path: Path) -> None:
 def test_missing_kubeconfig(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="kubeconfig not found"):
         read_cluster(ClusterOptions(kubeconfig=tmp_path / "absent"))
+
+
+def test_pods_are_listed_in_pages(serve_cluster: ServeFn, httpserver: HTTPServer) -> None:
+    """The client lists with limit=500 and follows metadata.continue, as kubectl does."""
+    pods = recorded("pods.json")
+    assert isinstance(pods, dict)
+    first = {**pods, "metadata": {"resourceVersion": "91240", "continue": "page-2"},
+             "items": pods["items"][:5]}
+    second = {**pods, "metadata": {"resourceVersion": "91240"}, "items": pods["items"][5:]}
+    httpserver.expect_request("/api/v1/pods", query_string={"limit": "500", "continue": "page-2"}
+                              ).respond_with_json(second)
+    httpserver.expect_request("/api/v1/pods", query_string={"limit": "500"}).respond_with_json(first)
+    kubeconfig = serve_cluster()
+    snapshot = read_cluster(ClusterOptions(kubeconfig=kubeconfig))
+    assert len(snapshot.pods) == len(pods["items"])
+    pages = [req.args.get("continue") for req, _ in httpserver.log if req.path == "/api/v1/pods"]
+    assert pages == [None, "page-2"]
+    check_recorded_cluster(audit(snapshot))

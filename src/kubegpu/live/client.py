@@ -25,6 +25,8 @@ from kubegpu.live.parse import parse_configz
 from kubegpu.live.snapshot import build_snapshot
 
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")
+SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+LIST_CHUNK = 500  # list in pages (limit/continue) so big clusters are not one huge response
 NRT_VERSIONS = ("v1alpha2",)
 
 
@@ -40,18 +42,29 @@ class ClusterOptions:
 
 
 def load_config(options: ClusterOptions) -> SingleConfig:
-    """The kubeconfig context to use: --kubeconfig, else $KUBECONFIG, else ~/.kube/config."""
+    """The context to use: --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else in-cluster.
+
+    In a pod (the ServiceAccount of `kubegpu gen audit-rbac`) the mounted token is used.
+    """
     path = options.kubeconfig
     if path is None:
         env = os.environ.get("KUBECONFIG", "")
         path = Path(env.split(os.pathsep)[0]) if env else Path.home() / ".kube" / "config"
+        if not env and not path.is_file() and SERVICE_ACCOUNT_TOKEN.is_file():
+            try:
+                in_cluster = KubeConfig.from_service_account().get()
+            except ConfigError as err:
+                raise InputError(f"in-cluster configuration: {err}") from err
+            if in_cluster is None:
+                raise InputError("in-cluster configuration has no context")
+            return in_cluster
     if not path.is_file():
         raise InputError("kubeconfig not found (set --kubeconfig or KUBECONFIG)", file=str(path))
     try:
         config = KubeConfig.from_file(path).get(context_name=options.context)
     except ConfigError as err:
         raise InputError(f"kubeconfig: {err}", file=str(path)) from err
-    except (KeyError, TypeError, ValueError) as err:
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise InputError(f"kubeconfig is not valid: {err}", file=str(path)) from err
     if config is None:
         raise InputError("kubeconfig has no current context; pass --context", file=str(path))
@@ -111,12 +124,13 @@ class ClusterReader:
 
     def _core(self) -> Objects:
         try:
-            objects = _listed(self.client.list(Node), "Node", "v1")
+            objects = _listed(self.client.list(Node, chunk_size=LIST_CHUNK), "Node", "v1")
         except httpx2.HTTPStatusError as err:
             code, message = _api_error(err)
             raise InputError(f"cannot list nodes at {self.server} ({code}): {message}") from err
         try:
-            objects += _listed(self.client.list(Pod, namespace="*"), "Pod", "v1")
+            objects += _listed(self.client.list(Pod, namespace="*", chunk_size=LIST_CHUNK),
+                               "Pod", "v1")
         except httpx2.HTTPStatusError as err:
             code, message = _api_error(err)
             namespace = self.options.namespace
