@@ -114,10 +114,13 @@ def _apply_mapping(parent: MutableMapping[Any, Any], op: str, key: str, value: A
         raise PatchError(f"no field '{key}'")
     if op == "remove":
         keys = list(parent)
-        trailing = _take_trailing(parent) if style.round_trip and keys[-1] == key else None
+        position = keys.index(key)
+        trailing = _take_entry_trailing(parent, key) if style.round_trip else None
         del parent[key]
-        if trailing and len(parent):
-            _give_trailing(parent, trailing)
+        if trailing and position > 0:
+            _give_entry_trailing(parent, keys[position - 1], trailing)
+        elif trailing:
+            _give_leading(parent, trailing)
         return
     if key in parent:
         parent[key] = _convert(value, parent, style, parent[key])
@@ -152,10 +155,12 @@ def _apply_sequence(parent: MutableSequence[Any], op: str, step: str | int, valu
     if op == "replace":
         parent[step] = _convert(value, parent, style, parent[step])
         return
-    trailing = _take_trailing(parent) if style.round_trip and step == len(parent) - 1 else None
+    trailing = _take_entry_trailing(parent, step) if style.round_trip else None
     del parent[step]
-    if trailing and len(parent):
-        _give_trailing(parent, trailing)
+    if trailing and step > 0:
+        _give_entry_trailing(parent, step - 1, trailing)
+    elif trailing:
+        _give_leading(parent, trailing)
 
 
 def _new_mapping(parent: Any) -> Any:
@@ -251,6 +256,64 @@ def _give_trailing(node: Any, trailing: str) -> None:
         token.value = str(token.value).rstrip("\n") + "\n" + trailing
     else:
         entry[index] = CommentToken("\n" + trailing, CommentMark(0), None)
+
+
+def _split_token(container: Any, key: Any) -> str | None:
+    """Detach the comment lines after entry `key`'s own line (its inline comment stays) and return them."""
+    if not isinstance(container, CommentedBase):
+        return None
+    entry = container.ca.items.get(key)
+    index = _token_index(container)
+    if not entry or len(entry) <= index or not isinstance(entry[index], CommentToken):
+        return None
+    token = entry[index]
+    value = str(token.value)
+    cut = value.find("\n")
+    if cut < 0 or cut == len(value) - 1:
+        return None
+    inline, trailing = value[: cut + 1], value[cut + 1:]
+    if inline.strip():
+        token.value = inline
+    else:
+        entry[index] = None
+    return trailing
+
+
+def _take_entry_trailing(container: Any, key: Any) -> str | None:
+    """The comment lines after entry `key` (of a removed entry), from wherever the emitter keeps them."""
+    value = container[key]
+    if isinstance(value, CommentedMap | CommentedSeq) and len(value) and not value.fa.flow_style():
+        return _take_trailing(value)
+    return _split_token(container, key)
+
+
+def _give_entry_trailing(container: Any, key: Any, trailing: str) -> None:
+    """Put comment lines after entry `key` (which now precedes where a removed entry was)."""
+    value = container[key]
+    if isinstance(value, CommentedMap | CommentedSeq) and len(value) and not value.fa.flow_style():
+        _give_trailing(value, trailing)
+        return
+    index = _token_index(container)
+    entry = container.ca.items.setdefault(key, [None, None, None, None])
+    token = entry[index]
+    if isinstance(token, CommentToken):
+        token.value = str(token.value).rstrip("\n") + "\n" + trailing
+    else:
+        entry[index] = CommentToken("\n" + trailing, CommentMark(0), None)
+
+
+def _give_leading(container: Any, trailing: str) -> None:
+    """Comment lines left by removing the first entry: keep them, as written, before the new first entry."""
+    if not isinstance(container, CommentedMap | CommentedSeq) or not len(container):
+        return
+    lines = [line for line in trailing.split("\n") if line.strip()]
+    first = next(iter(container)) if isinstance(container, CommentedMap) else 0
+    entry = container.ca.items.setdefault(first, [None, None, None, None])
+    while len(entry) < 2:
+        entry.append(None)
+    before = entry[1] if isinstance(entry[1], list) else []
+    tokens = [CommentToken(line.strip() + "\n", CommentMark(len(line) - len(line.lstrip()))) for line in lines]
+    entry[1] = tokens + before
 
 
 def _show(path: FieldPath) -> str:
