@@ -181,3 +181,38 @@ def test_documented_disagreements_still_hold(shared_dir: Path, key: tuple[str, s
     name, rule = key
     result = lint_paths([str(shared_dir / "corpus" / "real" / name)], LintConfig(select=(rule,)))
     assert bool(result.findings) is (key in EXTRA)
+
+
+_scalar = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=12),
+                    st.sampled_from(["vllm/vllm-openai:v0.8.5", "--model", "meta-llama/x", "/models", "hf://a/b",
+                                     "0", "Always", "ReadWriteMany", "s3://b/m", "tensorizer"]))
+_value = st.recursive(_scalar, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                      max_leaves=8)
+_container = st.fixed_dictionaries({"name": st.text(max_size=5)}, optional={
+    "image": _value, "imagePullPolicy": _value, "command": _value, "args": _value, "env": _value,
+    "volumeMounts": _value, "storageUri": _value,
+    "resources": st.just({"limits": {"nvidia.com/gpu": 1}}),
+})
+
+
+@given(containers=st.lists(_container, min_size=1, max_size=3), volumes=_value, annotations=_value,
+       kind=st.sampled_from(["Deployment", "InferenceService", "RayService", "Service"]))
+def test_rules_never_crash_on_odd_pod_specs(containers: list[dict[str, Any]], volumes: Any, annotations: Any,
+                                            kind: str) -> None:
+    api = {"Deployment": "apps/v1", "InferenceService": "serving.kserve.io/v1beta1", "RayService": "ray.io/v1",
+           "Service": "serving.knative.dev/v1"}[kind]
+    pod = {"metadata": {"annotations": annotations}, "spec": {"containers": containers, "volumes": volumes}}
+    if kind == "InferenceService":
+        spec: dict[str, Any] = {"predictor": {"minReplicas": 0, "containers": containers}}
+    elif kind == "RayService":
+        spec = {"serveConfigV2": "transformers", "rayClusterConfig": {"headGroupSpec": {"template": pod}}}
+    else:
+        spec = {"template": pod}
+    docs = [{"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": spec},
+            {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": {"name": "s"},
+             "spec": {"scaleTargetRef": {"name": "x", "kind": kind}, "idleReplicaCount": 0, "minReplicaCount": 1}}]
+    text = yaml.safe_dump_all(docs)
+    result = lint_text("fuzz.yaml", text, LintConfig(select=("KG3", "KG4")))
+    for finding in result.findings:
+        assert finding.location.line >= 1 and finding.message
