@@ -139,7 +139,9 @@ def test_json_layout_is_detected_and_kept() -> None:
     assert (style.indent, style.final_newline) == ("\t", False)
     data = jsondoc.parse_json(text)
     data["c"] = "é"
-    assert jsondoc.dump_json(data, text, style) == '{\n\t"a": 1,\n\t"b": [\n\t\t1,\n\t\t2\n\t],\n\t"c": "\\u00e9"\n}'
+    assert jsondoc.dump_json(data, text, style) == '{\n\t"a": 1,\n\t"b": [1, 2],\n\t"c": "\\u00e9"\n}'
+    data["d"] = [{"e": 1}]
+    assert jsondoc.dump_json(data, text, style).endswith('"d": [{"e": 1}]\n}'), "new arrays follow their siblings"
     compact = '{"a": 1}\n'
     assert jsondoc.dump_json({"a": 2}, compact, jsondoc.detect_json_style(compact)) == '{"a": 2}\n'
 
