@@ -20,13 +20,14 @@ from kubegpu.generate import (
     workload,
 )
 from kubegpu.generate.output import Generated
-from kubegpu.generate.validate import SchemaViolation, validate_object
+from kubegpu.generate.validate import SchemaViolation, validate_object, validate_workload
 
 
 def validate_all(result: Generated) -> list[str]:
     """Validate every object and every patched workload; also check the text parses as emitted."""
     used = [validate_object(obj) for obj in result.objects()]
-    used += [validate_object(obj) for obj in result.patched]
+    for obj in result.patched:
+        used += validate_workload(obj)
     rendered = [
         doc for f in result.files if f.text is None for doc in yaml.safe_load_all(f.render())
     ]
@@ -311,3 +312,20 @@ def test_manifest_errors(data_dir: Path, tmp_path: Path) -> None:
     scalar.write_text("just a string\n")
     with pytest.raises(InputError, match=r"scalar\.yaml:1: a document is not a mapping"):
         workload.load_workloads([str(scalar)])
+
+
+def test_crd_workloads_patch_every_role(data_dir: Path) -> None:
+    job = workload.one_workload(str(data_dir / "pytorchjob.yaml"))
+    assert [(r.role, r.pods) for r in job.templates] == [("Master", 1), ("Worker", 3)]
+    vol = volcano.generate(volcano.VolcanoOptions(), job)
+    assert validate_all(vol)
+    pg = next(o for o in vol.objects() if o["kind"] == "PodGroup")
+    assert pg["spec"]["minMember"] == 4
+    k = kai.generate(kai.KaiOptions(gpus=32), job)
+    validate_all(k)
+    assert "PodGroup" not in [o["kind"] for o in k.objects()]  # KAI's pod-grouper gangs PyTorchJobs
+    cd = computedomain.generate(job, computedomain.ComputeDomainOptions())
+    validate_all(cd)
+    for role in ("Master", "Worker"):
+        spec = cd.patched[0]["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]
+        assert spec["resourceClaims"][0]["name"] == "compute-domain-channel"

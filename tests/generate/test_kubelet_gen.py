@@ -92,6 +92,14 @@ def test_prefer_closest_numa_nodes_on_many_numa_nodes() -> None:
     assert config["topologyManagerPolicyOptions"] == {"prefer-closest-numa-nodes": "true"}
 
 
+def test_pod_bigger_than_the_node(data_dir: Path) -> None:
+    with pytest.raises(InputError, match="asks for 8 GPUs but node 'gb200-nvl72-tray' has 4"):
+        gen.generate(
+            load_preset("gb200-nvl72-tray"),
+            gen.KubeletOptions(largest_gpu_pod=str(data_dir / "train-job.yaml")),
+        )
+
+
 def test_largest_pod_from_manifest_uses_the_real_pod(data_dir: Path) -> None:
     _, plan = _render(
         "dgx-h100", gen.KubeletOptions(largest_gpu_pod=str(data_dir / "train-job.yaml"))

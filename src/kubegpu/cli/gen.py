@@ -28,7 +28,7 @@ from kubegpu.generate import (
     volcano,
 )
 from kubegpu.generate.output import Generated, write_generated
-from kubegpu.generate.validate import SchemaViolation, validate_object
+from kubegpu.generate.validate import SchemaViolation, validate_object, validate_workload
 from kubegpu.generate.workload import load_workloads, one_workload
 
 Output = Annotated[
@@ -49,8 +49,10 @@ Name = Annotated[
 def _emit(result: Generated, output: Path | None, validate: bool) -> None:
     if validate:
         try:
-            for obj in [*result.objects(), *result.patched]:
+            for obj in result.objects():
                 validate_object(obj)
+            for obj in result.patched:
+                validate_workload(obj)
         except SchemaViolation as err:
             raise fail(f"generated object failed validation: {err}") from err
     if output is None:

@@ -295,6 +295,11 @@ def plan(node: NodeTopology, options: KubeletOptions) -> KubeletPlan:
         )
     else:
         shape = shape_from_manifest(spec)
+    if shape.gpus > len(node.gpus):
+        raise InputError(
+            f"the largest GPU pod ({shape.source}) asks for {shape.gpus} GPUs but node "
+            f"{node.name!r} has {len(node.gpus)}: no kubelet configuration admits it"
+        )
     pod = _pod_request(shape, resource)
     trials: list[PolicyTrial] = []
     for policy in POLICIES:

@@ -16,6 +16,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from kubegpu.generate.workload import templates_of
+
 KUBERNETES_VERSION = "1.35.0"
 
 # (apiVersion, kind) -> vendored schema file
@@ -41,6 +43,10 @@ VENDORED: Mapping[tuple[str, str], str] = {
 
 class SchemaViolation(Exception):
     """A generated object does not match its schema; names the object and the field."""
+
+
+class NoSchema(SchemaViolation):
+    """Neither Kubernetes nor kubegpu has a schema for this apiVersion and kind."""
 
 
 @dataclass(frozen=True)
@@ -111,8 +117,35 @@ def _validate_core(obj: Mapping[str, Any], label: str) -> str:
     try:
         kubernetes_validate.validate(dict(obj), KUBERNETES_VERSION, strict=True)
     except kubernetes_validate.SchemaNotFoundError as err:
-        raise SchemaViolation(f"{label}: no schema for {obj.get('apiVersion')} {err.kind}") from err
+        raise NoSchema(f"{label}: no schema for {obj.get('apiVersion')} {err.kind}") from err
     except kubernetes_validate.ValidationError as err:
         where = ".".join(str(p) for p in err.path) or "(root)"
         raise SchemaViolation(f"{label}: {where}: {err.message}") from err
     return f"kubernetes-{KUBERNETES_VERSION}"
+
+
+def validate_workload(obj: Mapping[str, Any]) -> list[str]:
+    """Validate a (patched) workload; for kinds without a schema (PyTorchJob, JobSet…), each of its
+    pod templates is validated as a core PodTemplate instead."""
+    try:
+        return [validate_object(obj)]
+    except NoSchema:
+        name = (obj.get("metadata") or {}).get("name") or "workload"
+        used = []
+        for ref in templates_of(obj):
+            template: Any = obj
+            for part in ref.path:
+                template = template[part]
+            used.append(
+                validate_object(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "PodTemplate",
+                        "metadata": {"name": f"{name}-{ref.role or 'pods'}".lower()},
+                        "template": template,
+                    }
+                )
+            )
+        if not used:
+            raise
+        return used

@@ -137,7 +137,7 @@ def load_workloads(paths: Iterable[str]) -> list[Workload]:
         for line, data in load_documents(path):
             if not isinstance(data, Mapping):
                 raise InputError("a document is not a mapping (an object)", file=path, line=line)
-            templates = tuple(_templates(data))
+            templates = tuple(templates_of(data))
             if templates:
                 found.append(Workload(path, line, data, templates))
     return found
@@ -163,7 +163,8 @@ def _int(value: Any, default: int) -> int:
     return value
 
 
-def _templates(obj: Mapping[str, Any]) -> Iterator[PodSpecRef]:
+def templates_of(obj: Mapping[str, Any]) -> Iterator[PodSpecRef]:
+    """The pod templates of a workload object, with their paths and pod counts."""
     kind = obj.get("kind")
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):
