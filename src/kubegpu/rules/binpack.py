@@ -161,7 +161,8 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     names = ", ".join(f"'{p.name}'" for p in spreading)
     others = "; ".join(p.other_scoring for p in spreading if p.other_scoring)
     yield RawFinding(("profiles",) if "profiles" in _mapping(doc.data) else ("kind",),
-                     f"no profile of this KubeSchedulerConfiguration bin-packs GPUs: {names} score with "
+                     f"no profile of this KubeSchedulerConfiguration bin-packs GPUs: {names} "
+                     f"score{'s' if len(spreading) == 1 else ''} with "
                      f"NodeResourcesFit {LEAST} on {_resource_names(spreading[0])}"
                      + (f" ({others})" if others else "")
                      + ", which spreads pods and fragments GPUs; add a profile with scoringStrategy MostAllocated "

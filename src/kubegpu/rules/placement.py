@@ -168,8 +168,9 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
             fix = Fix(f"add {KUEUE_PREFERRED}: {level} to the GPU pod templates (effective when Kueue manages the "
                       "job)", Safety.UNSAFE, tuple(edits))
     first = loose[0]
-    anchor = first.metadata_path if first.metadata_path is not None and first.metadata is not first.document.metadata \
-        else first.path
+    has_metadata = first.metadata_path is not None and first.metadata is not first.document.metadata and \
+        isinstance(get_path(first.document.data, first.metadata_path), Mapping)
+    anchor = first.metadata_path if has_metadata and first.metadata_path is not None else first.path
     hints = [f"add {KUEUE_PREFERRED} (or -required-) on the pod template(s) with a Kueue-managed job, a required "
              "podAffinity on a rack/block label, or a Volcano/KAI topology constraint"]
     if _gb200(first, ctx):
