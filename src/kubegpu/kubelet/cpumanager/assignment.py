@@ -152,10 +152,15 @@ class Accumulator:
                 self.take(bits)
 
     def take_full_cores(self) -> None:
+        per = self.topo.cpus_per_core
+        if self.needed < per:
+            return
         for core in self.free_cores():
             bits = self.topo.core_bits[core]
-            if self.needs_at_least(bits.bit_count()):
+            if self.needed >= bits.bit_count():
                 self.take(bits)
+            if self.needed < per:  # every core has `per` CPUs: nothing more can be taken
+                return
 
     def take_remaining_cpus(self) -> None:
         for cpu in self.sort_cpus():

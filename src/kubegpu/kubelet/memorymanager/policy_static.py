@@ -89,7 +89,7 @@ class StaticMemoryPolicy:
         self.reserved = {
             n: {k: v.value for k, v in reserved.get(n, {}).items()} for n in self.numa_nodes
         }
-        self._masks = tuple(iterate_masks(self.numa_nodes))
+        self._mask_bits = tuple((m, m.ids()) for m in iterate_masks(self.numa_nodes))
 
     def initial_state(self) -> MemoryState:
         machine: dict[int, NUMANodeState] = {}
@@ -136,40 +136,51 @@ class StaticMemoryPolicy:
     def calculate_hints(
         self, state: MemoryState, pod: PodRequest, requested: Mapping[str, int]
     ) -> dict[str, list[TopologyHint]]:
+        """calculateHints: feasible masks for every requested type; preferred = minimal size."""
         machine = state.machine
+        reusable = state.reusable.get(pod.key, {})
+        wanted = list(requested.items())
         min_size = len(self.numa_nodes)
         found: list[NUMAMask] = []
-        for mask in self._masks:
-            bits = mask.ids()
-            single = len(bits) == 1
-            if any(
-                sum(machine[n].tables[r].allocatable for n in bits if r in machine[n].tables) < q
-                for r, q in requested.items()
+        for mask, bits in self._mask_bits:
+            nodes = [machine[n] for n in bits]
+            fits = True
+            for r, q in wanted:
+                total = 0
+                for node in nodes:
+                    table = node.tables.get(r)
+                    if table is not None:
+                        total += table.allocatable
+                if total < q:
+                    fits = False
+                    break
+            if not fits:
+                continue
+            min_size = min(min_size, len(bits))
+            if len(bits) == 1:
+                if len(nodes[0].cells) > 1:
+                    continue
+            elif any(
+                node.assignments > 0 and (len(node.cells) == 1 or set(node.cells) != set(bits))
+                for node in nodes
             ):
                 continue
-            min_size = min(min_size, mask.count())
-            if single and len(machine[bits[0]].cells) > 1:
-                continue
-            if not single and any(
-                machine[n].assignments > 0
-                and (len(machine[n].cells) == 1 or set(machine[n].cells) != set(bits))
-                for n in bits
-            ):
-                continue
-            if any(
-                sum(machine[n].tables[r].free for n in bits if r in machine[n].tables)
-                + self._reusable(state, pod, mask, r)
-                < q
-                for r, q in requested.items()
-            ):
-                continue
-            found.append(mask)
-        hints: dict[str, list[TopologyHint]] = {}
-        for resource in requested:
-            hints[resource] = (
-                [TopologyHint(m, m.count() == min_size) for m in found] if found else []
-            )
-        return {r: h for r, h in hints.items() if h}
+            extra = reusable.get(mask, {})
+            for r, q in wanted:
+                free = extra.get(r, 0)
+                for node in nodes:
+                    table = node.tables.get(r)
+                    if table is not None:
+                        free += table.free
+                if free < q:
+                    fits = False
+                    break
+            if fits:
+                found.append(mask)
+        if not found:
+            return {}
+        hints = [TopologyHint(m, m.count() == min_size) for m in found]
+        return {r: list(hints) for r in requested}
 
     def container_hints(
         self, state: MemoryState, pod: PodRequest, container: ContainerRequest, qos: str
