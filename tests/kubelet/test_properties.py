@@ -203,3 +203,44 @@ def test_config_parser_fails_only_with_kubegpu_errors(doc: dict[str, Any]) -> No
         NodeState(NODE, cfg)
     except KubegpuError:
         pass
+
+
+GB200 = load_node("gb200-nvl72-tray")
+
+
+@SETTINGS
+@given(
+    policy=policies,
+    scope=scopes,
+    shapes=st.lists(
+        st.tuples(st.integers(1, 40), st.integers(0, 4), st.sampled_from(["8Gi", "100Gi"])),
+        min_size=1,
+        max_size=10,
+    ),
+)
+def test_gb200_memory_only_numa_nodes_keep_allocations_consistent(
+    policy: str, scope: str, shapes: list[tuple[int, int, str]]
+) -> None:
+    # The GB200 tray exposes GPU memory as CPU-less NUMA nodes: the Topology Manager sees all of
+    # them, the CPU manager only the two Grace nodes. Allocations must stay exclusive and valid.
+    s = NodeState(
+        GB200,
+        config(
+            topologyManagerPolicy=policy,
+            topologyManagerScope=scope,
+            reservedSystemCPUs="0-1",
+        ),
+    )
+    taken: set[int] = set()
+    gpus: set[str] = set()
+    for i, (cpus, n_gpus, memory) in enumerate(shapes):
+        result = s.admit(_pod(i, (cpus, n_gpus, memory, False, False)))
+        if not result.admitted:
+            continue
+        for c in result.containers:
+            assert not taken & set(c.exclusive_cpus)
+            assert not {0, 1} & set(c.exclusive_cpus)
+            taken |= set(c.exclusive_cpus)
+            ids = set(c.devices.get("nvidia.com/gpu", ()))
+            assert not gpus & ids
+            gpus |= ids
