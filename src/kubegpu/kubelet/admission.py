@@ -52,7 +52,13 @@ class ProviderAnswer:
             return "no preference"
         if not self.hints:
             return "no possible placement (empty hint list)"
-        return ", ".join(h.describe() for h in self.hints)
+        if len(self.hints) <= 8:
+            return ", ".join(h.describe() for h in self.hints)
+        preferred = [h for h in self.hints if h.preferred]
+        others = [h for h in self.hints if not h.preferred]
+        shown = preferred + others[:3]
+        rest = len(self.hints) - len(shown)
+        return ", ".join(h.describe() for h in shown) + f" (+{rest} more not-preferred masks)"
 
 
 @dataclass(frozen=True)
