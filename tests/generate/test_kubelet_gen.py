@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubegpu.errors import InputError
 from kubegpu.generate import kubelet as gen
@@ -159,3 +161,40 @@ def test_golden(name: str) -> None:
     if os.environ.get("KUBEGPU_UPDATE_GOLDEN"):
         path.write_text(text)
     assert text == path.read_text()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    gpus=st.integers(min_value=1, max_value=8),
+    cores=st.integers(min_value=1, max_value=100),
+    mem_gib=st.integers(min_value=1, max_value=1900),
+)
+def test_emitted_policy_is_the_strictest_that_admits(gpus: int, cores: int, mem_gib: int) -> None:
+    """Re-run the rendered YAML through the model with every policy: stricter ones reject."""
+    node = load_preset("dgx-h100")
+    shape = f"{gpus}:{cores * 2}:{mem_gib}Gi"
+    try:
+        result, plan = gen.generate(node, gen.KubeletOptions(largest_gpu_pod=shape))
+    except InputError as err:
+        assert "cannot admit" in str(err)
+        return
+    config = yaml.safe_load(result.render())
+    pod = gen._pod_request(plan.shape, "nvidia.com/gpu")
+    chosen = gen.POLICIES.index(config["topologyManagerPolicy"])
+    for i, policy in enumerate(gen.POLICIES[: chosen + 1]):
+        variant = {**config, "topologyManagerPolicy": policy}
+        if policy not in ("restricted", "best-effort"):
+            variant.pop("topologyManagerPolicyOptions", None)
+        admitted = NodeState(node, KubeletConfig.from_dict(variant)).admit(pod).admitted
+        assert admitted == (i == chosen), (policy, shape)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=30))
+def test_shape_parser_never_crashes(text: str) -> None:
+    node = load_preset("dgx-h100")
+    try:
+        shape = gen.parse_shape(text, node, 200_000, 1000 * 2**30)
+    except InputError:
+        return
+    assert 1 <= shape.gpus <= 8 and shape.cpu_millis > 0 and shape.memory_bytes > 0

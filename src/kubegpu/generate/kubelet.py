@@ -9,6 +9,7 @@ under which the model admits the pod; the model, not the seed, makes every choic
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,7 @@ class PolicyTrial:
     admitted: bool
     reason: str
     message: str
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,8 @@ def plan(node: NodeTopology, options: KubeletOptions) -> KubeletPlan:
         except KubeletStartupError as err:
             raise InputError(f"generated configuration would not start the kubelet: {err}") from err
         result = state.admit(pod)
-        trials.append(PolicyTrial(policy, result.admitted, result.reason, result.message))
+        why = next((ln.strip()[len("why: ") :] for ln in result.explain() if "why:" in ln), "")
+        trials.append(PolicyTrial(policy, result.admitted, result.reason, result.message, why))
         if result.admitted:
             return KubeletPlan(cfg, shape, reserved, numa, tuple(trials), result)
     last = trials[-1]
@@ -386,6 +389,11 @@ def _notes(node: NodeTopology, options: KubeletOptions, p: KubeletPlan) -> list[
     for trial in rejected:
         policy_lines.append(f"{trial.policy} would reject it: {trial.reason}:")
         policy_lines.append(f"  {trial.message}")
+        if trial.why:
+            policy_lines.extend(
+                textwrap.wrap(trial.why, 88, initial_indent="  (", subsequent_indent="   ")
+            )
+            policy_lines[-1] += ")"
     if not rejected:
         policy_lines.append("It fits one NUMA node: every pod's CPUs, memory and GPUs share one.")
     notes.append(Note(("topologyManagerPolicy",), "\n".join(policy_lines)))
