@@ -18,6 +18,8 @@ from ruamel.yaml.tokens import CommentToken
 from kubegpu.manifests import FieldPath
 
 APPEND = "-"
+# A new key goes before this existing key instead of at the end (`metadata` above `spec`), as people write them.
+KEY_BEFORE = {"metadata": "spec"}
 
 
 class PatchError(Exception):
@@ -124,6 +126,10 @@ def _apply_mapping(parent: MutableMapping[Any, Any], op: str, key: str, value: A
         return
     if key in parent:
         parent[key] = _convert(value, parent, style, parent[key])
+        return
+    follower = KEY_BEFORE.get(key)
+    if follower is not None and follower in parent and isinstance(parent, CommentedMap):
+        parent.insert(list(parent).index(follower), key, _convert(value, parent, style, None))
         return
     trailing = _take_trailing(parent) if style.round_trip and len(parent) else None
     parent[key] = _convert(value, parent, style, None)

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from kubegpu.fix.patch import APPEND
+from kubegpu.fix.patch import APPEND, KEY_BEFORE
 from kubegpu.fix.yamlio import Indent
 from kubegpu.manifests import FieldPath
 
@@ -139,8 +139,25 @@ def _add_to_mapping(text: _Text, node: yaml.MappingNode, key: str, value: Any, i
         return _flow_insert(text, node, f"{_key(key, quote)}: {_flow(value, quote)}", "}")
     column = node.value[0][0].start_mark.column
     lines = _block_entry(key, value, column, indent, quote)
-    at = text.line_end(_deepest_end(node).end_mark)
+    at = _before_key(text, node, KEY_BEFORE.get(key))
+    if at is None:
+        at = text.line_end(_deepest_end(node).end_mark)
     return text.body[:at] + "".join(line + "\n" for line in lines) + text.body[at:]
+
+
+def _before_key(text: _Text, node: yaml.MappingNode, follower: str | None) -> int | None:
+    """Where to insert a key that conventionally comes before `follower` (above its comment lines), if present."""
+    if follower is None:
+        return None
+    for key_node, _value in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value == follower:
+            line = key_node.start_mark.line
+            if text.body[text.starts[line]: text.offset(key_node.start_mark)].strip():
+                return None  # the key shares its line with a `- `: append instead
+            while line > 0 and text.body[text.starts[line - 1]: text.starts[line]].strip().startswith("#"):
+                line -= 1
+            return text.starts[line]
+    return None
 
 
 def _append_to_sequence(text: _Text, node: yaml.SequenceNode, value: Any, indent: Indent, quote: str) -> str:
