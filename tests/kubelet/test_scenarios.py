@@ -286,3 +286,23 @@ def test_unknown_extended_resource_is_dropped_with_a_note() -> None:
     )
     assert result.admitted
     assert any("amd.com/gpu is not offered" in n for n in result.notes)
+
+
+def test_explicit_eviction_hard_replaces_the_default_threshold() -> None:
+    # evictionHard given without memory.available: the 100Mi default is gone, so Σ reservedMemory
+    # must be kubeReserved + systemReserved = 4Gi; with mergeDefaultEvictionSettings the default
+    # memory.available 100Mi is merged back and 4196Mi is needed again.
+    base = {
+        "memoryManagerPolicy": "Static",
+        "kubeReserved": {"memory": "2Gi"},
+        "systemReserved": {"memory": "2Gi"},
+        "evictionHard": {"nodefs.available": "5%"},
+        "reservedMemory": [{"numaNode": 0, "limits": {"memory": "4Gi"}}],
+    }
+    node = load_node("dgx-h100")
+    NodeState(node, KubeletConfig.from_dict(base))
+    merged = KubeletConfig.from_dict({**base, "mergeDefaultEvictionSettings": True})
+    with pytest.raises(
+        KubeletStartupError, match='"4Gi" of type "memory" is not equal to the value "4196Mi"'
+    ):
+        NodeState(node, merged)

@@ -67,6 +67,7 @@ class KubeletConfig:
     system_reserved_cgroup: str = ""
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     max_pods: int = 110
+    merge_default_eviction_settings: bool = False
     version: str = "1.35"
     source: str = "<kubelet-config>"
 
@@ -111,6 +112,7 @@ class KubeletConfig:
             system_reserved_cgroup=_str(data, "systemReservedCgroup", "", source),
             feature_gates=_gates(data.get("featureGates"), source),
             max_pods=_int(data, "maxPods", 110, source),
+            merge_default_eviction_settings=data.get("mergeDefaultEvictionSettings") is True,
             version=version,
             source=source,
         )
@@ -181,7 +183,13 @@ class KubeletConfig:
         return kube, system
 
     def eviction_thresholds(self) -> Mapping[str, str]:
-        return DEFAULT_EVICTION_HARD if self.eviction_hard is None else self.eviction_hard
+        """evictionHard as loaded: the defaults when omitted; merged with the defaults only when
+        mergeDefaultEvictionSettings is true (a field added in 1.33), else taken as given."""
+        if self.eviction_hard is None:
+            return DEFAULT_EVICTION_HARD
+        if self.merge_default_eviction_settings and self.version != "1.32":
+            return {**DEFAULT_EVICTION_HARD, **self.eviction_hard}
+        return self.eviction_hard
 
     def allocatable_reservation(self, capacity: Mapping[str, Amount]) -> dict[str, Amount]:
         """GetNodeAllocatableReservation: system + kube reserved + hard eviction, non-zero."""
