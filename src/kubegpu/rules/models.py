@@ -2,7 +2,8 @@
 
 Defaults follow huggingface_hub (HF_HUB_CACHE > HUGGINGFACE_HUB_CACHE > HF_HOME/hub), vLLM/SGLang/TGI CLI flags,
 KServe v0.15 (storage initializer, minReplicas default 1), KEDA v2.15 (minReplicaCount default 0), Knative Serving
-v1.x (min-scale 0 under the KPA class with scale-to-zero on) and kubernetes v1.35 HPA (minReplicas default 1).
+v1.x (min-scale 0 under the KPA class with scale-to-zero on), Ray Serve 2.x (autoscaling_config.min_replicas default 1)
+and kubernetes v1.35 HPA (minReplicas default 1).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import yaml
 
 from kubegpu.manifests import (
     ContainerRef,
@@ -601,6 +604,34 @@ def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
                                  "least 1 (KServe's default)",
                                  Fix("keep one warm replica", Safety.UNSAFE,
                                      (Edit("replace", (*template.path, "minReplicas"), 1),)))
+    elif kind == "RayService" and group == "ray.io" and _gpu_templates(doc, ctx):
+        for name in _ray_serve_scale_to_zero(spec.get("serveConfigV2")):
+            yield RawFinding(("spec", "serveConfigV2"),
+                             f"Ray Serve deployment '{name}' asks for GPUs with autoscaling_config.min_replicas 0: "
+                             f"Serve drops its last replica when idle and the GPU worker can be released; {_COLD}; "
+                             "set min_replicas: 1")
+
+
+def _ray_serve_scale_to_zero(config: Any) -> Iterator[str]:
+    """GPU deployments of a Ray Serve config (serveConfigV2 text) whose autoscaling minimum is 0 replicas."""
+    if not isinstance(config, str) or len(config) > 1_000_000 or ("&" in config and "*" in config):
+        return  # embedded YAML with anchors and aliases is not expanded here (no alias-bomb guard at this level)
+    try:
+        parsed = yaml.safe_load(config)
+    except yaml.YAMLError:
+        return
+    applications = parsed.get("applications") if isinstance(parsed, Mapping) else None
+    for application in applications if isinstance(applications, list) else []:
+        deployments = application.get("deployments") if isinstance(application, Mapping) else None
+        for deployment in deployments if isinstance(deployments, list) else []:
+            if not isinstance(deployment, Mapping):
+                continue
+            autoscaling = deployment.get("autoscaling_config")
+            actor = deployment.get("ray_actor_options")
+            gpus = actor.get("num_gpus") if isinstance(actor, Mapping) else None
+            if (isinstance(autoscaling, Mapping) and _int_value(autoscaling.get("min_replicas")) == 0
+                    and isinstance(gpus, (int, float)) and not isinstance(gpus, bool) and gpus > 0):
+                yield str(deployment.get("name") or "?")
 
 
 def _knative(template: PodTemplate) -> Iterator[RawFinding]:
@@ -676,8 +707,10 @@ INFERENCE_SCALE_TO_ZERO = Rule(
     rationale="With no warm replica the first request after an idle period waits for a GPU node, the 10-30 GB "
     "image and the model load: minutes for large models. Flagged: an HPA with minReplicas 0 (needs the "
     "HPAScaleToZero gate) whose target in the input uses GPUs; a KEDA ScaledObject with minReplicaCount 0 or "
-    "absent (KEDA's default is 0) or idleReplicaCount 0; a Knative Service whose GPU revision sets min-scale \"0\" "
-    "or omits it (under the default KPA class with scale-to-zero enabled the minimum defaults to 0; the HPA class "
+    "absent (KEDA's default is 0) or idleReplicaCount 0; a RayService whose Serve config gives a GPU deployment "
+    "(ray_actor_options.num_gpus in the config) autoscaling_config.min_replicas 0 (Ray Serve's default is 1); a "
+    "Knative Service whose GPU revision sets min-scale \"0\" or omits it (under the default KPA class with "
+    "scale-to-zero enabled the minimum defaults to 0; the HPA class "
     "is exempt); a KServe InferenceService component with minReplicas 0 (KServe's default is 1). Scaling to zero "
     "can be a deliberate cost choice: suppress with a reason then. The fix (unsafe: it keeps a GPU allocated) sets "
     "the minimum to 1.",
