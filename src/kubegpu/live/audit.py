@@ -286,6 +286,7 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
     options = options or AuditOptions()
     labels = domain_labels(snapshot, options)
     shapes = demand_shapes(snapshot)
+    distinct = tuple(dict.fromkeys(shapes))  # the fit search needs each shape once
     reports: list[NodeReport] = []
     frees: list[tuple[NodeFree, str]] = []
     for node in snapshot.nodes:
@@ -309,7 +310,7 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
         node = free.node
         allocatable = node.allocatable.get(resource, 0)
         idle = max(0, free.gpus(resource))
-        usable, stranded, reason = _stranded(free, resource, shapes)
+        usable, stranded, reason = _stranded(free, resource, distinct)
         reports.append(NodeReport(
             name=node.name, resource=resource,
             product=node.labels.get(GPU_PRODUCT_LABEL, ""), allocatable=allocatable,
@@ -317,7 +318,7 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
             schedulable=node.schedulable, reason=reason,
             domains=tuple((lab, node.labels[lab]) for lab in labels if lab in node.labels),
             fragmentation_milli=frag_by_node.get(node.name, 0.0)))
-    domains = _domains(reports, frees, labels, shapes)
+    domains = _domains(reports, frees, labels, distinct)
     pending = [p for p in snapshot.pods if p.pending and p.accelerators()
                and (options.namespace is None or p.namespace == options.namespace)]
     pending_gpus = sum(sum(p.accelerators().values()) for p in pending)

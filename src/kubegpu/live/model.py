@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 # Resources counted in canonical integer units: cpu in millicores, everything else rounded up
@@ -245,9 +246,17 @@ class ClusterSnapshot:
                 return node
         return None
 
+    @cached_property
+    def _pods_by_node(self) -> dict[str, tuple[PodInfo, ...]]:
+        by_node: dict[str, list[PodInfo]] = {}
+        for pod in self.pods:
+            if pod.node_name is not None and not pod.terminal:
+                by_node.setdefault(pod.node_name, []).append(pod)
+        return {name: tuple(pods) for name, pods in by_node.items()}
+
     def pods_on(self, node_name: str) -> tuple[PodInfo, ...]:
         """Pods bound to `node_name` that still hold resources (not Succeeded/Failed)."""
-        return tuple(p for p in self.pods if p.node_name == node_name and not p.terminal)
+        return self._pods_by_node.get(node_name, ())
 
     def nrt(self, node_name: str) -> NodeResourceTopology | None:
         for nrt in self.node_topologies:
