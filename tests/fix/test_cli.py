@@ -43,6 +43,7 @@ def test_check_and_diff_write_nothing(tmp_path: Path) -> None:
     diff = CliRunner().invoke(app, ["fix", *SELECT, "--diff", str(path)])
     assert "+      volumes:" in diff.stdout
     assert diff.stdout.startswith("--- a/")
+    assert diff.exit_code == 1
     assert path.read_text() == BEFORE
     CliRunner().invoke(app, ["fix", *SELECT, str(path)])
     assert CliRunner().invoke(app, ["fix", *SELECT, "--check", str(path)]).exit_code == 0

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from kubegpu.fix import FixOptions, fix_text
 from kubegpu.manifests import load_text
-from tests.fix.helpers import comment_lines, inline_comments, linter, strip_paths, touched_by_document
+from tests.fix.helpers import (
+    comment_lines,
+    inline_comments,
+    linter,
+    schema_errors,
+    strip_paths,
+    touched_by_document,
+)
 
 WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz -_:", min_size=1, max_size=20).map(str.strip).filter(bool)
 
@@ -125,5 +132,7 @@ def test_random_workloads_keep_the_invariants(text: str, unsafe: bool, text_edit
     for old, new in zip(before.documents, after.documents, strict=True):
         paths = touched.get(old.index, [])
         assert strip_paths(old.data, paths) == strip_paths(new.data, paths)
+        if paths and schema_errors(old.data) is None:
+            assert schema_errors(new.data) is None
     again = fix_text("w.yaml", outcome.fixed, lint, options)
     assert again.fixed == outcome.fixed

@@ -42,7 +42,7 @@ def _merge(base: Mapping[str, Mapping[str, Any]], extra: Mapping[str, Mapping[st
 
 def fix(
     paths: Annotated[list[str], typer.Argument(help="Files, directories (recursive) or - (stdin to stdout).")],
-    diff: Annotated[bool, typer.Option("--diff", help="Print a unified diff; write nothing.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print a unified diff; write nothing; exit 1 if any.")] = False,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if anything would change.")] = False,
     unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes",
                                                help="Also apply fixes that change scheduling or resources.")] = False,
@@ -91,7 +91,7 @@ def fix(
     _report(outcomes, write, check, unsafe_fixes, to_stderr)
     if any(o.error is not None for o in outcomes):
         raise typer.Exit(EXIT_USAGE)
-    if check:
+    if check or diff:
         raise typer.Exit(EXIT_FINDINGS if any(o.changed for o in outcomes) else EXIT_OK)
     failing = [r for o in outcomes for r in o.remaining if Severity(r.severity).rank >= config.fail_on.rank]
     raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
