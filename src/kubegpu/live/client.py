@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from kubegpu.live.snapshot import build_snapshot
 
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+CONFIGZ_WORKERS = 16
 LIST_CHUNK = 500  # list in pages (limit/continue) so big clusters are not one huge response
 NRT_VERSIONS = ("v1alpha2",)
 
@@ -180,17 +182,27 @@ class ClusterReader:
                 + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Workload", "workloads", True))
 
     def _configz(self, nodes: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-        """GET /api/v1/nodes/NAME/proxy/configz per node (needs `nodes/proxy` get)."""
+        """GET /api/v1/nodes/NAME/proxy/configz per node (needs `nodes/proxy` get).
+
+        The first node is asked alone (a 403 there means RBAC forbids it for all), the rest in
+        parallel, CONFIGZ_WORKERS at a time.
+        """
         configs: dict[str, Mapping[str, Any]] = {}
-        if not self.options.read_configz:
+        names = [str(node.get("metadata", {}).get("name", "")) for node in nodes]
+        if not self.options.read_configz or not names:
             return configs
+
+        def fetch(name: str) -> tuple[str, httpx2.Response]:
+            return name, self.raw.get(f"/api/v1/nodes/{name}/proxy/configz")
+
+        first = fetch(names[0])
+        if first[1].status_code == 403:
+            self.notes.append("kubelet configs not read: nodes/proxy get is forbidden")
+            return configs
+        with ThreadPoolExecutor(max_workers=CONFIGZ_WORKERS) as pool:
+            answers = [first, *pool.map(fetch, names[1:])]
         failed: list[str] = []
-        for node in nodes:
-            name = str(node.get("metadata", {}).get("name", ""))
-            response = self.raw.get(f"/api/v1/nodes/{name}/proxy/configz")
-            if response.status_code == 403:
-                self.notes.append("kubelet configs not read: nodes/proxy get is forbidden")
-                return configs
+        for name, response in answers:
             if response.status_code != 200:
                 failed.append(f"{name} ({response.status_code})")
                 continue
