@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
-
-import json
 
 import typer
 from rich.console import Console
@@ -23,7 +22,9 @@ from kubegpu.rules import (
     lint_paths,
     load_config,
 )
+from kubegpu.rules.admission import read_kubelet_config
 from kubegpu.rules.docs import rule_doc
+from kubegpu.topology.presets import load_node
 
 
 class OutputFormat(StrEnum):
@@ -44,13 +45,27 @@ def lint(
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings.")] = False,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
     max_file_size: Annotated[int | None, typer.Option(help="Largest input file in bytes.")] = None,
+    node: Annotated[str | None, typer.Option(
+        "--node", help="Node preset (`kubegpu nodes`) or profile file: checks admission (gpu-pod-unadmittable), "
+        "SMT alignment and node-specific kubelet settings.")] = None,
+    kubelet_config: Annotated[Path | None, typer.Option(
+        "--kubelet-config", help="KubeletConfiguration of the --node nodes (default: the kubelet's defaults); "
+        "the file is linted too.")] = None,
 ) -> None:
     """Report what in the manifests starves or strands GPUs (seed section 13)."""
     try:
         found = config_file or find_config(Path(paths[0]) if paths and paths[0] != "-" else Path.cwd())
         config = load_config(found, all_rules()) if found else LintConfig()
         config = config.with_overrides(select=select, ignore=ignore, fail_on=fail_on, max_file_bytes=max_file_size)
-        result = lint_paths(paths, config, smt=smt)
+        if kubelet_config is not None and node is None:
+            raise typer.BadParameter("--kubelet-config describes the kubelet of the --node nodes; give --node too")
+        context: dict[str, object] = {"smt": smt}
+        if node is not None:
+            context["node"] = load_node(node)
+        if kubelet_config is not None:
+            context["kubelet_config"] = read_kubelet_config(str(kubelet_config))
+            paths = _with_file(paths, kubelet_config)
+        result = lint_paths(paths, config, **context)
     except KubegpuError as err:
         raise fail(err) from err
     if output is OutputFormat.json:
@@ -68,6 +83,18 @@ def lint(
     if result.failing(config.fail_on) and not exit_zero:
         raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_OK)
+
+
+def _with_file(paths: list[str], extra: Path) -> list[str]:
+    """`paths` plus `extra`, unless one of them already names it or a folder above it."""
+    target = extra.resolve()
+    for item in paths:
+        if item == "-":
+            continue
+        given = Path(item).resolve()
+        if given == target or given in target.parents:
+            return paths
+    return [*paths, str(extra)]
 
 
 def rules_command(

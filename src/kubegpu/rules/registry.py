@@ -7,10 +7,22 @@ from __future__ import annotations
 
 from functools import cache
 
-from kubegpu.rules import binpack, dockerfile, gang, images, inputs, kubelet_config, models, placement, qos, shm
+from kubegpu.rules import (
+    admission,
+    binpack,
+    dockerfile,
+    gang,
+    images,
+    inputs,
+    kubelet_config,
+    models,
+    placement,
+    qos,
+    shm,
+)
 from kubegpu.rules.base import Rule
 
-_MODULES = (inputs, qos, shm, kubelet_config, images, models, dockerfile, gang, placement, binpack)
+_MODULES = (inputs, qos, shm, kubelet_config, images, models, dockerfile, gang, placement, binpack, admission)
 
 
 @cache

@@ -1,0 +1,107 @@
+"""KG901 gpu-pod-unadmittable: with `--node`, ask the kubelet model whether each GPU pod would be admitted there.
+
+Uses kubegpu.kubelet (kubelet v1.35 admission: topology, CPU, memory and device managers; see docs/dev/kubelet-api.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from kubegpu.errors import InputError, KubegpuError
+from kubegpu.kubelet import KubeletConfig, KubeletStartupError, NodeState, PodRequest
+from kubegpu.manifests import PodTemplate, load_text
+from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
+from kubegpu.rules.kubelet_config import is_kubelet_config
+
+_SECTION = "13.1"
+
+
+def read_kubelet_config(path: str) -> dict[str, Any]:
+    """The KubeletConfiguration in a YAML/JSON file, as a plain mapping; InputError naming the file otherwise."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read the kubelet configuration: {err}", file=path) from err
+    loaded = load_text(path, text)
+    fatal = [p for p in loaded.problems if p.fatal]
+    if fatal:
+        raise InputError(fatal[0].message, file=path, line=fatal[0].line)
+    for doc in loaded.documents:
+        if is_kubelet_config(doc):
+            return dict(doc.data)
+    raise InputError("no KubeletConfiguration (kubelet.config.k8s.io/v1beta1) in this file", file=path)
+
+
+def _node_state(ctx: RuleContext) -> NodeState | KubegpuError:
+    """A fresh node with the given (or the default) kubelet configuration, or why there is none."""
+    node = ctx.node
+    try:
+        if isinstance(ctx.kubelet_config, Mapping):
+            config = KubeletConfig.from_dict(ctx.kubelet_config, source="--kubelet-config")
+        else:
+            config = KubeletConfig.default_for(node)
+        return NodeState(node, config)
+    except KubegpuError as err:
+        return err
+
+
+def _pod_spec(template: PodTemplate) -> dict[str, Any]:
+    """The template's containers as a PodSpec (KServe, Argo and TrainJob keep containers elsewhere)."""
+    spec: dict[str, Any] = {
+        "initContainers": [dict(c.data) for c in template.containers if c.kind != "container"],
+        "containers": [dict(c.data) for c in template.containers if c.kind == "container"],
+    }
+    if "containers" in template.spec and isinstance(template.spec.get("resources"), Mapping):
+        spec["resources"] = template.spec["resources"]
+    return spec
+
+
+def _check_unadmittable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    node = ctx.node
+    if node is None:
+        return
+    state = _node_state(ctx)
+    configured = "its kubelet configuration" if isinstance(ctx.kubelet_config, Mapping) else "kubelet defaults"
+    if isinstance(state, KubeletStartupError):
+        yield RawFinding(template.path, f"admission not checked on node '{node.name}': with {configured} the kubelet "
+                         f"would not start ({state.component}: {state.message})", severity=Severity.INFO)
+        return
+    if isinstance(state, KubegpuError):
+        yield RawFinding(template.path, f"admission not checked on node '{node.name}': {state}",
+                         severity=Severity.INFO)
+        return
+    try:
+        pod = PodRequest.from_pod_spec(template.document.ref.name or "pod", _pod_spec(template),
+                                       source=template.document.source)
+    except InputError:
+        return  # invalid quantities are reported by invalid-quantity
+    verdict = state.admit(pod)
+    if verdict.admitted:
+        return
+    yield RawFinding(
+        template.path,
+        f"on node '{node.name}' ({configured}) the kubelet rejects {template.description}: {verdict.reason}: "
+        f"{verdict.message}; the pod is Failed and not rescheduled (`kubegpu admit --explain` shows each manager's "
+        "hints)",
+    )
+
+
+GPU_POD_UNADMITTABLE = Rule(
+    code="KG901", name="gpu-pod-unadmittable", section=_SECTION, severity=Severity.ERROR,
+    summary="With --node, the kubelet of that node would reject the GPU pod (TopologyAffinityError, "
+    "SMTAlignmentError, OutOf<resource>).",
+    target=Target.TEMPLATE, check=_check_unadmittable,
+    rationale="The scheduler does not know NUMA: it binds a pod to a node with enough free GPUs and CPUs, and the "
+    "kubelet then rejects it when its topology manager cannot align GPUs, CPUs and memory (TopologyAffinityError), "
+    "when full-pcpus-only meets an odd CPU count (SMTAlignmentError), or when the node lacks the resource. The "
+    "rejected pod is Failed and not rescheduled. With `--node PRESET|PROFILE` (and `--kubelet-config FILE`, "
+    "otherwise the kubelet defaults) kubegpu runs its kubelet v1.35 admission model for each GPU pod on an empty "
+    "node of that kind; `kubegpu admit` shows the hints behind each verdict.",
+    bad_example="# --node dgx-h100 --kubelet-config single-numa-node.yaml\nresources:\n"
+    "  limits: {cpu: \"16\", memory: 128Gi, nvidia.com/gpu: 8}   # 4 GPUs per NUMA node",
+    good_example="resources:\n  limits: {cpu: \"16\", memory: 128Gi, nvidia.com/gpu: 4}",
+)
+
+RULES: tuple[Rule, ...] = (GPU_POD_UNADMITTABLE,)
