@@ -98,3 +98,20 @@ def test_queue_and_topology_options_reach_rules_that_declare_them() -> None:
     assert rule_options([rule, other], "team-a", "rack") == {"gang-missing": {"queue": "team-a",
                                                                              "topology-level": "rack"}}
     assert rule_options([rule], None, None) == {}
+
+
+def test_suppressed_findings_are_not_fixed(tmp_path: Path) -> None:
+    text = BEFORE.replace("  name: vllm\n", "  name: vllm\n  annotations:\n"
+                          "    kubegpu.io/ignore: \"dshm-missing: the server uses no shared memory\"\n", 1)
+    path = _write(tmp_path, "d.yaml", text)
+    CliRunner().invoke(app, ["fix", *SELECT, str(path)])
+    assert path.read_text() == text
+
+
+def test_symlinks_are_followed(tmp_path: Path) -> None:
+    target = _write(tmp_path, "real.yaml", BEFORE)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    CliRunner().invoke(app, ["fix", *SELECT, str(link)])
+    assert link.is_symlink()
+    assert target.read_text() == AFTER
