@@ -40,6 +40,11 @@ def patch_of(response: dict[str, Any]) -> list[dict[str, Any]]:
       "/spec/containers/0/resources/limits/nvidia.com~1gpu"]),
     ("gpu-limits-only-no-shm.json", ("KG201",),
      ["/spec/volumes", "/spec/containers/0/volumeMounts"]),
+    # only requests: the limits map is created first (RFC 6902 needs the parent), then the GPU
+    # limit; no memory limit, so no /dev/shm size can be derived and KG201 has no fix
+    ("gpu-requests-only.json", ("KG104",),
+     ["/spec/containers/0/resources/limits",
+      "/spec/containers/0/resources/limits/nvidia.com~1gpu"]),
     # existing volumes and mounts: the patch appends ("-"), never replaces the user's lists
     ("gpu-existing-volumes.json", ("KG201",),
      ["/spec/containers/0/volumeMounts/-", "/spec/volumes/-"]),

@@ -83,11 +83,33 @@ def _pointer(path: Sequence[str | int]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
-def fix_to_patch(fix: Fix) -> list[dict[str, Any]]:
-    """A rule fix as RFC 6902 operations (paths relative to the object, as edits are)."""
+def fix_to_patch(fix: Fix, doc: Any = None) -> list[dict[str, Any]]:
+    """A rule fix as RFC 6902 operations (paths relative to the object, as edits are).
+
+    Like the fix engine, an `add` under a mapping that does not exist yet creates it: with `doc`
+    given, each missing parent mapping gets its own `add {}` first (RFC 6902 would refuse).
+    """
     ops: list[dict[str, Any]] = []
+    created: set[tuple[str | int, ...]] = set()
     for edit in fix.edits:
-        op: dict[str, Any] = {"op": edit.op, "path": _pointer(edit.path)}
+        path = tuple(edit.path)
+        if edit.op == "add" and doc is not None:
+            node = doc
+            for depth, step in enumerate(path[:-1]):
+                prefix = path[: depth + 1]
+                if prefix in created:
+                    continue
+                if isinstance(node, Mapping) and isinstance(step, str):
+                    if step not in node:
+                        ops.append({"op": "add", "path": _pointer(prefix), "value": {}})
+                        created.add(prefix)
+                        continue
+                    node = node[step]
+                elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+                    node = node[step]
+                else:
+                    break  # a missing list entry or a scalar: leave it for the patch to refuse
+        op: dict[str, Any] = {"op": edit.op, "path": _pointer(path)}
         if edit.op != "remove":
             op["value"] = edit.value
         ops.append(op)
@@ -130,7 +152,7 @@ def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
             if any(_overlaps(p, t) for p in paths for t in touched):
                 deferred = True
                 continue
-            fix_ops = fix_to_patch(fix)
+            fix_ops = fix_to_patch(fix, current)
             try:
                 current = jsonpatch.apply_patch(current, fix_ops, in_place=False)
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
