@@ -19,7 +19,7 @@ from kubegpu.scheduler.gpu.state import BoolArray, GpuCluster, GpuPod, IntArray
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MAX_NODE_SCORE = 100
-TIE_BREAKS = ("random", "first")  # random: selectHost's reservoir sampling; first: lowest node index
+TIE_BREAKS = ("random", "lowest-name")  # upstream reservoir sampling; or the smallest node name
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
@@ -110,6 +110,7 @@ class Framework:
         percentage_of_nodes_to_score: int = 100,
         seed: int = 0,
         tie_break: str = "random",
+        name_rank: IntArray | None = None,
     ) -> None:
         for w in scorers:
             if w.weight < 1:
@@ -117,6 +118,7 @@ class Framework:
         if tie_break not in TIE_BREAKS:
             raise ConfigError(f"tie-break {tie_break!r}: choose from {', '.join(TIE_BREAKS)}")
         self.tie_break = tie_break
+        self.name_rank = name_rank
         self.scorers = tuple(scorers)
         self.filters = tuple(filters)
         self.percentage = percentage_of_nodes_to_score
@@ -153,11 +155,18 @@ class Framework:
         return total
 
     def select_host(self, nodes: IntArray, totals: IntArray) -> int:
-        """The highest total; ties broken uniformly at random (selectHost's reservoir sampling),
-        or by the lowest node index with tie_break="first" (what the FGD artifact's runs show)."""
+        """The highest total; ties broken uniformly at random (selectHost's reservoir sampling).
+
+        tie_break="lowest-name" takes the tied node whose name sorts first, as the FGD artifact's
+        kubernetes fork (mental2008/kubernetes v1.20.5-minor) does; `name_rank[i]` is node i's
+        position in name order (node index order when not given).
+        """
         best = np.flatnonzero(totals == totals.max())
-        if len(best) == 1 or self.tie_break == "first":
-            pick = best[np.argmin(nodes[best])] if len(best) > 1 else best[0]
+        if len(best) == 1:
+            pick = best[0]
+        elif self.tie_break == "lowest-name":
+            ranks = nodes[best] if self.name_rank is None else self.name_rank[nodes[best]]
+            pick = best[int(np.argmin(ranks))]
         else:
             pick = best[int(self.rng.integers(len(best)))]
         return int(nodes[pick])

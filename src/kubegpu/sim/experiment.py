@@ -99,15 +99,19 @@ def discretize(arrived: Sequence[int], allocated: Sequence[int], capacity: int,
 def run_policy(
     nodes: Sequence[NodeSpec], trace: Sequence[GpuPod], policy: str, seed: int,
     arrival: float = 1.3, workload: str = "custom",
-    progress: Callable[[int], None] | None = None, tie_break: str = "first",
+    progress: Callable[[int], None] | None = None, tie_break: str = "lowest-name",
 ) -> RunResult:
     """One run of the paper's method for one policy and seed (deterministic for a given seed)."""
     cluster = GpuCluster(nodes)
     typical = typical_pods(trace)
     rng = np.random.default_rng(seed)
     pods = inflate(trace, cluster.total_gpu_milli, arrival, rng)
+    # The artifact prefixes node names with a seeded random permutation ("%04d-" + name) before
+    # creating them, and its scheduler fork breaks score ties by the smallest name.
+    name_rank = rng.permutation(cluster.size).astype(np.int64)
     plugin = make_policy(policy, typical)
-    framework = Framework([Weighted(plugin, PAPER_WEIGHT)], seed=seed + 7919, tie_break=tie_break)
+    framework = Framework([Weighted(plugin, PAPER_WEIGHT)], seed=seed + 7919, tie_break=tie_break,
+                          name_rank=name_rank)
     metric = StateCache(cluster, FragModel(typical, cluster.model_names))
     node_frag = metric.node_frag()
     frag_total = float(node_frag.sum())
@@ -249,7 +253,7 @@ def _run_spec(spec: RunSpec) -> RunResult:
 
 def run_matrix(
     nodes: Sequence[NodeSpec], traces: dict[str, Sequence[GpuPod]], policies: Sequence[str],
-    seeds: Sequence[int], arrival: float = 1.3, workers: int = 1, tie_break: str = "first",
+    seeds: Sequence[int], arrival: float = 1.3, workers: int = 1, tie_break: str = "lowest-name",
     on_done: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
     """Every (workload, policy, seed) run, optionally over worker processes; results keep input order."""

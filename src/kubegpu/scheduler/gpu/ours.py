@@ -22,8 +22,13 @@ class FragBestFitScore(FGDScore):
     def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
               rng: np.random.Generator) -> IntArray:
         primary = super().score(cluster, pod, nodes, rng)
-        leftover = (cluster.cpu_left[nodes] - pod.cpu_milli) / MAX_SPEC_CPU
-        leftover = leftover + (cluster.gpu_left_total[nodes] - pod.total_gpu_milli) / MAX_SPEC_GPU
-        secondary = np.clip(np.trunc((1.0 - leftover / 2) * SECONDARY_SCALE), 0, SECONDARY_SCALE - 1)
+        gpu_left = cluster.gpu_left_total[nodes]
+        if pod.is_gpu:
+            leftover = (cluster.cpu_left[nodes] - pod.cpu_milli) / MAX_SPEC_CPU
+            leftover = leftover + (gpu_left - pod.total_gpu_milli) / MAX_SPEC_GPU
+            value = 1.0 - leftover / 2
+        else:  # a CPU-only pod strands least where little GPU is left to strand
+            value = 1.0 - gpu_left / MAX_SPEC_GPU
+        secondary = np.clip(np.trunc(value * SECONDARY_SCALE), 0, SECONDARY_SCALE - 1)
         out: IntArray = primary * SECONDARY_SCALE + secondary.astype(np.int64)
         return out
