@@ -310,8 +310,9 @@ def test_manifest_errors(data_dir: Path, tmp_path: Path) -> None:
         workload.one_workload(str(data_dir / "mixed.yaml"))
     scalar = tmp_path / "scalar.yaml"
     scalar.write_text("just a string\n")
-    with pytest.raises(InputError, match=r"scalar\.yaml:1: a document is not a mapping"):
-        workload.load_workloads([str(scalar)])
+    assert workload.load_workloads([str(scalar)]) == []  # not an object: skipped, as lint does
+    with pytest.raises(InputError, match="no workload with a pod template"):
+        workload.one_workload(str(scalar))
 
 
 def test_crd_workloads_patch_every_role(data_dir: Path) -> None:
@@ -329,3 +330,23 @@ def test_crd_workloads_patch_every_role(data_dir: Path) -> None:
     for role in ("Master", "Worker"):
         spec = cd.patched[0]["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]
         assert spec["resourceClaims"][0]["name"] == "compute-domain-channel"
+
+
+def test_jobset_and_kserve(data_dir: Path) -> None:
+    from kubegpu.generate import modelcache
+
+    jobset = workload.one_workload(str(data_dir / "more-kinds.yaml"), name="multislice")
+    assert jobset.pods == 8
+    vol = volcano.generate(volcano.VolcanoOptions(), jobset)
+    validate_all(vol)
+    assert next(o for o in vol.objects() if o["kind"] == "PodGroup")["spec"]["minMember"] == 8
+    kai_result = kai.generate(kai.KaiOptions(gpus=32), jobset)
+    validate_all(kai_result)
+    assert any(o["kind"] == "PodGroup" for o in kai_result.objects())  # a JobSet: KAI's own gang
+    isvc = workload.one_workload(str(data_dir / "more-kinds.yaml"), name="chat")
+    cache = modelcache.generate(
+        modelcache.ModelCacheOptions(model="m", source="hf://a/b", size="5Gi", min_replicas=2), isvc
+    )
+    predictor = cache.patched[0]["spec"]["predictor"]
+    assert predictor["minReplicas"] == 2
+    assert predictor["containers"][0]["volumeMounts"][0]["mountPath"] == "/models"

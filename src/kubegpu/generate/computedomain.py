@@ -15,7 +15,7 @@ from typing import Any
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
 from kubegpu.generate.patches import PatchBuilder, bundle
-from kubegpu.generate.workload import Workload, containers, gpu_count
+from kubegpu.generate.workload import Workload, containers, gpu_count, pod_metadata
 
 API_VERSION = "resource.nvidia.com/v1beta1"
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
@@ -91,16 +91,11 @@ def generate(
     builder = PatchBuilder(workload)
     for ref in workload.templates:
         spec = workload.pod_spec(ref)
-        labels = dict((workload.at(ref.metadata_path) or {}).get("labels") or {})
-        if ref.path:
-            builder.set(
-                (*ref.metadata_path, "labels", DOMAIN_LABEL),
-                name,
-                "Marks the pods of this domain for the affinity below.",
-            )
-        else:
-            builder.set(("metadata", "labels", DOMAIN_LABEL), name, "")
-        labels[DOMAIN_LABEL] = name
+        builder.set(
+            (*pod_metadata(workload, ref), "labels", DOMAIN_LABEL),
+            name,
+            "Marks the pods of this domain for the affinity below.",
+        )
         builder.append(
             (*ref.spec_path, "resourceClaims"),
             {"name": "compute-domain-channel", "resourceClaimTemplateName": claim},

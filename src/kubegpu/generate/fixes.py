@@ -43,6 +43,8 @@ def fix_dshm(builder: PatchBuilder, ref: PodSpecRef, options: FixOptions) -> Non
     """Mount a memory-backed emptyDir at /dev/shm in every GPU container (64 MiB by default)."""
     spec = builder.get(ref.spec_path) or {}
     ctrs = containers(spec)
+    if not ctrs:
+        return  # no containers list to mount into (e.g. a KServe model-format predictor)
     targets = [i for i, c in enumerate(ctrs) if gpu_count(c) > 0] or list(range(len(ctrs)))
     volumes = {v.get("name"): v for v in spec.get("volumes") or () if isinstance(v, Mapping)}
     existing = [

@@ -13,7 +13,7 @@ from pathlib import Path
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
 from kubegpu.generate.patches import PatchBuilder, bundle
-from kubegpu.generate.workload import Workload
+from kubegpu.generate.workload import Workload, pod_metadata
 
 QUEUE_API = "scheduling.run.ai/v2"
 SHARD_API = "kai.scheduler/v1"
@@ -149,18 +149,18 @@ def generate(
     own_group = workload.kind not in GROUPER_GANGS and workload.pods > 1
     pg_name = f"{workload.name}-pg"
     for ref in workload.templates:
-        if ref.path:
-            builder.set((*ref.metadata_path, "labels", QUEUE_LABEL), options.queue, "")
+        if ref.own_metadata:
+            builder.set((*pod_metadata(workload, ref), "labels", QUEUE_LABEL), options.queue, "")
         builder.set((*ref.spec_path, "schedulerName"), "kai-scheduler", "Scheduled by KAI.")
         if own_group:
             builder.set(
-                (*ref.metadata_path, "annotations", PODGROUP_ANNOTATION),
+                (*pod_metadata(workload, ref), "annotations", PODGROUP_ANNOTATION),
                 pg_name,
                 f"KAI's pod-grouper gives each pod of a {workload.kind} its own PodGroup: join\n"
                 "the explicit gang below instead.",
             )
             builder.set(
-                (*ref.metadata_path, "annotations", SKIP_GROUPER_ANNOTATION),
+                (*pod_metadata(workload, ref), "annotations", SKIP_GROUPER_ANNOTATION),
                 "true",
                 "Keep the pod-grouper from replacing it (KAI v0.15+).",
             )

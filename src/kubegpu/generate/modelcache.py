@@ -269,10 +269,14 @@ def _mount_patch(
     mount: dict[str, Any] = {"name": "model-cache", "mountPath": target, "readOnly": True}
     if options.mode == "shared":
         mount["subPath"] = options.model  # the claim holds <model>/ like the node-local root
+    mounted = 0
     for ref in workload.templates:
         spec = workload.pod_spec(ref)
         ctrs = containers(spec)
+        if not ctrs:
+            continue  # e.g. a KServe model-format predictor: its container is not a list entry
         gpu_idx = [i for i, c in enumerate(ctrs) if gpu_count(c) > 0] or [0]
+        mounted += 1
         builder.append((*ref.spec_path, "volumes"), volume, why)
         for i in gpu_idx:
             builder.append(
@@ -293,16 +297,13 @@ def _mount_patch(
             },
             "Start the server only once the weights are complete, never on a half copy.",
         )
-    replicas = workload.obj.get("spec", {}).get("replicas", 1)
-    if workload.kind in ("Deployment", "StatefulSet") and (
-        not isinstance(replicas, int) or replicas < options.min_replicas
-    ):
-        builder.set(
-            ("spec", "replicas"),
-            options.min_replicas,
-            f"Warm pool: at least {options.min_replicas} replica(s) always loaded, so a request\n"
-            "never waits for a cold start (an autoscaler must keep minReplicas at this too).",
+    if not mounted:
+        raise InputError(
+            f"{workload.kind}/{workload.name} has no containers list to mount the cache into",
+            file=workload.source,
+            line=workload.line,
         )
+    _warm_pool(builder, workload, options.min_replicas)
     result = bundle(
         builder,
         "patch-model-cache.yaml",
@@ -315,3 +316,22 @@ def _mount_patch(
         (cache_file,),
     )
     return result.generated
+
+
+def _warm_pool(builder: PatchBuilder, workload: Workload, minimum: int) -> None:
+    """At least `minimum` replicas always up: Deployment/StatefulSet replicas, KServe minReplicas."""
+    why = (
+        f"Warm pool: at least {minimum} replica(s) always loaded, so a request never waits\n"
+        "for a cold start (an autoscaler must keep its minimum at this too)."
+    )
+    if workload.kind in ("Deployment", "StatefulSet"):
+        replicas = (workload.obj.get("spec") or {}).get("replicas", 1)
+        if not isinstance(replicas, int) or replicas < minimum:
+            builder.set(("spec", "replicas"), minimum, why)
+    elif workload.kind == "InferenceService":
+        for ref in workload.templates:
+            if len(ref.spec_path) != 2 or ref.spec_path[1] != "predictor":
+                continue
+            current = workload.pod_spec(ref).get("minReplicas")
+            if not isinstance(current, int) or current < minimum:
+                builder.set((*ref.spec_path, "minReplicas"), minimum, why)

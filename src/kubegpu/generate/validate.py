@@ -17,6 +17,7 @@ import jsonschema
 import yaml
 
 from kubegpu.generate.workload import templates_of
+from kubegpu.manifests import Document, get_path
 
 KUBERNETES_VERSION = "1.35.0"
 
@@ -124,18 +125,20 @@ def _validate_core(obj: Mapping[str, Any], label: str) -> str:
     return f"kubernetes-{KUBERNETES_VERSION}"
 
 
-def validate_workload(obj: Mapping[str, Any]) -> list[str]:
+def validate_workload(obj: Mapping[str, Any], source: str = "<patched>") -> list[str]:
     """Validate a (patched) workload; for kinds without a schema (PyTorchJob, JobSet…), each of its
-    pod templates is validated as a core PodTemplate instead."""
+    pod templates with pod metadata of its own is validated as a core PodTemplate instead."""
     try:
         return [validate_object(obj)]
     except NoSchema:
-        name = (obj.get("metadata") or {}).get("name") or "workload"
+        name = str((obj.get("metadata") or {}).get("name") or "workload")
         used = []
-        for ref in templates_of(obj):
-            template: Any = obj
-            for part in ref.path:
-                template = template[part]
+        doc = Document(source=source, index=0, data=obj)
+        for ref in templates_of(doc):
+            if not ref.own_metadata or ref.spec_path[-1] != "spec":
+                continue  # a spec inside a custom object (KServe): no core schema describes it
+            template = {"metadata": get_path(obj, ref.metadata_path or ()) or {}}
+            template["spec"] = get_path(obj, ref.spec_path)
             used.append(
                 validate_object(
                     {

@@ -13,7 +13,7 @@ from typing import Any
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc, render_documents
 from kubegpu.generate.patches import PatchBuilder, bundle
-from kubegpu.generate.workload import Workload, containers, sum_requests
+from kubegpu.generate.workload import Workload, containers, pod_metadata, sum_requests
 
 API_VERSION = "scheduling.volcano.sh/v1beta1"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -202,7 +202,7 @@ def generate(
     builder = PatchBuilder(workload)
     for ref in workload.templates:
         builder.set(
-            (*ref.metadata_path, "annotations", GROUP_ANNOTATION),
+            (*pod_metadata(workload, ref), "annotations", GROUP_ANNOTATION),
             pg.obj["metadata"]["name"],
             "Pods join the PodGroup through this annotation.",
         )

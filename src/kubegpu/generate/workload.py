@@ -1,43 +1,41 @@
 """Read the manifests a generator works from (`--for`, `--from`): workloads and their pod templates.
 
-Loads YAML/JSON with PyYAML (C loader when present), keeps each document's line, and finds the
-pod template and pod count of the workload kinds generators patch; bad input is an InputError.
+Loading and pod-template discovery are kubegpu.manifests' (every kind `kubegpu lint` knows);
+this module adds pod counts, container helpers and the InputError a generator raises.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
+from kubegpu.manifests import Document, load_text, pod_templates
 from kubegpu.units.quantity import parse_quantity
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
-
 _SCALAR_GPU_SUFFIX = "/gpu"
-_REPLICATED = ("Deployment", "StatefulSet", "ReplicaSet")
 
 
 @dataclass(frozen=True)
 class PodSpecRef:
-    """One pod template inside a workload: where it is and how many pods it makes."""
+    """One pod template inside a workload: where its spec and metadata are, how many pods it makes.
 
-    path: FieldPath  # path to the template (an object with metadata and spec); () for a Pod
+    `metadata_path` is the pod metadata (`spec.template.metadata`), or the object's own metadata
+    for kinds whose pods take it from there (Pod, KServe); None when there is none to patch.
+    """
+
+    spec_path: FieldPath
+    metadata_path: FieldPath | None
     pods: int
     role: str = ""
 
     @property
-    def spec_path(self) -> FieldPath:
-        return (*self.path, "spec")
-
-    @property
-    def metadata_path(self) -> FieldPath:
-        return (*self.path, "metadata")
+    def own_metadata(self) -> bool:
+        """Whether the pods have metadata of their own (not the object's)."""
+        return self.metadata_path is not None and self.metadata_path != ("metadata",)
 
 
 @dataclass(frozen=True)
@@ -89,57 +87,48 @@ class Workload:
         return f"{self.source}:{self.line}"
 
 
-def load_documents(path: str) -> list[tuple[int, Any]]:
-    """Every non-empty document of a YAML/JSON file with its first line; `-` reads stdin."""
+def _read(path: str) -> str:
     if path == "-":
         import sys
 
-        text = sys.stdin.read()
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError as err:
-            raise InputError("no such file", file=path) from err
-        except (OSError, UnicodeDecodeError) as err:
-            raise InputError(f"cannot read: {err}", file=path) from err
-    loader = _Loader(text)
-    docs: list[tuple[int, Any]] = []
+        return sys.stdin.read()
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:
-                break
-            data = loader.construct_document(node)
-            if data is None:
-                continue
-            line = node.start_mark.line + 1
-            if isinstance(data, Mapping) and data.get("kind") == "List":
-                docs.extend((line, item) for item in data.get("items") or ())
-            else:
-                docs.append((line, data))
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line = None if mark is None else mark.line + 1
-        raise InputError(
-            f"not valid YAML: {err.problem or err.context}", file=path, line=line
-        ) from err
-    except yaml.YAMLError as err:
-        raise InputError(f"not valid YAML: {err}", file=path) from err
-    finally:
-        loader.dispose()
-    return docs
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        raise InputError("no such file", file=path) from err
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read: {err}", file=path) from err
+
+
+def load_documents(path: str) -> list[Document]:
+    """Every Kubernetes object of a YAML/JSON file (Lists expanded), read by kubegpu.manifests.
+
+    A parse error (or an alias bomb) is an InputError naming the file and line; documents that are
+    not Kubernetes objects are skipped, as `kubegpu lint` skips them.
+    """
+    result = load_text(path, _read(path))
+    for problem in result.problems:
+        if problem.fatal:
+            raise InputError(problem.message, file=path, line=problem.line)
+    return list(result.documents)
+
+
+def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
+    """The pod templates of one object, whatever its kind (kubegpu.manifests.pod_templates)."""
+    return tuple(
+        PodSpecRef(t.path, t.metadata_path, 1 if t.replicas is None else t.replicas, t.role)
+        for t in pod_templates(doc)
+    )
 
 
 def load_workloads(paths: Iterable[str]) -> list[Workload]:
     """Every workload with a pod template in the given files (in order)."""
     found: list[Workload] = []
     for path in paths:
-        for line, data in load_documents(path):
-            if not isinstance(data, Mapping):
-                raise InputError("a document is not a mapping (an object)", file=path, line=line)
-            templates = tuple(templates_of(data))
+        for doc in load_documents(path):
+            templates = templates_of(doc)
             if templates:
-                found.append(Workload(path, line, data, templates))
+                found.append(Workload(path, doc.start_line, doc.data, templates))
     return found
 
 
@@ -157,46 +146,15 @@ def one_workload(path: str, name: str | None = None) -> Workload:
     return workloads[0]
 
 
-def _int(value: Any, default: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return default
-    return value
-
-
-def templates_of(obj: Mapping[str, Any]) -> Iterator[PodSpecRef]:
-    """The pod templates of a workload object, with their paths and pod counts."""
-    kind = obj.get("kind")
-    spec = obj.get("spec")
-    if not isinstance(spec, Mapping):
-        return
-    if kind == "Pod":
-        yield PodSpecRef((), 1)
-    elif kind in _REPLICATED:
-        yield PodSpecRef(("spec", "template"), _int(spec.get("replicas"), 1))
-    elif kind == "DaemonSet":
-        yield PodSpecRef(("spec", "template"), 1, role="per node")
-    elif kind == "Job":
-        yield PodSpecRef(("spec", "template"), _int(spec.get("parallelism"), 1))
-    elif kind == "CronJob":
-        job = (spec.get("jobTemplate") or {}).get("spec") or {}
-        yield PodSpecRef(
-            ("spec", "jobTemplate", "spec", "template"), _int(job.get("parallelism"), 1)
+def pod_metadata(workload: Workload, ref: PodSpecRef) -> FieldPath:
+    """Where to put pod labels and annotations; InputError when the kind has no such place."""
+    if ref.metadata_path is None:
+        raise InputError(
+            f"{workload.kind}/{workload.name} has no pod metadata to label or annotate",
+            file=workload.source,
+            line=workload.line,
         )
-    elif kind == "JobSet":
-        for i, rjob in enumerate(spec.get("replicatedJobs") or ()):
-            job = ((rjob or {}).get("template") or {}).get("spec") or {}
-            pods = _int(rjob.get("replicas"), 1) * _int(job.get("parallelism"), 1)
-            path: FieldPath = ("spec", "replicatedJobs", i, "template", "spec", "template")
-            yield PodSpecRef(path, pods, role=str(rjob.get("name") or i))
-    elif kind in ("PyTorchJob", "MPIJob", "TFJob"):
-        key = {"PyTorchJob": "pytorchReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}.get(
-            str(kind), "tfReplicaSpecs"
-        )
-        for role, rspec in (spec.get(key) or {}).items():
-            if isinstance(rspec, Mapping):
-                yield PodSpecRef(
-                    ("spec", key, role, "template"), _int(rspec.get("replicas"), 1), role
-                )
+    return ref.metadata_path
 
 
 def containers(spec: Mapping[str, Any], init: bool = False) -> list[Mapping[str, Any]]:
