@@ -319,7 +319,10 @@ def _mount_patch(
 
 
 def _warm_pool(builder: PatchBuilder, workload: Workload, minimum: int) -> None:
-    """At least `minimum` replicas always up: Deployment/StatefulSet replicas, KServe minReplicas."""
+    """At least `minimum` replicas always up.
+
+    Deployment/StatefulSet: spec.replicas; KServe InferenceService: the predictor's minReplicas.
+    """
     why = (
         f"Warm pool: at least {minimum} replica(s) always loaded, so a request never waits\n"
         "for a cold start (an autoscaler must keep its minimum at this too)."
