@@ -62,7 +62,7 @@ def kubegpu_fix(folder: Path, text_edits: bool = True) -> tuple[float, float, in
 
     timer = _Timer()
     load, dump = yamlio.load_document, yamlio.dump_document
-    yamlio.load_document, yamlio.dump_document = timer.wrap(load), timer.wrap(dump)  # type: ignore[method-assign]
+    yamlio.load_document, yamlio.dump_document = timer.wrap(load), timer.wrap(dump)
     try:
         started = time.perf_counter()
         cpu_started = time.process_time()
@@ -75,7 +75,7 @@ def kubegpu_fix(folder: Path, text_edits: bool = True) -> tuple[float, float, in
         cpu = time.process_time() - cpu_started
         return time.perf_counter() - started, cpu, documents, applied, timer.seconds
     finally:
-        yamlio.load_document, yamlio.dump_document = load, dump  # type: ignore[method-assign]
+        yamlio.load_document, yamlio.dump_document = load, dump
 
 
 def main() -> None:
