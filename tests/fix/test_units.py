@@ -249,3 +249,14 @@ def test_only_the_document_with_edits_changes() -> None:
     lint = _fake_lint({"S1": ("x=1", (_Edit("add", ("spec", "x"), 1),), "safe")})
     outcome = fix_text("p.yaml", DOC + other, lint, FixOptions(text_edits=False))
     assert outcome.fixed == DOC + "  x: 1\n" + other
+
+
+def test_round_trip_keeps_mixed_indentation_outside_the_edit() -> None:
+    text = ("kind: KubeletConfiguration\nevictionHard:\n    memory.available: 100Mi\nkubeReserved:\n"
+            "  cpu: \"1\"   # reserve one\n  memory: 2Gi\nfeatureGates:\n- a\n")
+    handle = yamlio.make_yaml(yamlio.detect_indent(text))
+    tree = yamlio.load_document(handle, text)
+    patch.apply_edit(tree, "remove", ("kubeReserved", "cpu"), None, patch.Style(True))
+    emitted = yamlio.dump_document(handle, tree)
+    restored = yamlio.restore_spacing(text, emitted, yamlio.plain_data)
+    assert restored == text.replace("  cpu: \"1\"   # reserve one\n", "")

@@ -163,10 +163,11 @@ def restore_spacing(original: str, emitted: str, read: Callable[[str], Any] | No
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             out.extend(old[i1:i2])
-        elif tag == "replace" and i2 - i1 == j2 - j1:
-            for k in range(i2 - i1):
-                candidates.append((len(out), old[i1 + k]))
-                out.append(new[j1 + k])
+        elif tag == "replace":
+            for offset, line in _pair_lines(old[i1:i2], new[j1:j2]):
+                if line is not None:
+                    candidates.append((len(out) + offset, line))
+            out.extend(new[j1:j2])
         else:
             out.extend(new[j1:j2])
     if read is None or not candidates:
@@ -186,6 +187,19 @@ def restore_spacing(original: str, emitted: str, read: Callable[[str], Any] | No
 
 
 _MAX_LINE_TRIALS = 40
+
+
+def _pair_lines(old: list[str], new: list[str]) -> list[tuple[int, str | None]]:
+    """For each emitted line of a changed block, the original line it may stand for: same content whatever the
+    indentation, else the line in the same place when both blocks have the same length."""
+    pairs: list[tuple[int, str | None]] = [(j, None) for j in range(len(new))]
+    content = SequenceMatcher(None, [re.sub(r"\s+", "", x) for x in old], [re.sub(r"\s+", "", x) for x in new],
+                              autojunk=False)
+    for tag, i1, i2, j1, j2 in content.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            for k in range(j2 - j1):
+                pairs[j1 + k] = (j1 + k, old[i1 + k])
+    return pairs
 
 
 def _read_or_none(read: Callable[[str], Any], text: str) -> Any:
