@@ -350,3 +350,18 @@ def test_jobset_and_kserve(data_dir: Path) -> None:
     predictor = cache.patched[0]["spec"]["predictor"]
     assert predictor["minReplicas"] == 2
     assert predictor["containers"][0]["volumeMounts"][0]["mountPath"] == "/models"
+
+
+def test_kueue_sizes_follow_the_generated_kubelet_config() -> None:
+    from kubegpu.generate import kubelet as kgen
+    from kubegpu.topology.presets import load_preset
+    from kubegpu.units.quantity import parse_quantity
+
+    node = load_preset("dgx-h100")
+    gpus, cpu, memory = kueue.sizes_from_node(node)
+    config = kgen.plan(node, kgen.KubeletOptions()).config
+    reserved_cpus = 4  # 0-1,112-113
+    assert config["reservedSystemCPUs"] == "0-1,112-113"
+    assert (gpus, cpu) == (8, str(224 - reserved_cpus))
+    reservation = sum(parse_quantity(r["limits"]["memory"]).ceil for r in config["reservedMemory"])
+    assert parse_quantity(memory).ceil == sum(n.memory_bytes for n in node.numa_nodes) - reservation

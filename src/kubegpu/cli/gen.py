@@ -103,14 +103,18 @@ def gen_scheduler(
 
 
 def gen_kueue(
-    gpus_per_node: Annotated[int, typer.Option(help="GPUs on each node.")],
     nodes: Annotated[int, typer.Option(help="How many GPU nodes the queue covers.")],
+    node: Annotated[
+        str | None,
+        typer.Option(help="Node preset or profile: per-node sizes from its gen kubelet config."),
+    ] = None,
+    gpus_per_node: Annotated[int | None, typer.Option(help="GPUs on each node.")] = None,
     cpus_per_node: Annotated[
-        str, typer.Option(help="Allocatable CPUs per node GPU pods may use, e.g. 200.")
-    ],
+        str | None, typer.Option(help="Allocatable CPUs per node GPU pods may use, e.g. 200.")
+    ] = None,
     memory_per_node: Annotated[
-        str, typer.Option(help="Allocatable memory per node for GPU pods, e.g. 1800Gi.")
-    ],
+        str | None, typer.Option(help="Allocatable memory per node for GPU pods, e.g. 1800Gi.")
+    ] = None,
     topology: Annotated[
         str | None, typer.Option(help="gke, eks, aks, nvl72 or comma-separated node labels.")
     ] = None,
@@ -140,6 +144,23 @@ def gen_kueue(
             if not sep or not key:
                 raise fail(InputError(f"--node-label must be key=value, not {item!r}"))
             labels[key] = value
+    if node is not None:
+        from kubegpu.topology.presets import load_node
+
+        try:
+            sizes = kueue.sizes_from_node(load_node(node))
+        except KubegpuError as err:
+            raise fail(err) from err
+        gpus_per_node = gpus_per_node or sizes[0]
+        cpus_per_node = cpus_per_node or sizes[1]
+        memory_per_node = memory_per_node or sizes[2]
+    if gpus_per_node is None or cpus_per_node is None or memory_per_node is None:
+        raise fail(
+            InputError(
+                "give --node PRESET, or --gpus-per-node, --cpus-per-node and --memory-per-node "
+                "(a ClusterQueue must cover every resource its workloads request)"
+            )
+        )
     options = kueue.KueueOptions(
         gpus_per_node=gpus_per_node,
         nodes=nodes,

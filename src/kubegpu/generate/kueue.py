@@ -13,6 +13,7 @@ from typing import Any
 
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
+from kubegpu.topology.model import NodeTopology
 from kubegpu.units.quantity import parse_quantity
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
@@ -275,9 +276,8 @@ def _cluster_queue(options: KueueOptions, cpu_per_node: int, mem_per_node: int) 
         ),
         Note(
             (*group, "flavors", 0, "resources", 0, "nominalQuota"),
-            f"{options.nodes} x {_cpu_text(cpu_per_node)} CPUs per node "
-            "(what GPU pods may request,\n"
-            "i.e. allocatable minus DaemonSets).",
+            f"{options.nodes} x {_cpu_text(cpu_per_node)} CPUs per node: what the nodes give pods\n"
+            "(their allocatable; DaemonSet pods take part of it outside Kueue's accounting).",
         ),
     )
     return YamlDoc(obj, notes=notes)
@@ -288,6 +288,23 @@ def _binary(value: int) -> str | None:
         if value % size == 0:
             return f"{value // size}{suffix}"
     return None
+
+
+def sizes_from_node(node: NodeTopology) -> tuple[int, str, str]:
+    """GPUs, CPUs and memory per node that pods can use, for a node configured by `gen kubelet`.
+
+    The allocatable CPU and memory come from the kubelet model started with the configuration
+    `gen kubelet` generates for this node (capacity minus reserved CPUs and memory reservation),
+    so the queue's quota and the nodes' configuration agree.
+    """
+    from kubegpu.generate.kubelet import KubeletOptions, plan
+    from kubegpu.kubelet import KubeletConfig, NodeState
+
+    chosen = plan(node, KubeletOptions())
+    state = NodeState(node, KubeletConfig.from_dict(chosen.config, source="gen kubelet"))
+    cpu = state.allocatable["cpu"]
+    memory = state.allocatable["memory"]
+    return len(node.gpus), _cpu_text(cpu), _binary(memory) or str(memory)
 
 
 def levels_of(docs: Sequence[YamlDoc]) -> list[str]:
