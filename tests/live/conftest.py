@@ -20,6 +20,7 @@ ROUTES = {
     "/api/v1/pods": "pods.json",
     "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies": "noderesourcetopologies.json",
     "/apis/kueue.x-k8s.io/v1beta2/topologies": "kueue-topologies.json",
+    "/apis/kueue.x-k8s.io/v1beta2/clusterqueues": "kueue-clusterqueues.json",
     "/apis/kueue.x-k8s.io/v1beta2/workloads": "kueue-workloads.json",
     "/api/v1/nodes/h100-b/proxy/configz": "configz-h100-b.json",
 }

@@ -1,4 +1,4 @@
-"""The audit of the recorded cluster, read over real HTTP with lightkube, against hand-derived figures.
+"""The audit of the recorded cluster, read over real HTTP with lightkube, vs hand-derived figures.
 
 The cluster (tests/fixtures/cluster): two H100 nodes and one cordoned H100 node (8 GPUs, 190 CPUs
 allocatable each), two L4 nodes (4 GPUs, 46 CPUs); a node-exporter (100m CPU) on every node.
@@ -50,6 +50,11 @@ def check_recorded_cluster(report: AuditReport) -> None:
     # Pending GPU demand: llm-big 8 + Kueue workload 2 x 4 (the admitted workload does not count).
     assert data["pending_gpu_pods"] == ["train/llm-big"]
     assert data["pending_gpus"] == 16
+    # Kueue quota: h100 has 16 nominal, 12 reserved -> 4 unreserved < the 8 the pending
+    # workload asks, which is why it waits even before capacity matters; l4 is idle.
+    assert [(q["name"], q["nominal_quota"], q["reserved"], q["unreserved_quota"],
+             q["pending_workloads"]) for q in data["queues"]] == [
+        ("h100", 16, 12, 4, 1), ("l4", 8, 0, 8, 0)]
     # Domains come from the Kueue Topology levels (hostname dropped).
     domains = {(d["label"].rsplit("-", 1)[-1], d["value"]): d for d in data["domains"]}
     assert {k: d["free_gpus"] for k, d in domains.items()} == {
@@ -107,11 +112,13 @@ def test_missing_crds_and_forbidden_configz_are_notes(serve_cluster: ServeFn) ->
         overrides={"/api/v1/nodes/h100-a/proxy/configz": (403, forbidden)},
         missing=("/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies",
                  "/apis/kueue.x-k8s.io/v1beta2/topologies",
+                 "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
                  "/apis/kueue.x-k8s.io/v1beta2/workloads"))
     snapshot = read_cluster(ClusterOptions(kubeconfig=kubeconfig))
     notes = " | ".join(snapshot.notes)
     assert "noderesourcetopologies.topology.node.k8s.io (v1alpha2) is not served" in notes
     assert "workloads.kueue.x-k8s.io (v1beta2/v1beta1) is not served" in notes
+    assert "clusterqueues.kueue.x-k8s.io (v1beta2/v1beta1) is not served" in notes
     assert "nodes/proxy get is forbidden" in notes
     assert snapshot.node_topologies == () and snapshot.kubelet_configs == {}
     assert audit(snapshot).free_gpus == 15
@@ -163,7 +170,8 @@ def test_pods_are_listed_in_pages(serve_cluster: ServeFn, httpserver: HTTPServer
     second = {**pods, "metadata": {"resourceVersion": "91240"}, "items": pods["items"][5:]}
     httpserver.expect_request("/api/v1/pods", query_string={"limit": "500", "continue": "page-2"}
                               ).respond_with_json(second)
-    httpserver.expect_request("/api/v1/pods", query_string={"limit": "500"}).respond_with_json(first)
+    httpserver.expect_request("/api/v1/pods", query_string={"limit": "500"}
+                              ).respond_with_json(first)
     kubeconfig = serve_cluster()
     snapshot = read_cluster(ClusterOptions(kubeconfig=kubeconfig))
     assert len(snapshot.pods) == len(pods["items"])

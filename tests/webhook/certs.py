@@ -1,4 +1,4 @@
-"""A throwaway CA and a serving certificate for 127.0.0.1, made with `cryptography` for the tests."""
+"""A throwaway CA and a serving certificate for 127.0.0.1, made with `cryptography` in tests."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def make_certs(folder: Path) -> tuple[Path, Path, Path]:
     ca = (x509.CertificateBuilder().subject_name(_name("kubegpu-test-ca"))
           .issuer_name(_name("kubegpu-test-ca")).public_key(ca_key.public_key())
           .serial_number(x509.random_serial_number())
-          .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+          .not_valid_before(now - dt.timedelta(minutes=5))
+          .not_valid_after(now + dt.timedelta(days=1))
           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
           .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
                                        content_commitment=False, key_encipherment=False,

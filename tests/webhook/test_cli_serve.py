@@ -1,4 +1,4 @@
-"""`kubegpu webhook serve` as users run it: a real process, HTTPS on 127.0.0.1, stopped by SIGTERM."""
+"""`kubegpu webhook serve` as users run it: a real process, HTTPS on 127.0.0.1, then SIGTERM."""
 
 from __future__ import annotations
 

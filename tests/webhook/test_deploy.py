@@ -1,4 +1,4 @@
-"""`kubegpu gen webhook` and `gen audit-rbac`: every core object passes strict Kubernetes 1.35 schemas."""
+"""`kubegpu gen webhook` and `gen audit-rbac`: core objects pass strict Kubernetes 1.35 schemas."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def test_cert_manager_install_is_valid() -> None:
     hook = mutating["webhooks"][0]
     assert hook["failurePolicy"] == "Ignore" and hook["sideEffects"] == "None"
     assert hook["clientConfig"]["service"]["path"] == "/mutate"
-    assert hook["rules"][0]["operations"] == ["CREATE"] and hook["rules"][0]["resources"] == ["pods"]
+    assert hook["rules"][0]["operations"] == ["CREATE"]
+    assert hook["rules"][0]["resources"] == ["pods"]
     excluded = hook["namespaceSelector"]["matchExpressions"][0]
     assert excluded["values"] == ["kube-system", "kubegpu-system"]
     deployment = objects[3]["spec"]["template"]["spec"]["containers"][0]
@@ -85,7 +86,7 @@ def test_audit_rbac_is_valid_and_read_only(configz: bool) -> None:
     resources = {r for rule in audit_rules(configz) for r in rule["resources"]}
     assert ("nodes/proxy" in resources) is configz
     assert resources - {"nodes/proxy"} == {"nodes", "pods", "noderesourcetopologies",
-                                           "topologies", "workloads"}
+                                           "topologies", "clusterqueues", "workloads"}
 
 
 def test_gen_audit_rbac_cli() -> None:

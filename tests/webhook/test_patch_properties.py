@@ -1,4 +1,4 @@
-"""Properties of the mutating answer on generated pods: it applies, it is idempotent, it is scoped."""
+"""Properties of the mutating answer on generated pods: it applies, is idempotent, is scoped."""
 
 from __future__ import annotations
 

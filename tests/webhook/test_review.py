@@ -1,4 +1,4 @@
-"""The pure admission function on recorded AdmissionReviews: every pod shape, skips, malformed input."""
+"""The pure admission function on recorded AdmissionReviews: pod shapes, skips, malformed input."""
 
 from __future__ import annotations
 

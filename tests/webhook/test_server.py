@@ -1,4 +1,4 @@
-"""The webhook over real HTTPS on 127.0.0.1: uvicorn in a thread, a self-signed CA, an httpx client."""
+"""The webhook over real HTTPS on 127.0.0.1: uvicorn in a thread, a test CA, an httpx client."""
 
 from __future__ import annotations
 

@@ -94,6 +94,22 @@ class Issue:
 
 
 @dataclass(frozen=True)
+class QueueReport:
+    """A Kueue ClusterQueue's accelerator quota: nominal, reserved, and what is left."""
+
+    name: str
+    cohort: str
+    resource: str
+    nominal: int
+    reserved: int
+    pending_workloads: int
+
+    @property
+    def unreserved(self) -> int:
+        return self.nominal - self.reserved
+
+
+@dataclass(frozen=True)
 class AuditReport:
     """Everything `kubegpu audit` prints; `to_dict` is the documented JSON form."""
 
@@ -106,6 +122,7 @@ class AuditReport:
     shapes: tuple[PodShape, ...]
     notes: tuple[str, ...]
     source: str = ""
+    queues: tuple[QueueReport, ...] = ()
     lint: tuple[Issue, ...] = ()
     kubelet: tuple[Issue, ...] = ()
     checks_skipped: tuple[str, ...] = field(default=())
@@ -164,6 +181,11 @@ class AuditReport:
                 for d in self.domains
             ],
             "demand_shapes": [s.describe() for s in self.shapes],
+            "queues": [
+                {"name": q.name, "cohort": q.cohort, "resource": q.resource,
+                 "nominal_quota": q.nominal, "reserved": q.reserved,
+                 "unreserved_quota": q.unreserved, "pending_workloads": q.pending_workloads}
+                for q in self.queues],
             "numa_misplaced": [
                 {"node": f.node, "zone": f.zone, "pods": list(f.pods), "definite": f.definite,
                  "message": f.message} for f in self.numa],
@@ -329,11 +351,15 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
             if options.namespace is None or any(p.startswith(f"{options.namespace}/")
                                                 for p in f.pods)]
     counts = Counter(shapes)
+    queues = tuple(
+        QueueReport(q.name, q.cohort, resource, nominal, q.reserved.get(resource, 0),
+                    q.pending_workloads)
+        for q in snapshot.kueue_cluster_queues for resource, nominal in sorted(q.nominal.items()))
     return AuditReport(
         nodes=tuple(reports), domains=tuple(domains), fragmentation=fragmentation,
         numa=tuple(numa), pending_pods=tuple(p.key for p in pending), pending_gpus=pending_gpus,
         shapes=tuple(s for s, _ in counts.most_common()), notes=snapshot.notes,
-        source=snapshot.source)
+        source=snapshot.source, queues=queues)
 
 
 def domain_labels(snapshot: ClusterSnapshot, options: AuditOptions) -> tuple[str, ...]:

@@ -74,7 +74,7 @@ def load_config(options: ClusterOptions) -> SingleConfig:
 
 
 def _api_error(err: httpx2.HTTPStatusError) -> tuple[int, str]:
-    """Status code and message of a failed request (a metav1.Status body when the server sent one)."""
+    """Status code and message of a failed request (from a metav1.Status body when sent)."""
     code = err.response.status_code
     if isinstance(err, ApiError):
         return code, str(getattr(err.status, "message", "") or err)
@@ -179,6 +179,8 @@ class ClusterReader:
 
     def _kueue(self) -> Objects:
         return (self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Topology", "topologies", False)
+                + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "ClusterQueue",
+                                 "clusterqueues", False)
                 + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Workload", "workloads", True))
 
     def _configz(self, nodes: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

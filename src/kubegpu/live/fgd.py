@@ -40,7 +40,7 @@ def cluster_fragmentation(frees: Sequence[NodeFree], resource: str,
                           tasks: Sequence[PodShape]) -> Fragmentation:
     """F(M) = Σ_n F_n(M); M = the most popular task shapes (95% of tasks) among `tasks`.
 
-    Whole GPUs only (Kubernetes counts `nvidia.com/gpu` in units), so a free GPU has 1000 milli left.
+    Whole GPUs only (Kubernetes counts `nvidia.com/gpu` in units): a free GPU has 1000 milli left.
     CPU-only pods are left out of M (DaemonSets would otherwise dominate it); a cordoned or NotReady
     node hosts no task, so all its idle GPUs count as fragment.
     """

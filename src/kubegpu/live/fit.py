@@ -71,7 +71,8 @@ def usable_gpus(free: NodeFree, resource: str, shapes: Sequence[PodShape]) -> in
     An exact search over shape counts (free GPUs per node are few): maximise GPUs taken subject to
     free GPUs, CPU, memory and pod slots together.
     """
-    fitting = tuple(sorted({s for s in shapes if s.gpu_resource == resource and copies(free, s) > 0},
+    fitting = tuple(sorted({s for s in shapes
+                            if s.gpu_resource == resource and copies(free, s) > 0},
                            key=lambda s: (-s.gpus, s.cpu_millis, s.memory_bytes)))
     gpus = max(0, free.gpus(resource))
     if not fitting or gpus == 0:

@@ -228,6 +228,18 @@ class KueueTopology:
 
 
 @dataclass(frozen=True)
+class KueueClusterQueue:
+    """A Kueue ClusterQueue's accelerator quota (nominal, summed over flavors) and reservations."""
+
+    name: str
+    cohort: str = ""
+    nominal: Mapping[str, int] = field(default_factory=dict)
+    reserved: Mapping[str, int] = field(default_factory=dict)
+    pending_workloads: int = 0
+    admitted_workloads: int = 0
+
+
+@dataclass(frozen=True)
 class ClusterSnapshot:
     """Everything the audit reads from one cluster at one moment, plus what could not be read."""
 
@@ -236,6 +248,7 @@ class ClusterSnapshot:
     node_topologies: tuple[NodeResourceTopology, ...] = ()
     kueue_topologies: tuple[KueueTopology, ...] = ()
     kueue_workloads: tuple[KueueWorkload, ...] = ()
+    kueue_cluster_queues: tuple[KueueClusterQueue, ...] = ()
     kubelet_configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     source: str = ""

@@ -11,6 +11,7 @@ from typing import Any
 from kubegpu.errors import InputError, QuantityError
 from kubegpu.live.model import (
     ContainerInfo,
+    KueueClusterQueue,
     KueuePodSet,
     KueueTopology,
     KueueWorkload,
@@ -302,6 +303,48 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         finished=conditions.get("Finished", False),
         pod_sets=tuple(pod_sets),
     )
+
+
+def _flavor_totals(raw: object, key: str, where: str, source: str) -> dict[str, int]:
+    """Sum `key` of every accelerator resource over a list of flavors (quota or usage)."""
+    totals: dict[str, int] = {}
+    for i, flavor in enumerate(_list(raw, where, source)):
+        entry = _map(flavor, f"{where}[{i}]", source)
+        for j, res in enumerate(_list(entry.get("resources"), f"{where}[{i}].resources", source)):
+            item = _map(res, f"{where}[{i}].resources[{j}]", source)
+            name = str(item.get("name", ""))
+            if is_accelerator(name) and item.get(key) is not None:
+                amount = _amount(name, item[key], f"{where}[{i}].resources[{j}].{key}", source)
+                totals[name] = totals.get(name, 0) + amount
+    return totals
+
+
+def parse_kueue_cluster_queue(obj: Mapping[str, Any], source: str = "<api>") -> KueueClusterQueue:
+    """A Kueue ClusterQueue: nominal accelerator quota over its flavors, and what is reserved."""
+    name = object_name(obj)
+    where = f"ClusterQueue {name}"
+    spec = _map(obj.get("spec"), f"{where}.spec", source)
+    status = _map(obj.get("status"), f"{where}.status", source)
+    nominal: dict[str, int] = {}
+    for i, group in enumerate(_list(spec.get("resourceGroups"), f"{where}.spec.resourceGroups",
+                                    source)):
+        flavors = _map(group, f"{where}.spec.resourceGroups[{i}]", source).get("flavors")
+        for resource, amount in _flavor_totals(
+                flavors, "nominalQuota", f"{where}.spec.resourceGroups[{i}].flavors",
+                source).items():
+            nominal[resource] = nominal.get(resource, 0) + amount
+    reserved = _flavor_totals(status.get("flavorsReservation"), "total",
+                              f"{where}.status.flavorsReservation", source)
+
+    def count(key: str) -> int:
+        value = status.get(key, 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    cohort = str(spec.get("cohortName") or spec.get("cohort") or "")
+    return KueueClusterQueue(name=name, cohort=cohort,
+                             nominal=nominal, reserved=reserved,
+                             pending_workloads=count("pendingWorkloads"),
+                             admitted_workloads=count("admittedWorkloads"))
 
 
 def parse_configz(obj: object, node: str, source: str = "<api>") -> Mapping[str, Any]:

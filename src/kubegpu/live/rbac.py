@@ -27,7 +27,7 @@ def audit_rules(configz: bool = True) -> list[dict[str, Any]]:
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["list"]},
         {"apiGroups": ["topology.node.k8s.io"], "resources": ["noderesourcetopologies"],
          "verbs": ["list"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies", "workloads"],
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies", "clusterqueues", "workloads"],
          "verbs": ["list"]},
     ]
     if configz:
@@ -56,12 +56,13 @@ def rbac_objects(options: RbacOptions) -> list[dict[str, Any]]:
 
 def render_rbac(options: RbacOptions) -> str:
     header = (
-        "# Read-only access for `kubegpu audit --cluster`: list nodes, pods, NodeResourceTopologies\n"
-        "# and Kueue Topologies/Workloads (a missing CRD is fine: the audit notes it).\n")
+        "# Read-only access for `kubegpu audit --cluster`: list nodes, pods,\n"
+        "# NodeResourceTopologies and Kueue Topologies/ClusterQueues/Workloads\n"
+        "# (a missing CRD is fine: the audit notes it).\n")
     if options.configz:
         header += (
-            "# nodes/proxy get reads each kubelet's /configz through the API server. It also opens\n"
-            "# the rest of the kubelet's read API (logs, stats): drop it with --without-configz and\n"
-            "# the audit skips the kubelet-config checks.\n")
+            "# nodes/proxy get reads each kubelet's /configz through the API server. It also\n"
+            "# opens the rest of the kubelet's read API (logs, stats): drop it with\n"
+            "# --without-configz and the audit skips the kubelet-config checks.\n")
     return header + "---\n" + "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100)
                                           for o in rbac_objects(options))

@@ -45,7 +45,8 @@ def render_text(report: AuditReport, width: int = 110) -> str:
     for column in ("node", "product", "alloc", "used", "free", "stranded", "why", "frag"):
         nodes.add_column(column)
     for n in report.nodes:
-        nodes.add_row(n.name + ("" if n.schedulable else " (unschedulable)"), n.product or n.resource,
+        nodes.add_row(n.name + ("" if n.schedulable else " (unschedulable)"),
+                      n.product or n.resource,
                       str(n.allocatable), str(n.used), str(n.free), str(n.stranded), n.reason,
                       f"{n.fragmentation_milli / 1000:.2f}")
     console.print(nodes)
@@ -59,10 +60,20 @@ def render_text(report: AuditReport, width: int = 110) -> str:
             domains.add_row(d.label, d.value, str(d.free), str(d.schedulable_free),
                             str(d.stranded), gangs)
         console.print(domains)
+    if report.queues:
+        queues = Table(title="Kueue ClusterQueues (accelerator quota)")
+        for column in ("queue", "cohort", "resource", "nominal", "reserved", "unreserved",
+                       "pending workloads"):
+            queues.add_column(column)
+        for q in report.queues:
+            queues.add_row(q.name, q.cohort, q.resource, str(q.nominal), str(q.reserved),
+                           str(q.unreserved), str(q.pending_workloads))
+        console.print(queues)
     for section, items in (("NUMA misplacement (NodeResourceTopology)",
                             [f"{f.node}: {f.message}" for f in report.numa]),
                            ("GPU pods breaking lint rules",
-                            [f"{i.target}: {i.rule} [{i.severity}] {i.message}" for i in report.lint]),
+                            [f"{i.target}: {i.rule} [{i.severity}] {i.message}"
+                             for i in report.lint]),
                            ("Kubelet configs breaking kubelet rules",
                             [f"{i.target}: {i.rule} [{i.severity}] {i.message}"
                              for i in report.kubelet]),
@@ -93,6 +104,12 @@ def render_markdown(report: AuditReport) -> str:
                               if g.pods) or "none"
             lines.append(f"| {d.label} | {d.value} | {d.free} | {d.schedulable_free} | "
                          f"{d.stranded} | {gangs} |")
+    if report.queues:
+        lines += ["", "## Kueue ClusterQueues", "",
+                  "| queue | cohort | resource | nominal | reserved | unreserved | pending |",
+                  "|---|---|---|---:|---:|---:|---:|"]
+        lines += [f"| {q.name} | {q.cohort} | {q.resource} | {q.nominal} | {q.reserved} | "
+                  f"{q.unreserved} | {q.pending_workloads} |" for q in report.queues]
     for title, items in (("NUMA misplacement", [f"{f.node}: {f.message}" for f in report.numa]),
                          ("Lint findings on GPU pods",
                           [f"`{i.target}` {i.rule} ({i.severity}): {i.message}"

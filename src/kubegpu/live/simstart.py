@@ -32,7 +32,7 @@ class SimulationStart:
     left_out: tuple[str, ...]
 
     def cluster(self) -> GpuCluster:
-        """A fresh GpuCluster with every placed pod bound (ModelError if a node is overcommitted)."""
+        """A fresh GpuCluster with every placed pod bound (ModelError on an overcommitted node)."""
         cluster = GpuCluster(self.nodes)
         for placement in self.placed:
             cluster.bind(placement.node, placement.pod, placement.gpus)
@@ -83,7 +83,7 @@ def simulation_start(snapshot: ClusterSnapshot) -> SimulationStart:
             gpus = tuple(range(next_gpu, next_gpu + sim_pod.gpu_count))
             next_gpu += sim_pod.gpu_count
             placed.append(Placement(index, sim_pod, gpus))
-    pending: list[GpuPod] = [_placed_pod(p) for p in snapshot.pods if p.pending and p.accelerators()]
+    pending = [_placed_pod(p) for p in snapshot.pods if p.pending and p.accelerators()]
     for workload in snapshot.kueue_workloads:
         if not workload.pending:
             continue

@@ -17,6 +17,7 @@ from kubegpu.errors import InputError
 from kubegpu.live.model import ClusterSnapshot
 from kubegpu.live.parse import (
     parse_configz,
+    parse_kueue_cluster_queue,
     parse_kueue_topology,
     parse_kueue_workload,
     parse_node,
@@ -42,7 +43,7 @@ def build_snapshot(
     source: str = "",
 ) -> ClusterSnapshot:
     """Sort objects by kind into a snapshot; kinds the audit does not use are counted in a note."""
-    nodes, pods, nrts, topologies, workloads = [], [], [], [], []
+    nodes, pods, nrts, topologies, workloads, queues = [], [], [], [], [], []
     ignored: dict[str, int] = {}
     for obj, origin in objects:
         kind = str(obj.get("kind", ""))
@@ -57,6 +58,8 @@ def build_snapshot(
             topologies.append(parse_kueue_topology(obj, origin))
         elif kind == "Workload" and group == KUEUE_GROUP:
             workloads.append(parse_kueue_workload(obj, origin))
+        elif kind == "ClusterQueue" and group == KUEUE_GROUP:
+            queues.append(parse_kueue_cluster_queue(obj, origin))
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
     all_notes = list(notes)
@@ -74,6 +77,7 @@ def build_snapshot(
         node_topologies=tuple(sorted(nrts, key=lambda n: n.name)),
         kueue_topologies=tuple(topologies),
         kueue_workloads=tuple(workloads),
+        kueue_cluster_queues=tuple(sorted(queues, key=lambda q: q.name)),
         kubelet_configs=dict(kubelet_configs or {}),
         notes=tuple(all_notes),
         source=source,

@@ -1,4 +1,4 @@
-"""Manifests that run the webhook in a cluster: Deployment, Service, PDB, webhook configurations, TLS.
+"""Manifests that run the webhook: Deployment, Service, PDB, webhook configurations and TLS.
 
 Fields follow admissionregistration.k8s.io/v1 and apps/v1 (Kubernetes v1.35), cert-manager v1.
 """
@@ -85,10 +85,11 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
                     "priorityClassName": "system-cluster-critical",
                     "securityContext": {"runAsNonRoot": True, "runAsUser": 65532,
                                         "seccompProfile": {"type": "RuntimeDefault"}},
-                    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                        {"weight": 100, "podAffinityTerm": {
-                            "labelSelector": {"matchLabels": _labels(options)},
-                            "topologyKey": "kubernetes.io/hostname"}}]}},
+                    "affinity": {"podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 100, "podAffinityTerm": {
+                                "labelSelector": {"matchLabels": _labels(options)},
+                                "topologyKey": "kubernetes.io/hostname"}}]}},
                     "containers": [{
                         "name": "webhook",
                         "image": options.image,

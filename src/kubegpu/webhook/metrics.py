@@ -33,7 +33,7 @@ class Metrics:
 
     def observe(self, endpoint: str, outcome: str, seconds: float, patch_ops: int = 0,
                 denied: bool = False) -> None:
-        """Record one request: outcome is allowed, patched, denied, skipped, bad_request or error."""
+        """Record a request; outcome: allowed, patched, denied, skipped, bad_request or error."""
         with self._lock:
             key = (endpoint, outcome)
             self._requests[key] = self._requests.get(key, 0) + 1
