@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kubegpu.manifests import Document, FieldPath, PodTemplate, get_path, pod_templates, uses_accelerators
@@ -87,15 +88,20 @@ class JobShape:
 
 def job_shape(doc: Document, ctx: RuleContext) -> JobShape | None:
     """The job's shape when it is a GPU workload of a distributed kind with a known pod count; else None."""
-    kind = doc.kind
-    if kind not in JOB_KINDS and kind not in SERVING_KINDS:
+    if doc.kind not in JOB_KINDS and doc.kind not in SERVING_KINDS:
         return None
+    return _job_shape(doc, tuple(ctx.accelerator_resources))
+
+
+@lru_cache(maxsize=8)  # three rules ask for the same document in a row; documents are never mutated while linting
+def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
+    kind = doc.kind
     if kind == "Job" and _group(doc) not in ("", "batch", "batch.volcano.sh"):
         return None
     templates = tuple(pod_templates(doc))
     if not templates:
         return None
-    gpu = tuple(t for t in templates if uses_accelerators(t, ctx.accelerator_resources))
+    gpu = tuple(t for t in templates if uses_accelerators(t, accelerators))
     if not gpu:
         return None
     if kind == "LeaderWorkerSet":
@@ -202,6 +208,14 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
         return GangVerdict("Volcano Job (its PodGroup's minMember is spec.minAvailable)")
     if kueue_managed(doc):
         return GangVerdict(f"Kueue ({KUEUE_QUEUE_LABEL}: {object_labels(doc).get(KUEUE_QUEUE_LABEL)})")
+    if doc.kind == "TrainJob":
+        runtime = str(get_path(doc.data, ("spec", "runtimeRef", "name")) or "")
+        policy = _runtime_pod_group_policy(runtime, doc, ctx)
+        if policy:
+            return GangVerdict(f"the TrainingRuntime's podGroupPolicy ({policy})")
+        if policy is None and runtime:
+            return GangVerdict(None, f"its runtime '{runtime}' is not in the input: it is a gang only if that runtime "
+                               "sets podGroupPolicy (coscheduling or volcano)")
     labels = object_labels(doc)
     if doc.kind in RAY_KINDS and (labels.get(RAY_SCHEDULER_LABEL) or labels.get(VOLCANO_QUEUE_LABEL)
                                   or labels.get(RAY_GANG_LABEL) == "true"):
@@ -237,6 +251,18 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
         return GangVerdict(None, f"the {KUEUE_QUEUE_LABEL} label sits on the pod template, but Kueue reads it "
                            f"from the {doc.kind}'s own metadata.labels")
     return GangVerdict(None)
+
+
+def _runtime_pod_group_policy(name: str, doc: Document, ctx: RuleContext) -> str | None:
+    """The podGroupPolicy source of the named (Cluster)TrainingRuntime in the input; '' without one; None if absent."""
+    for other in ctx.all_documents:
+        if other.kind not in ("TrainingRuntime", "ClusterTrainingRuntime") or other.metadata.get("name") != name:
+            continue
+        if other.kind == "TrainingRuntime" and not _same_namespace(other, doc):
+            continue
+        policy = _mapping(get_path(other.data, ("spec", "podGroupPolicy")))
+        return ", ".join(str(key) for key in policy) if policy else ""
+    return None
 
 
 def _native_policy(ref: tuple[str, str], doc: Document, ctx: RuleContext) -> str | None:
