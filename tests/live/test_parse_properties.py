@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from kubegpu.errors import InputError
 from kubegpu.live.parse import (
+    parse_kueue_cluster_queue,
     parse_kueue_topology,
     parse_kueue_workload,
     parse_node,
@@ -27,12 +28,14 @@ json_values = st.recursive(
         st.sampled_from(["metadata", "spec", "status", "name", "containers", "resources",
                          "requests", "limits", "cpu", "memory", "nvidia.com/gpu", "zones",
                          "allocatable", "capacity", "available", "podSets", "count", "template",
-                         "levels", "nodeLabel", "taints", "conditions", "type", "initContainers"]),
+                         "levels", "nodeLabel", "taints", "conditions", "type", "initContainers",
+                         "resourceGroups", "flavors", "nominalQuota", "flavorsReservation",
+                         "total"]),
         inner, max_size=4),
     max_leaves=20)
 
 PARSERS: list[Callable[..., Any]] = [parse_node, parse_pod, parse_nrt, parse_kueue_workload,
-                                     parse_kueue_topology]
+                                     parse_kueue_topology, parse_kueue_cluster_queue]
 
 
 @pytest.mark.parametrize("parser", PARSERS, ids=lambda p: p.__name__)
