@@ -17,6 +17,8 @@ from kubegpu.errors import KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
+from kubegpu.rules.admission import read_kubelet_config
+from kubegpu.topology.presets import load_node
 
 STDIN = "-"
 
@@ -53,6 +55,10 @@ def fix(
     topology_level: Annotated[str | None, typer.Option(
         help="Topology level (node label key) for fixes that add a topology annotation.")] = None,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
+    node: Annotated[str | None, typer.Option(
+        "--node", help="Node preset (`kubegpu nodes`) or profile file, as in `kubegpu lint`.")] = None,
+    kubelet_config: Annotated[Path | None, typer.Option(
+        "--kubelet-config", help="KubeletConfiguration of the --node nodes, as in `kubegpu lint`.")] = None,
     fail_on: Annotated[Severity | None, typer.Option(help="Exit 1 if findings at or above this remain.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even if findings remain.")] = False,
     max_passes: Annotated[int, typer.Option(help="Fix-and-relint passes per file.", min=1, max=20)] = 5,
@@ -63,12 +69,19 @@ def fix(
         config = load_config(found, all_rules()) if found else LintConfig()
         config = config.with_overrides(select=select, ignore=ignore, fail_on=fail_on)
         config = replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
+        if kubelet_config is not None and node is None:
+            raise typer.BadParameter("--kubelet-config describes the kubelet of the --node nodes; give --node too")
+        context: dict[str, Any] = {"smt": smt}
+        if node is not None:
+            context["node"] = load_node(node)
+        if kubelet_config is not None:
+            context["kubelet_config"] = read_kubelet_config(str(kubelet_config))
     except KubegpuError as err:
         raise fail(err) from err
     options = FixOptions(unsafe=unsafe_fixes, max_passes=max_passes)
 
     def lint(name: str, text: str) -> Sequence[FindingLike]:
-        return lint_text(name, text, config, smt=smt).findings
+        return lint_text(name, text, config, **context).findings
 
     write = not diff and not check
     outcomes: list[FileOutcome] = []
