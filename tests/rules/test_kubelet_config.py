@@ -68,3 +68,56 @@ def test_more_numa_nodes_than_the_topology_manager_allows(tmp_path: Path) -> Non
     assert "max-allowable-numa-nodes" in found[0].message
     allowed = text + "topologyManagerPolicyOptions: {max-allowable-numa-nodes: \"10\"}\n"
     assert not lint_text("k.yaml", allowed, LintConfig(select=("KG803",)), node=node).findings
+
+
+@given(
+    st.sampled_from([None, "1Gi", "2Gi", "512Mi"]),
+    st.sampled_from([None, "1Gi", "2Gi"]),
+    # Percentages other than 0%/100% are left out: upstream computes them in float32 (see the test above) and
+    # kubegpu.kubelet, at the time of writing, in exact arithmetic; the lint rule follows upstream.
+    st.sampled_from(["absent", "100Mi", "500Mi", "0%", "nodefs-only"]),
+    st.booleans(),
+    st.integers(-1, 1),
+    st.booleans(),
+)
+def test_reserved_memory_rule_agrees_with_the_kubelet_models_startup_check(
+    kube: str | None, system: str | None, eviction: str, merge: bool, delta_mi: int, split: bool
+) -> None:
+    """KG804 and kubegpu.kubelet's start-up check are written separately; they must agree on every config."""
+    from kubegpu.kubelet import KubeletConfig, KubeletStartupError, check_startup
+    from kubegpu.topology.presets import load_node
+    from kubegpu.units.quantity import parse_quantity
+
+    node = load_node("dgx-h100")
+    config: dict[str, Any] = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+                              "memoryManagerPolicy": "Static"}
+    if kube:
+        config["kubeReserved"] = {"memory": kube}
+    if system:
+        config["systemReserved"] = {"memory": system}
+    if eviction == "nodefs-only":
+        config["evictionHard"] = {"nodefs.available": "10%"}
+    elif eviction != "absent":
+        config["evictionHard"] = {"memory.available": eviction}
+    if merge:
+        config["mergeDefaultEvictionSettings"] = True
+    capacity = sum(n.memory_bytes for n in node.numa_nodes)
+    threshold, _ = eviction_memory_bytes(config, capacity)
+    assert threshold is not None
+    need = threshold + sum(int(parse_quantity(v).value) for v in (kube, system) if v) + delta_mi * 2**20
+    if need > 0:
+        first = need // 2 if split else need
+        entries = [{"numaNode": 0, "limits": {"memory": str(first)}}]
+        if need - first:
+            entries.append({"numaNode": 1, "limits": {"memory": str(need - first)}})
+        config["reservedMemory"] = entries
+    import yaml
+
+    text = yaml.safe_dump(config)
+    fired = any(f.name == "kubelet-reserved-memory-mismatch"
+                for f in lint_text("k.yaml", text, LintConfig(select=("KG804",)), node=node).findings)
+    try:
+        error = check_startup(node, KubeletConfig.from_dict(config))
+    except KubeletStartupError as err:
+        error = err
+    assert fired == (error is not None and error.component == "memory manager"), (config, error)
