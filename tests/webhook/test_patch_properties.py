@@ -10,7 +10,9 @@ import jsonpatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubegpu.rules import lint_text
 from kubegpu.webhook import WebhookConfig, review
+from kubegpu.webhook.review import may_use_accelerators
 
 CONFIG = WebhookConfig()
 quantity = st.sampled_from(["1", "2", "4", "500m", "8Gi", "16Gi", "64Gi", "100Mi"])
@@ -89,3 +91,18 @@ def test_patch_applies_and_a_second_review_has_nothing_to_add(pod: dict[str, Any
                 assert after["resources"][section][name] == value
     for volume in pod["spec"].get("volumes", []):
         assert volume in patched["spec"]["volumes"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(pods(), st.sampled_from([{}, {"gpu-fraction": "0.5"}, {"example.com/gpu-memory": "4096"},
+                                {"team": "ml"}]),
+       st.booleans())
+def test_pre_check_never_skips_a_gpu_pod(pod: dict[str, Any], annotations: dict[str, str],
+                                         claim: bool) -> None:
+    """The cheap text pre-check is sound: whatever the engine calls a GPU pod passes it."""
+    pod["metadata"]["annotations"] = annotations
+    if claim:
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "one-gpu"}]
+    text = json.dumps(pod)
+    is_gpu = lint_text("p.json", text).gpu_templates > 0
+    assert may_use_accelerators(text, CONFIG) or not is_gpu

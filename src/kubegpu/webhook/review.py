@@ -14,6 +14,7 @@ from typing import Any, Literal
 import jsonpatch
 
 from kubegpu.errors import InputError
+from kubegpu.manifests.resources import GPU_SHARING_ANNOTATIONS, HAMI_RESOURCES
 from kubegpu.rules import Finding, LintConfig, Safety, Severity, lint_text
 from kubegpu.rules.base import Fix
 
@@ -121,9 +122,23 @@ def _overlaps(a: tuple[str | int, ...], b: tuple[str | int, ...]) -> bool:
     return a[:n] == b[:n]
 
 
-def _lint(pod: Mapping[str, Any], config: WebhookConfig) -> tuple[list[Finding], bool]:
-    result = lint_text("admission-request.json", json.dumps(pod, ensure_ascii=False), config.lint)
+def _lint(pod: Mapping[str, Any], config: WebhookConfig,
+          text: str | None = None) -> tuple[list[Finding], bool]:
+    if text is None:
+        text = json.dumps(pod, ensure_ascii=False)
+    result = lint_text("admission-request.json", text, config.lint)
     return result.findings, result.gpu_templates > 0
+
+
+def may_use_accelerators(text: str, config: WebhookConfig) -> bool:
+    """A cheap, sound pre-check on the pod's JSON: False only if no accelerator marker appears.
+
+    The lint engine counts a pod as a GPU pod only through an accelerator resource name, a DRA
+    claim or a GPU-sharing annotation, so a pod whose text holds none of them is not one.
+    """
+    markers = (*config.lint.accelerator_resources, *HAMI_RESOURCES,
+               *(a.split("/")[-1] for a in GPU_SHARING_ANNOTATIONS), "claims", "Claims")
+    return any(marker in text for marker in markers)
 
 
 def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
@@ -195,7 +210,10 @@ def review(body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookCon
         raise MalformedReview("a pod CREATE review must carry the pod in request.object")
     if config.excluded(namespace):
         return Decision(_response(uid), skipped="namespace excluded")
-    findings, is_gpu = _lint(pod, config)
+    text = json.dumps(pod, ensure_ascii=False)
+    if not may_use_accelerators(text, config):
+        return Decision(_response(uid), skipped="no accelerators")
+    findings, is_gpu = _lint(pod, config, text)
     if not is_gpu:
         return Decision(_response(uid), skipped="no accelerators")
     if mode == "validate":
