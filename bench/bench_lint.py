@@ -56,9 +56,10 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="kubegpu-bench-lint-"))
     try:
         files = write_corpus(folder, files=200, per_file=10)
+        # First, while this process is small: Linux carries a process's peak RSS across fork+exec.
+        rss = peak_rss_mb(folder)
         bare = min(bare_parse(files) for _ in range(3))
         ours, findings = min(kubegpu_lint(folder) for _ in range(3))
-        rss = peak_rss_mb(folder)
         print("lint: 2000 GPU workloads in 200 files")
         print(f"  bare PyYAML CSafeLoader parse : {bare:7.3f} s")
         print(f"  kubegpu lint (all rules)      : {ours:7.3f} s  ({findings} findings)  "
