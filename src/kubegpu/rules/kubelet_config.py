@@ -354,6 +354,12 @@ def _check_reserved_memory(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
                                  "--node to resolve the percentage, or the kubelet may refuse to start")
             continue
         if need == have:
+            if name == "memory" and have == 0:
+                yield RawFinding(("memoryManagerPolicy",),
+                                 "memoryManagerPolicy Static with no memory reserved at all (no kubeReserved/"
+                                 "systemReserved memory and no hard-eviction memory threshold): the kubelet does not "
+                                 "start (\"[memorymanager] you should specify the system reserved memory\"); reserve "
+                                 "some memory and list it in reservedMemory")
             continue
         path = ("reservedMemory",) if "reservedMemory" in data else ("memoryManagerPolicy",)
         fix = _reserved_memory_fix(data, name, need)
