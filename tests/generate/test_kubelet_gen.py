@@ -198,3 +198,15 @@ def test_shape_parser_never_crashes(text: str) -> None:
     except InputError:
         return
     assert 1 <= shape.gpus <= 8 and shape.cpu_millis > 0 and shape.memory_bytes > 0
+
+
+def test_gpus_without_numa_node_are_called_out(tmp_path: Path) -> None:
+    import dataclasses
+
+    node = load_preset("dgx-h100")
+    vm = dataclasses.replace(
+        node, gpus=tuple(dataclasses.replace(g, numa_node=None) for g in node.gpus)
+    )
+    result, plan = gen.generate(vm, gen.KubeletOptions(largest_gpu_pod="8:100:900Gi"))
+    assert plan.policy == "single-numa-node"  # nothing to align the GPUs with: CPUs+memory fit
+    assert "8 GPU(s) have no NUMA node" in result.render()

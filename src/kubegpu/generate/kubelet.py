@@ -394,8 +394,15 @@ def _notes(node: NodeTopology, options: KubeletOptions, p: KubeletPlan) -> list[
                 textwrap.wrap(trial.why, 88, initial_indent="  (", subsequent_indent="   ")
             )
             policy_lines[-1] += ")"
+    unplaced = sum(1 for g in node.gpus if g.numa_node is None)
     if not rejected:
-        policy_lines.append("It fits one NUMA node: every pod's CPUs, memory and GPUs share one.")
+        what = "CPUs and memory" if unplaced else "CPUs, memory and GPUs"
+        policy_lines.append(f"It fits one NUMA node: every pod's {what} share one.")
+    if unplaced:
+        policy_lines.append(
+            f"{unplaced} GPU(s) have no NUMA node (sysfs numa_node -1): the device plugin sends no\n"
+            "hint for them, so no policy can align them with the pod's CPUs."
+        )
     notes.append(Note(("topologyManagerPolicy",), "\n".join(policy_lines)))
     notes.append(
         Note(
