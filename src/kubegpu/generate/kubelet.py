@@ -400,7 +400,8 @@ def _notes(node: NodeTopology, options: KubeletOptions, p: KubeletPlan) -> list[
         policy_lines.append(f"It fits one NUMA node: every pod's {what} share one.")
     if unplaced:
         policy_lines.append(
-            f"{unplaced} GPU(s) have no NUMA node (sysfs numa_node -1): the device plugin sends no\n"
+            f"{unplaced} GPU(s) have no NUMA node (sysfs numa_node -1): "
+            "the device plugin sends no\n"
             "hint for them, so no policy can align them with the pod's CPUs."
         )
     notes.append(Note(("topologyManagerPolicy",), "\n".join(policy_lines)))
