@@ -38,7 +38,7 @@ def test_every_gpu_preset_starts_and_admits_the_largest_pod(name: str) -> None:
     kc = KubeletConfig.from_dict(config, source=f"gen-{name}")
     assert check_startup(node, kc) is None
     state = NodeState(node, kc)
-    pod = gen._pod_request(plan.shape, node.gpus[0].resource_name)
+    pod = gen.pod_request(plan.shape, node.gpus[0].resource_name)
     result = state.admit(pod)
     assert result.admitted, (result.reason, result.message)
     assert plan.shape.gpus == len(node.gpus)
@@ -179,7 +179,7 @@ def test_emitted_policy_is_the_strictest_that_admits(gpus: int, cores: int, mem_
         assert "cannot admit" in str(err)
         return
     config = yaml.safe_load(result.render())
-    pod = gen._pod_request(plan.shape, "nvidia.com/gpu")
+    pod = gen.pod_request(plan.shape, "nvidia.com/gpu")
     chosen = gen.POLICIES.index(config["topologyManagerPolicy"])
     for i, policy in enumerate(gen.POLICIES[: chosen + 1]):
         variant = {**config, "topologyManagerPolicy": policy}

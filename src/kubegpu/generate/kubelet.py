@@ -204,7 +204,8 @@ def shape_from_manifest(path: str) -> PodShape:
     return best[2]
 
 
-def _pod_request(shape: PodShape, resource: str) -> PodRequest:
+def pod_request(shape: PodShape, resource: str) -> PodRequest:
+    """The kubelet model's view of the pod: the manifest's pod spec, or one container of the shape."""
     if shape.spec is not None:
         return PodRequest.from_pod_spec(shape.name, shape.spec, source=shape.source)
     cpu = shape.cpu_millis
@@ -302,7 +303,7 @@ def plan(node: NodeTopology, options: KubeletOptions) -> KubeletPlan:
             f"the largest GPU pod ({shape.source}) asks for {shape.gpus} GPUs but node "
             f"{node.name!r} has {len(node.gpus)}: no kubelet configuration admits it"
         )
-    pod = _pod_request(shape, resource)
+    pod = pod_request(shape, resource)
     trials: list[PolicyTrial] = []
     for policy in POLICIES:
         cfg = _config(node, options, reserved, numa, policy)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -258,9 +258,3 @@ def write_generated(result: Generated, target: Path) -> list[Path]:
         write_atomic(path, f.render())
         written.append(path)
     return written
-
-
-def iter_notes(prefix: FieldPath, notes: Iterable[Note]) -> Iterator[Note]:
-    """The same notes re-rooted under `prefix` (for objects embedded in another document)."""
-    for note in notes:
-        yield Note((*prefix, *note.path), note.text)
