@@ -26,6 +26,12 @@ CPU_POLICIES = ("none", "static")
 MEMORY_POLICIES = ("None", "Static")
 DEFAULT_MAX_NUMA_NODES = 8
 _BINARY_SUFFIXES = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+# Static CPU manager options and their maturity in Kubernetes 1.35 (alpha ones need CPUManagerPolicyAlphaOptions).
+CPU_OPTION_MATURITY = {
+    "full-pcpus-only": "ga", "distribute-cpus-across-numa": "beta", "align-by-socket": "alpha",
+    "distribute-cpus-across-cores": "alpha", "strict-cpu-reservation": "ga", "prefer-align-cpus-by-uncorecache": "beta",
+}
+TOPOLOGY_OPTIONS = ("prefer-closest-numa-nodes", "max-allowable-numa-nodes")
 _GO_TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _GO_FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
@@ -125,6 +131,10 @@ def _check_cpu_manager(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         yield RawFinding(path, f"cpuManagerPolicy {policy!r} is not a CPU manager policy (none, static; lower "
                          "case): the kubelet does not start", severity=Severity.ERROR)
         return
+    if _policy_options(data):
+        yield RawFinding(("cpuManagerPolicyOptions",), "cpuManagerPolicyOptions are set but the CPU manager policy is "
+                         "none, which accepts no options: the kubelet does not start (\"None policy: received "
+                         "unsupported options\")", severity=Severity.ERROR)
     reservation = cpu_reservation(data)
     fix = None
     if reservation.error is None and reservation.count > 0:
@@ -154,14 +164,25 @@ def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
                              f"cpuManagerPolicyOptions.{name} is written as {value!r} without quotes: the field is a "
                              "map of strings, so the kubelet cannot decode its configuration; quote it "
                              f"('\"{str(value).lower()}\"')", severity=Severity.ERROR)
-        elif name in ("full-pcpus-only", "distribute-cpus-across-numa", "align-by-socket",
-                      "distribute-cpus-across-cores", "strict-cpu-reservation",
-                      "prefer-align-cpus-by-uncorecache") and go_parse_bool(value) is None:
-            yield RawFinding(("cpuManagerPolicyOptions", str(name)),
-                             f"cpuManagerPolicyOptions.{name} {value!r} is not a boolean: the kubelet does not start "
-                             "(bad value for option)", severity=Severity.ERROR)
     if data.get("cpuManagerPolicy") != "static":
-        return
+        return  # the none policy refuses any option (kubelet-cpu-manager-not-static reports it)
+    gates = _mapping(data.get("featureGates"))
+    for name, value in options.items():
+        maturity = CPU_OPTION_MATURITY.get(str(name))
+        where = ("cpuManagerPolicyOptions", str(name))
+        if maturity is None:
+            yield RawFinding(where, f"{name!r} is not a CPU manager policy option (known: "
+                             f"{', '.join(CPU_OPTION_MATURITY)}): the kubelet does not start (unknown CPU Manager "
+                             "Policy option)", severity=Severity.ERROR)
+        elif isinstance(value, str) and go_parse_bool(value) is None:
+            yield RawFinding(where, f"cpuManagerPolicyOptions.{name} {value!r} is not a boolean: the kubelet does not "
+                             "start (bad value for option)", severity=Severity.ERROR)
+        elif maturity == "alpha" and gates.get("CPUManagerPolicyAlphaOptions") is not True:
+            yield RawFinding(where, f"{name} is an alpha option in Kubernetes 1.35: without featureGates "
+                             "CPUManagerPolicyAlphaOptions: true the kubelet does not start", severity=Severity.ERROR)
+        elif maturity == "beta" and gates.get("CPUManagerPolicyBetaOptions") is False:
+            yield RawFinding(where, f"{name} is a beta option and featureGates CPUManagerPolicyBetaOptions is false: "
+                             "the kubelet does not start", severity=Severity.ERROR)
     full = _option_true(options, "full-pcpus-only")
     if full and _option_true(options, "distribute-cpus-across-cores"):
         yield RawFinding(("cpuManagerPolicyOptions",),
@@ -221,6 +242,22 @@ def _check_topology_policy(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
                          "no memory hints: a pod's memory may sit on another NUMA node; consider Static (with "
                          "reservedMemory)", severity=Severity.INFO)
     tm_options = _mapping(data.get("topologyManagerPolicyOptions"))
+    for name, value in tm_options.items():
+        where = ("topologyManagerPolicyOptions", str(name))
+        if name not in TOPOLOGY_OPTIONS:
+            yield RawFinding(where, f"{name!r} is not a topology manager policy option (known: "
+                             f"{', '.join(TOPOLOGY_OPTIONS)}): the kubelet does not start", severity=Severity.ERROR)
+        elif not isinstance(value, str):
+            yield RawFinding(where, f"topologyManagerPolicyOptions.{name} is written as {value!r} without quotes: the "
+                             "field is a map of strings, so the kubelet cannot decode its configuration",
+                             severity=Severity.ERROR)
+        elif name == "prefer-closest-numa-nodes" and go_parse_bool(value) is None:
+            yield RawFinding(where, f"prefer-closest-numa-nodes {value!r} is not a boolean: the kubelet does not "
+                             "start", severity=Severity.ERROR)
+        elif name == "max-allowable-numa-nodes" and (not value.strip().isdigit() or
+                                                     int(value) < DEFAULT_MAX_NUMA_NODES):
+            yield RawFinding(where, f"max-allowable-numa-nodes {value!r} must be an integer of at least "
+                             f"{DEFAULT_MAX_NUMA_NODES}: the kubelet does not start", severity=Severity.ERROR)
     if policy == "single-numa-node" and isinstance(tm_options.get("prefer-closest-numa-nodes"), str) and \
             go_parse_bool(tm_options["prefer-closest-numa-nodes"]):
         yield RawFinding(("topologyManagerPolicyOptions", "prefer-closest-numa-nodes"),
@@ -473,7 +510,8 @@ KUBELET_CPU_MANAGER_NOT_STATIC = Rule(
     rationale="Only the static CPU manager gives Guaranteed containers with whole CPUs exclusive cores; with "
     "'none' a GPU pod's DataLoader workers compete with every other pod on the node and starve the GPU. The "
     "policy names are lower case (`static`); `Static` stops the kubelet. Switching policy requires draining "
-    "the node and deleting /var/lib/kubelet/cpu_manager_state, so the fix is unsafe.",
+    "the node and deleting /var/lib/kubelet/cpu_manager_state, so the fix is unsafe. The none policy refuses "
+    "cpuManagerPolicyOptions outright.",
     bad_example="apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsystemReserved: {cpu: \"1\"}",
     good_example="apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\n"
     "systemReserved: {cpu: \"1\"}",
@@ -484,8 +522,9 @@ KUBELET_FULL_PCPUS_MISSING = Rule(
     target=Target.DOCUMENT, check=_check_full_pcpus, gpu_only=False, fixable=True,
     rationale="Without `full-pcpus-only` the static policy may give a container one hyper-thread of a core whose "
     "sibling goes to another pod, so the 'exclusive' CPUs still share execution units. The option's values are "
-    "strings: an unquoted `true` cannot be decoded, and full-pcpus-only cannot be combined with "
-    "distribute-cpus-across-cores. With `--node`, nodes without SMT are not flagged.",
+    "strings: an unquoted `true` cannot be decoded; unknown options, alpha options (align-by-socket, "
+    "distribute-cpus-across-cores in 1.35) without the CPUManagerPolicyAlphaOptions gate, and full-pcpus-only with "
+    "distribute-cpus-across-cores all stop the kubelet. With `--node`, nodes without SMT are not flagged.",
     bad_example="cpuManagerPolicy: static", good_example="cpuManagerPolicy: static\ncpuManagerPolicyOptions:\n"
     "  full-pcpus-only: \"true\"",
 )
@@ -496,8 +535,8 @@ KUBELET_TOPOLOGY_POLICY_WEAK = Rule(
     rationale="The topology manager is what lines up GPUs (device plugin hints), exclusive CPUs and memory on one "
     "NUMA node. 'none' ignores NUMA; best-effort admits misaligned pods. single-numa-node rejects pods that "
     "cannot fit one NUMA node (an 8-GPU pod on a 2-NUMA, 4-GPUs-per-node machine never fits), restricted rejects "
-    "only pods whose merged hint is not preferred. With `--node`, more NUMA nodes than "
-    "max-allowable-numa-nodes (default 8) stop the kubelet.",
+    "only pods whose merged hint is not preferred. Unknown or malformed topologyManagerPolicyOptions stop the "
+    "kubelet, and so, with `--node`, do more NUMA nodes than max-allowable-numa-nodes (default 8).",
     bad_example="topologyManagerPolicy: best-effort", good_example="topologyManagerPolicy: single-numa-node\n"
     "topologyManagerScope: pod",
 )
