@@ -205,7 +205,7 @@ def shape_from_manifest(path: str) -> PodShape:
 
 
 def pod_request(shape: PodShape, resource: str) -> PodRequest:
-    """The kubelet model's view of the pod: the manifest's pod spec, or one container of the shape."""
+    """What the kubelet model admits: the manifest's pod spec, or the shape as one container."""
     if shape.spec is not None:
         return PodRequest.from_pod_spec(shape.name, shape.spec, source=shape.source)
     cpu = shape.cpu_millis
