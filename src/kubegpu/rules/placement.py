@@ -22,6 +22,7 @@ KUEUE_TAS_ANNOTATIONS = (KUEUE_REQUIRED, KUEUE_PREFERRED, KUEUE_SLICE_REQUIRED)
 KAI_TOPOLOGY_ANNOTATIONS = ("kai.scheduler/topology-required-placement", "kai.scheduler/topology-preferred-placement")
 LWS_TOPOLOGY_ANNOTATIONS = ("leaderworkerset.sigs.k8s.io/exclusive-topology",
                             "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology")
+JOBSET_TOPOLOGY_ANNOTATION = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 COMPUTE_DOMAIN_CLASS_PREFIX = "compute-domain"
 HOSTNAME = "kubernetes.io/hostname"
 # Node labels that name a network block, rack, leaf switch or NVLink domain (Kueue docs, GKE, EKS, OCI, NVIDIA GFD).
@@ -135,8 +136,11 @@ def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContex
     job_annotations = object_annotations(doc)
     if any(job_annotations.get(k) or annotations.get(k) for k in KAI_TOPOLOGY_ANNOTATIONS):
         return "KAI topology placement"
-    if doc.kind == "LeaderWorkerSet" and any(job_annotations.get(k) for k in LWS_TOPOLOGY_ANNOTATIONS):
-        return "LeaderWorkerSet exclusive topology"
+    exclusive = {"LeaderWorkerSet": LWS_TOPOLOGY_ANNOTATIONS, "JobSet": (JOBSET_TOPOLOGY_ANNOTATION,)}
+    for key in exclusive.get(doc.kind, ()):
+        value = str(job_annotations.get(key) or "")
+        if value and not value.startswith("topology.kubernetes.io/"):  # a zone or region is far wider than a rack
+            return f"{doc.kind} exclusive topology on {value}"
     return _affinity_constraint(template, _extra_labels(ctx)) or _compute_domain_claim(template, ctx)
 
 
@@ -203,7 +207,8 @@ TOPOLOGY_MISSING = Rule(
     "network. Accepted constraints: Kueue Topology Aware Scheduling annotations on each GPU pod template (only "
     "when the job has a kueue.x-k8s.io/queue-name label), pod affinity or a node selector on a rack/block/"
     "NVLink-domain label (zone and region are not enough), Volcano networkTopology, KAI topology placement "
-    "annotations, LeaderWorkerSet exclusive-topology, or a DRA ComputeDomain claim found in the input.",
+    "annotations, LeaderWorkerSet or JobSet exclusive-topology (on a key narrower than a zone), or a DRA "
+    "ComputeDomain claim found in the input.",
     bad_example="kind: PyTorchJob\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 4   # 8 GPUs each",
     good_example="template:\n  metadata:\n    annotations:\n"
     "      kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-rack",
