@@ -125,9 +125,13 @@ class Framework:
         self.rng = np.random.default_rng(seed)
         self.next_start = 0
 
-    def feasible_nodes(self, cluster: GpuCluster, pod: GpuPod) -> IntArray:
-        """Feasible node indices in search order, cut at numFeasibleNodesToFind from the rotating start."""
-        mask = np.ones(cluster.size, dtype=np.bool_)
+    def feasible_nodes(self, cluster: GpuCluster, pod: GpuPod,
+                       restrict: BoolArray | None = None) -> IntArray:
+        """Feasible node indices in search order, cut at numFeasibleNodesToFind from the rotating start.
+
+        `restrict` limits the search to some nodes (a nodeSelector, a topology domain).
+        """
+        mask = np.ones(cluster.size, dtype=np.bool_) if restrict is None else restrict.copy()
         for f in self.filters:
             mask &= f.filter(cluster, pod)
         n = cluster.size
@@ -171,9 +175,9 @@ class Framework:
             pick = best[int(self.rng.integers(len(best)))]
         return int(nodes[pick])
 
-    def schedule(self, cluster: GpuCluster, pod: GpuPod) -> int | None:
+    def schedule(self, cluster: GpuCluster, pod: GpuPod, restrict: BoolArray | None = None) -> int | None:
         """One scheduling cycle: the chosen node index, or None when no node is feasible."""
-        nodes = self.feasible_nodes(cluster, pod)
+        nodes = self.feasible_nodes(cluster, pod, restrict)
         if len(nodes) == 0:
             return None
         if len(nodes) == 1 or not self.scorers:

@@ -8,7 +8,7 @@ arrived GPU request rounds to k% of capacity.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -252,7 +252,7 @@ def _run_spec(spec: RunSpec) -> RunResult:
 
 
 def run_matrix(
-    nodes: Sequence[NodeSpec], traces: dict[str, Sequence[GpuPod]], policies: Sequence[str],
+    nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], policies: Sequence[str],
     seeds: Sequence[int], arrival: float = 1.3, workers: int = 1, tie_break: str = "lowest-name",
     on_done: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:

@@ -1,0 +1,331 @@
+"""`kubegpu simulate` (replay a trace or jobs through the scheduler model) and `kubegpu simulate
+fgd-repro` (the FGD paper's experiment beside the published numbers): argument parsing only."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kubegpu.cli.common import fail
+from kubegpu.errors import InputError, KubegpuError
+from kubegpu.scheduler.gang import GangMode
+from kubegpu.scheduler.gpu.registry import ALL_POLICIES, parse_policies
+from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
+from kubegpu.scheduler.tas import Algorithm
+from kubegpu.sim.experiment import (
+    RunResult,
+    Summary,
+    read_published,
+    run_matrix,
+    summarize,
+)
+from kubegpu.sim.outputs import COLUMNS, plot_allocation, plot_timeline, rows_csv, summaries_markdown
+from kubegpu.sim.traces.openb import read_nodes, read_pods, variant_files, workload_name
+from kubegpu.topology.model import NodeTopology
+
+PUBLISHED_FILE = "fgd_expected_results/analysis_allo_discrete.csv"
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+class Mode(StrEnum):
+    static = "static"
+    events = "events"
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """`42-51`, `42,43,50` or `42` -> seeds; InputError for anything else."""
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part[1:]:
+                lo, hi = part.split("-", 1)
+                if int(hi) < int(lo):
+                    raise ValueError
+                seeds.extend(range(int(lo), int(hi) + 1))
+            elif part:
+                seeds.append(int(part))
+    except ValueError:
+        raise InputError(f"--seeds: {text!r} is not a seed list (e.g. 42-51 or 42,43)") from None
+    if not seeds or len(seeds) > 1000:
+        raise InputError(f"--seeds: {text!r} gives no seeds (or more than 1000)")
+    return tuple(seeds)
+
+
+def default_openb_dir() -> Path:
+    """`$KUBEGPU_OPENB_DIR`, else ../shared/data/openb next to the working directory or the checkout."""
+    env = os.environ.get("KUBEGPU_OPENB_DIR")
+    if env:
+        return Path(env)
+    for base in (Path.cwd(), Path(__file__).resolve().parents[3]):
+        candidate = base.parent / "shared" / "data" / "openb"
+        if candidate.is_dir():
+            return candidate
+    return Path.cwd().parent / "shared" / "data" / "openb"
+
+
+def _console() -> Console:
+    """stdout console; wide enough for the tables when not a terminal."""
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
+@contextmanager
+def _progress(total: int, label: str) -> Iterator[Callable[[], None]]:
+    """A rich progress bar on a TTY (stderr); a no-op otherwise."""
+    if not sys.stderr.isatty() or total <= 1:
+        yield lambda: None
+        return
+    console = Console(stderr=True)
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)
+
+
+def _emit(summaries: Sequence[Summary], fmt: Format, title: str) -> None:
+    rows = [s.to_dict() for s in summaries]
+    if fmt is Format.json:
+        typer.echo(json.dumps(rows, indent=2))
+    elif fmt is Format.csv:
+        typer.echo(rows_csv(rows, COLUMNS), nl=False)
+    elif fmt is Format.markdown:
+        typer.echo(summaries_markdown(summaries, title), nl=False)
+    else:
+        table = Table(title=title)
+        for col in ("workload", "policy", "seeds", "ours %", "± std", "published %", "Δ",
+                    "unallocated GPUs", "failed pods"):
+            table.add_column(col, justify="right" if col not in ("workload", "policy") else "left")
+        for s in summaries:
+            pub = s.published_mean
+            table.add_row(s.workload, s.policy, f"{s.seeds[0]}-{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0]),
+                          f"{s.gpu_alloc_ratio_mean:.2f}", f"{s.gpu_alloc_ratio_std:.2f}",
+                          "" if pub is None else f"{pub:.2f}",
+                          "" if pub is None else f"{s.gpu_alloc_ratio_mean - pub:+.2f}",
+                          f"{s.unallocated_gpus_mean:.0f}", f"{s.failed_pods_mean:.0f}")
+        _console().print(table)
+
+
+def _static(nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], policies: Sequence[str],
+            seeds: Sequence[int], arrival: float, workers: int, tie_break: str, data: Path | None,
+            fmt: Format, plot: Path | None, report: Path | None, title: str) -> None:
+    total = len(traces) * len(policies) * len(seeds)
+    with _progress(total, "simulating") as tick:
+        results: list[RunResult] = run_matrix(nodes, traces, policies, seeds, arrival, workers, tie_break,
+                                              on_done=lambda _r: tick())
+    published = None
+    if data is not None and (data / PUBLISHED_FILE).is_file() and round(arrival * 100) <= 130:
+        published = read_published(data / PUBLISHED_FILE, round(arrival * 100))
+    summaries = summarize(results, published)
+    _emit(summaries, fmt, title)
+    if plot is not None:
+        for workload in traces:
+            target = plot if len(traces) == 1 else plot.with_name(f"{plot.stem}-{workload}{plot.suffix}")
+            plot_allocation([r for r in results if r.workload == workload], target,
+                            f"{title}: {workload}")
+    if report is not None:
+        try:
+            report.write_text(summaries_markdown(summaries, title), encoding="utf-8")
+        except OSError as err:
+            raise InputError(f"cannot write the report: {err.strerror}", file=str(report)) from None
+
+
+def _load_nodes(path: Path) -> tuple[list[NodeSpec], list[NodeTopology | None] | None, tuple[str, ...] | None]:
+    if path.suffix.lower() == ".csv":
+        return read_nodes(path), None, None
+    from kubegpu.sim.cluster_spec import load_cluster_spec
+
+    spec = load_cluster_spec(path)
+    return list(spec.nodes), list(spec.profiles), spec.levels
+
+
+def simulate_main(
+    ctx: typer.Context,
+    nodes: Annotated[Path | None, typer.Option("--nodes", help="openb node CSV, or a YAML cluster spec "
+                                               "(presets × counts over blocks and racks).")] = None,
+    pods: Annotated[list[Path] | None, typer.Option("--pods", help="openb pod CSV, or YAML files with "
+                                                    "Job / PyTorchJob / JobSet (kubegpu.io/duration).")] = None,
+    synthetic: Annotated[int, typer.Option(help="Generate this many synthetic jobs instead of --pods.")] = 0,
+    rate: Annotated[float, typer.Option(help="Synthetic arrival rate, jobs per hour.")] = 60.0,
+    gang_sizes: Annotated[str, typer.Option(help="Synthetic gang sizes to draw from.")] = "1,1,2,4,8",
+    gpus_per_pod: Annotated[str, typer.Option(help="Synthetic GPUs per pod to draw from.")] = "1,2,4,8",
+    duration: Annotated[float, typer.Option(help="Synthetic mean job duration, hours.")] = 1.0,
+    policy: Annotated[str, typer.Option("--policy", help=f"Comma list of {', '.join(ALL_POLICIES)}, "
+                                        "k8s-default, most-allocated, least-allocated, rtcr-binpack, or all.")] = "",
+    arrival: Annotated[float, typer.Option(help="Static mode: inflate arrivals to this × GPU capacity.")] = 1.3,
+    seeds: Annotated[str, typer.Option(help="Seeds: 42-51 or 42,43.")] = "42",
+    mode: Annotated[Mode | None, typer.Option(help="static: the FGD method (shuffle, inflate, pods never "
+                                              "leave); events: arrivals and completions over time.")] = None,
+    gang: Annotated[str, typer.Option(help="all-or-nothing, pod-by-pod or both (events mode).")] = "all-or-nothing",
+    tas_algorithm: Annotated[Algorithm | None, typer.Option(help="Force Kueue's domain ordering.")] = None,
+    tie_break: Annotated[str, typer.Option(help="random (kube-scheduler) or lowest-name (the FGD "
+                                           "artifact's fork); default per mode.")] = "",
+    kubelet_config: Annotated[Path | None, typer.Option(help="KubeletConfiguration for kubelet admission on "
+                                                        "nodes with presets (events mode).")] = None,
+    workers: Annotated[int, typer.Option(help="Worker processes for static runs.")] = 1,
+    fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
+    plot: Annotated[Path | None, typer.Option(help="Write a PNG plot here.")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
+) -> None:
+    """Replay a trace or jobs through the scheduler model; `simulate fgd-repro` runs the FGD paper."""
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        if nodes is None:
+            raise InputError("--nodes is required (an openb node CSV or a YAML cluster spec)")
+        seed_list = parse_seeds(seeds)
+        node_list, profiles, levels = _load_nodes(nodes)
+        csv_pods = bool(pods) and all(p.suffix.lower() == ".csv" for p in pods or [])
+        chosen = mode or (Mode.static if csv_pods and not synthetic else Mode.events)
+        if chosen is Mode.static:
+            if not csv_pods:
+                raise InputError("static mode replays openb pod CSVs (--pods FILE.csv)")
+            policies = parse_policies(policy or "fgd")
+            traces = {workload_name(p): read_pods(p) for p in pods or []}
+            _static(node_list, traces, policies, seed_list, arrival, workers, tie_break or "lowest-name",
+                    nodes.parent, fmt, plot, report, "kubegpu simulate")
+            return
+        _events(node_list, profiles, levels, pods or [], synthetic, rate, gang_sizes, gpus_per_pod, duration,
+                parse_policies(policy or "k8s-default"), seed_list, gang, tas_algorithm,
+                tie_break or "random", kubelet_config, fmt, plot, report)
+    except KubegpuError as err:
+        raise fail(err) from None
+
+
+def _int_list(text: str, what: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise InputError(f"--{what}: {text!r} is not a comma list of integers") from None
+    if not values or any(v < 1 for v in values):
+        raise InputError(f"--{what}: give positive integers, e.g. 1,2,4,8")
+    return values
+
+
+def _events(nodes: Sequence[NodeSpec], profiles: Sequence[NodeTopology | None] | None,
+            levels: Sequence[str] | None, pods: Sequence[Path], synthetic: int, rate: float,
+            gang_sizes: str, gpus_per_pod: str, duration: float, policies: Sequence[str],
+            seeds: Sequence[int], gang: str, tas_algorithm: Algorithm | None, tie_break: str,
+            kubelet_config: Path | None, fmt: Format, plot: Path | None, report: Path | None) -> None:
+    from kubegpu.kubelet import KubeletConfig
+    from kubegpu.sim.simulation import SimConfig, Simulation
+    from kubegpu.sim.workload import jobs_from_pods, load_job_manifests, synthetic_jobs
+
+    modes = list(GangMode) if gang == "both" else [GangMode(gang)] if gang in {m.value for m in GangMode} else None
+    if modes is None:
+        raise InputError(f"--gang: {gang!r}; choose all-or-nothing, pod-by-pod or both")
+    kubelet = None
+    if kubelet_config is not None:
+        import yaml
+
+        try:
+            raw = yaml.safe_load(kubelet_config.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as err:
+            raise InputError(f"cannot read the kubelet config: {err}", file=str(kubelet_config)) from None
+        kubelet = KubeletConfig.from_dict(raw or {}, source=str(kubelet_config))
+    rows: list[dict[str, object]] = []
+    series: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
+    runs = [(p, s, m) for p in policies for s in seeds for m in modes]
+    with _progress(len(runs), "simulating") as tick:
+        for policy, seed, gmode in runs:
+            if synthetic:
+                jobs = synthetic_jobs(synthetic, seed, rate / 3600, _int_list(gang_sizes, "gang-sizes"),
+                                      _int_list(gpus_per_pod, "gpus-per-pod"), duration * 3600)
+            elif pods and all(p.suffix.lower() == ".csv" for p in pods):
+                jobs = [j for p in pods for j in jobs_from_pods(read_pods(p))]
+            elif pods:
+                jobs = load_job_manifests(pods)
+            else:
+                raise InputError("give --pods or --synthetic N")
+            config = SimConfig(policy, seed, gmode, tas_algorithm, 0, tie_break, kubelet)
+            result = Simulation(nodes, jobs, config, levels, profiles).run()
+            row = result.summary()
+            rows.append(row)
+            series[f"{policy}/{gmode.value}/{seed}"] = (result.times, [100.0 * a / result.capacity_milli
+                                                                        for a in result.allocated_milli])
+            tick()
+    if fmt is Format.json:
+        typer.echo(json.dumps(rows, indent=2))
+    elif fmt is Format.csv:
+        typer.echo(rows_csv(rows), nl=False)
+    else:
+        keys = [k for k in rows[0] if k not in ("kubelet_rejections",)]
+        if fmt is Format.markdown:
+            lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+            lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
+            typer.echo("\n".join(lines))
+        else:
+            table = Table(title="kubegpu simulate (events)")
+            for k in keys:
+                table.add_column(k)
+            for r in rows:
+                table.add_row(*(str(r.get(k, "")) for k in keys))
+            _console().print(table)
+    if plot is not None:
+        plot_timeline(series, plot, "GPU allocation (%)", "GPU allocation over time")
+    if report is not None:
+        lines = ["# kubegpu simulate (events)", "", "```json", json.dumps(rows, indent=2), "```", ""]
+        try:
+            report.write_text("\n".join(lines), encoding="utf-8")
+        except OSError as err:
+            raise InputError(f"cannot write the report: {err.strerror}", file=str(report)) from None
+
+
+def fgd_repro(
+    workload: Annotated[list[str] | None, typer.Option("--workload", help="Trace variant (default, gpushare40, "
+                                                       "…) or all for every published one; repeatable.")] = None,
+    data: Annotated[Path | None, typer.Option(help="The openb folder (default ../shared/data/openb).")] = None,
+    policy: Annotated[str, typer.Option(help="Comma list of policies, or all.")] = "all",
+    seeds: Annotated[str, typer.Option(help="Seeds: 42-51 or 42,43.")] = "42-51",
+    arrival: Annotated[float, typer.Option(help="Inflate arrivals to this × GPU capacity.")] = 1.3,
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 2,
+    fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
+    plot: Annotated[Path | None, typer.Option(help="Write a PNG (one per workload) here.")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
+) -> None:
+    """Run the FGD paper's method on the openb trace and print our ratio beside the published one."""
+    try:
+        folder = data or default_openb_dir()
+        if not (folder / "openb_node_list_gpu_node.csv").is_file():
+            raise InputError("no openb_node_list_gpu_node.csv here; pass --data or set KUBEGPU_OPENB_DIR",
+                             file=str(folder))
+        files = variant_files(folder)
+        names = workload or ["default"]
+        if names == ["all"]:
+            published = read_published(folder / PUBLISHED_FILE)
+            names = sorted({w for w, _ in published.values}, key=lambda w: (w != "default", w))
+        for name in names:
+            if name not in files:
+                raise InputError(f"unknown workload {name!r}; choose from {', '.join(files)} or all",
+                                 file=str(folder))
+        traces = {name: read_pods(files[name]) for name in names}
+        _static(read_nodes(folder / "openb_node_list_gpu_node.csv"), traces, parse_policies(policy),
+                parse_seeds(seeds), arrival, workers, "lowest-name", folder, fmt, plot, report,
+                "FGD reproduction (openb, GPU allocation at arrival)")
+    except KubegpuError as err:
+        raise fail(err) from None
+
+
+def register(app: typer.Typer, gen_app: typer.Typer) -> None:
+    """Add `kubegpu simulate` (default command) and `kubegpu simulate fgd-repro`."""
+    sim_app = typer.Typer(help="Replay GPU clusters through the scheduler model; reproduce FGD.",
+                          invoke_without_command=True, no_args_is_help=False)
+    sim_app.callback(invoke_without_command=True)(simulate_main)
+    sim_app.command("fgd-repro")(fgd_repro)
+    app.add_typer(sim_app, name="simulate")

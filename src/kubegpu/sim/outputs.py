@@ -1,0 +1,102 @@
+"""Simulation outputs: CSV rows, a markdown report and matplotlib plots (Agg) of allocation vs arrivals.
+
+The plot mirrors the FGD paper's figure: GPU allocation ratio against arrived GPU requests, per policy.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from kubegpu.errors import InputError
+from kubegpu.sim.experiment import RunResult, Summary
+
+COLUMNS = ("workload", "policy", "seeds", "arrival", "gpu_alloc_ratio_mean", "gpu_alloc_ratio_std",
+           "published_mean", "delta", "unallocated_gpus_mean", "failed_pods_mean",
+           "frag_pct_of_capacity_mean")
+
+
+def rows_csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str] | None = None) -> str:
+    """CSV text of dict rows (lists are joined with spaces)."""
+    cols = list(columns or (list(rows[0]) if rows else []))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(cols)
+    for row in rows:
+        writer.writerow([" ".join(map(str, v)) if isinstance(v, list | tuple) else
+                         ("" if v is None else v) for v in (row.get(c) for c in cols)])
+    return out.getvalue()
+
+
+def summaries_markdown(summaries: Sequence[Summary], title: str) -> str:
+    """A markdown table: our mean over seeds beside the published mean, per workload and policy."""
+    lines = [f"# {title}", "", "| workload | policy | seeds | ours (alloc % @ arrival) | std | published | Δ | "
+             "unallocated GPUs | failed pods |", "|---|---|---|---|---|---|---|---|---|"]
+    for s in summaries:
+        pub = "" if s.published_mean is None else f"{s.published_mean:.2f}"
+        delta = "" if s.published_mean is None else f"{s.gpu_alloc_ratio_mean - s.published_mean:+.2f}"
+        seeds = f"{s.seeds[0]}–{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0])
+        lines.append(f"| {s.workload} | {s.policy} | {seeds} | {s.gpu_alloc_ratio_mean:.2f} | "
+                     f"{s.gpu_alloc_ratio_std:.2f} | {pub} | {delta} | {s.unallocated_gpus_mean:.0f} | "
+                     f"{s.failed_pods_mean:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_allocation(results: Sequence[RunResult], path: Path, title: str = "") -> None:
+    """Mean GPU allocation % against arrived GPU request % (0..arrival), one line per policy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups: dict[str, list[RunResult]] = {}
+    for r in results:
+        groups.setdefault(r.policy, []).append(r)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    top = max((round(r.arrival * 100) for r in results), default=130)
+    xs = np.arange(0, top + 1)
+    for policy, runs in groups.items():
+        ys = [np.mean([r.discrete.get(int(x), np.nan) for r in runs]) for x in xs]
+        ax.plot(xs, ys, label=policy, linewidth=1.4)
+    ax.plot(xs, np.minimum(xs, 100), color="grey", linestyle=":", linewidth=1, label="arrived")
+    ax.set_xlabel("arrived GPU requests (% of capacity)")
+    ax.set_ylabel("GPU allocation ratio (%)")
+    ax.set_title(title or "GPU allocation vs arrived workload")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlim(60, top)
+    ax.set_ylim(60, 100)
+    try:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    except OSError as err:
+        raise InputError(f"cannot write the plot: {err.strerror}", file=str(path)) from None
+    finally:
+        plt.close(fig)
+
+
+def plot_timeline(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], path: Path,
+                  ylabel: str, title: str) -> None:
+    """Allocation (or anything) over simulated time, one line per run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, (times, ys) in series.items():
+        ax.step(np.asarray(times) / 3600, ys, where="post", label=label, linewidth=1.2)
+    ax.set_xlabel("simulated time (h)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    try:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    except OSError as err:
+        raise InputError(f"cannot write the plot: {err.strerror}", file=str(path)) from None
+    finally:
+        plt.close(fig)

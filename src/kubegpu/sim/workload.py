@@ -1,0 +1,187 @@
+"""Jobs the simulator replays: gangs of identical pods with a duration, topology request and arrival.
+
+Built from openb rows (one pod each), Kubernetes Job / PyTorchJob / JobSet manifests carrying a
+`kubegpu.io/duration` annotation, or the synthetic generator (gang sizes, GPU counts, arrival rate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from kubegpu.errors import InputError
+from kubegpu.scheduler.gpu.state import GpuPod
+from kubegpu.scheduler.resources import canonical_amount
+from kubegpu.scheduler.tas import Mode, TopologyRequest
+
+DURATION_ANNOTATION = "kubegpu.io/duration"
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+
+
+@dataclass(frozen=True)
+class Job:
+    """A group of pods admitted together (min_member of them at least) and run for `duration`."""
+
+    name: str
+    pods: tuple[GpuPod, ...]
+    arrival: float = 0.0
+    duration: float | None = None
+    min_member: int | None = None
+    topology: TopologyRequest | None = None
+
+    @property
+    def gpu_milli(self) -> int:
+        """Total GPU request of the job in milli-GPU."""
+        return sum(p.total_gpu_milli for p in self.pods)
+
+
+def jobs_from_pods(pods: Sequence[GpuPod], keep_time: bool = True) -> list[Job]:
+    """One single-pod job per trace row (openb): arrival and duration from the trace timestamps."""
+    start = min((p.arrival for p in pods), default=0.0) if keep_time else 0.0
+    return [Job(p.name, (p,), (p.arrival - start) if keep_time else 0.0,
+                p.duration if keep_time else None) for p in pods]
+
+
+def synthetic_jobs(count: int, seed: int, arrival_rate: float = 1.0,
+                   gang_sizes: Sequence[int] = (1, 1, 1, 2, 4, 8),
+                   gpus_per_pod: Sequence[int] = (1, 2, 4, 8), mean_duration: float = 3600.0,
+                   cpu_per_gpu: int = 12000, memory_per_gpu: int = 96 * 2**30,
+                   topology: TopologyRequest | None = None) -> list[Job]:
+    """Poisson arrivals (rate per second), exponential durations, gang sizes and GPU counts drawn
+    uniformly from the given choices; deterministic for a seed."""
+    if count < 0 or arrival_rate <= 0 or mean_duration <= 0:
+        raise InputError("synthetic workload: count >= 0, arrival rate and duration > 0 required")
+    rng = np.random.default_rng(seed)
+    t = 0.0
+    jobs: list[Job] = []
+    for j in range(count):
+        t += float(rng.exponential(1.0 / arrival_rate))
+        size = int(rng.choice(np.asarray(gang_sizes)))
+        gpus = int(rng.choice(np.asarray(gpus_per_pod)))
+        duration = float(rng.exponential(mean_duration))
+        pods = tuple(GpuPod(f"job-{j:05d}-{k}", max(1000, cpu_per_gpu * gpus), memory_per_gpu * gpus,
+                            gpus, 1000, group=f"job-{j:05d}") for k in range(size))
+        jobs.append(Job(f"job-{j:05d}", pods, t, duration, size if size > 1 else None,
+                        topology if size > 1 else None))
+    return jobs
+
+
+def _duration(text: object, source: str) -> float:
+    raw = str(text).strip()
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    try:
+        value = float(raw[:-1]) * units[raw[-1]] if raw and raw[-1] in units else float(raw)
+    except ValueError:
+        raise InputError(f"{DURATION_ANNOTATION}: {raw!r} is not a duration (e.g. 90m, 2h, 3600)",
+                         file=source) from None
+    if value < 0:
+        raise InputError(f"{DURATION_ANNOTATION}: negative duration {raw!r}", file=source)
+    return value
+
+
+def _pod_from_template(name: str, template: Mapping[str, Any], source: str, group: str) -> GpuPod:
+    spec = template.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise InputError(f"{name}: template.spec must be a mapping", file=source)
+    cpu = mem = gpus = 0
+    model: tuple[str, ...] = ()
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        if not isinstance(c, Mapping):
+            raise InputError(f"{name}: containers must be mappings", file=source)
+        res = c.get("resources") or {}
+        req = dict(res.get("limits") or {})
+        req.update(res.get("requests") or {})
+        try:
+            cpu += canonical_amount("cpu", req.get("cpu", 0))
+            mem += canonical_amount("memory", req.get("memory", 0))
+            gpus += sum(canonical_amount(r, req.get(r, 0)) for r in GPU_RESOURCES)
+        except InputError as err:
+            raise InputError(f"{name}: {err.message}", file=source) from None
+    selector = spec.get("nodeSelector") or {}
+    if isinstance(selector, Mapping):
+        for key in ("nvidia.com/gpu.product", "alibabacloud.com/gpu-card-model"):
+            if key in selector:
+                model = (str(selector[key]),)
+    return GpuPod(name, max(cpu, 1), mem, gpus, 1000 if gpus else 0, model, group=group)
+
+
+def _topology(meta: Mapping[str, Any]) -> TopologyRequest | None:
+    ann = meta.get("annotations") or {}
+    if REQUIRED_TOPOLOGY in ann:
+        return TopologyRequest(str(ann[REQUIRED_TOPOLOGY]), Mode.REQUIRED)
+    if PREFERRED_TOPOLOGY in ann:
+        return TopologyRequest(str(ann[PREFERRED_TOPOLOGY]), Mode.PREFERRED)
+    return None
+
+
+def _replicas(value: object, default: int, what: str, source: str) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{what} must be a non-negative integer, got {value!r}", file=source)
+    return value
+
+
+def jobs_from_manifest(doc: Mapping[str, Any], source: str) -> list[Job]:
+    """Job, PyTorchJob (kubeflow.org/v1) or JobSet (jobset.x-k8s.io/v1alpha2) -> one gang job."""
+    kind = doc.get("kind")
+    meta = doc.get("metadata") or {}
+    name = str(meta.get("name") or "job")
+    ann = meta.get("annotations") or {}
+    duration = _duration(ann[DURATION_ANNOTATION], source) if DURATION_ANNOTATION in ann else None
+    spec = doc.get("spec") or {}
+    pods: list[GpuPod] = []
+    topology = _topology(meta)
+    if kind == "Job":
+        template = spec.get("template") or {}
+        count = _replicas(spec.get("parallelism"), 1, "spec.parallelism", source)
+        pods = [_pod_from_template(f"{name}-{i}", template, source, name) for i in range(count)]
+        topology = topology or _topology(template.get("metadata") or {})
+    elif kind == "PyTorchJob":
+        for role, rspec in (spec.get("pytorchReplicaSpecs") or {}).items():
+            count = _replicas(rspec.get("replicas"), 1, f"{role}.replicas", source)
+            template = rspec.get("template") or {}
+            pods += [_pod_from_template(f"{name}-{role.lower()}-{i}", template, source, name)
+                     for i in range(count)]
+            topology = topology or _topology(template.get("metadata") or {})
+    elif kind == "JobSet":
+        for rjob in spec.get("replicatedJobs") or []:
+            reps = _replicas(rjob.get("replicas"), 1, "replicatedJobs[].replicas", source)
+            jspec = ((rjob.get("template") or {}).get("spec")) or {}
+            par = _replicas(jspec.get("parallelism"), 1, "parallelism", source)
+            template = jspec.get("template") or {}
+            topology = topology or _topology(template.get("metadata") or {})
+            pods += [_pod_from_template(f"{name}-{rjob.get('name', 'r')}-{r}-{i}", template, source, name)
+                     for r in range(reps) for i in range(par)]
+    else:
+        return []
+    if not pods:
+        raise InputError(f"{kind} {name} has no pods", file=source)
+    return [Job(name, tuple(pods), 0.0, duration, len(pods), topology)]
+
+
+def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
+    """Every Job / PyTorchJob / JobSet in the YAML files given (other kinds are skipped)."""
+    jobs: list[Job] = []
+    for path in paths:
+        try:
+            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+        except OSError as err:
+            raise InputError(f"cannot read: {err.strerror}", file=str(path)) from None
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            raise InputError(f"invalid YAML: {getattr(err, 'problem', err)}", file=str(path),
+                             line=(mark.line + 1) if mark is not None else None) from None
+        for doc in docs:
+            if isinstance(doc, Mapping):
+                jobs.extend(jobs_from_manifest(doc, str(path)))
+    if not jobs:
+        raise InputError("no Job, PyTorchJob or JobSet found", file=",".join(map(str, paths)))
+    return jobs
