@@ -25,9 +25,9 @@ app.add_typer(gen_app, name="gen")
 
 def _register_commands() -> None:
     # One import per command module; each adds its commands to `app` or `gen_app`.
-    from kubegpu.cli import admit, audit, fix, gen, lint, nodes, probe, webhook
+    from kubegpu.cli import admit, audit, fix, gen, lint, nodes, probe, simulate, webhook
 
-    for module in (lint, nodes, probe, fix, audit, webhook, admit, gen):
+    for module in (lint, nodes, probe, fix, audit, webhook, admit, gen, simulate):
         module.register(app, gen_app)
 
 
