@@ -100,15 +100,30 @@ def profile_scoring(doc: Document) -> list[ProfileScoring]:
     return out
 
 
-def gpu_packing_profiles(documents: Sequence[Document], accelerators: Sequence[str]) -> tuple[str, ...]:
+class _SameInput:
+    """A cache key for one lint run's documents: the same tuple object (hashing 2000 items per pod is too slow)."""
+
+    __slots__ = ("documents",)
+
+    def __init__(self, documents: tuple[Document, ...]) -> None:
+        self.documents = documents
+
+    def __hash__(self) -> int:
+        return id(self.documents)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _SameInput) and other.documents is self.documents
+
+
+def gpu_packing_profiles(documents: tuple[Document, ...], accelerators: Sequence[str]) -> tuple[str, ...]:
     """Names of the profiles in the input that bin-pack by an accelerator resource."""
-    return _packing_profiles(tuple(documents), tuple(accelerators))
+    return _packing_profiles(_SameInput(documents), tuple(accelerators))
 
 
-@lru_cache(maxsize=4)
-def _packing_profiles(documents: tuple[Document, ...], accelerators: tuple[str, ...]) -> tuple[str, ...]:
+@lru_cache(maxsize=2)  # one entry per lint run; the key keeps its tuple alive, so ids are never reused meanwhile
+def _packing_profiles(key: _SameInput, accelerators: tuple[str, ...]) -> tuple[str, ...]:
     names: list[str] = []
-    for doc in documents:
+    for doc in key.documents:
         if is_scheduler_config(doc):
             names += [p.name for p in profile_scoring(doc) if p.packs and p.gpu_weighted(accelerators)]
     return tuple(dict.fromkeys(names))
