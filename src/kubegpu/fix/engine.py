@@ -232,7 +232,8 @@ def _fix_chunk(text: str, planned: Sequence[_Planned], result: _PassResult, text
     if body is None:
         body = _round_trip_path(parts.body, edits, indent, quote, expected)
     if body is None:
-        return skip("not applied: the rewritten document did not read back as the intended edit", chosen)
+        return skip("not applied: the rewritten document would not read back as the intended edit with every "
+                    "comment kept", chosen)
     _record(result, chosen)
     return parts.join(body)
 
@@ -243,7 +244,7 @@ def _text_path(body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: y
         return None
     try:
         fixed = textpatch.apply_text_edits(body, edits, indent, quote)
-        return fixed if yamlio.plain_data(fixed) == expected else None
+        return fixed if yamlio.plain_data(fixed) == expected and yamlio.keeps_comments(body, fixed) else None
     except (textpatch.Unsupported, yaml.YAMLError):
         return None
 
@@ -263,4 +264,8 @@ def _round_trip_path(body: str, edits: Sequence[tuple[str, FieldPath, Any]], ind
     if actual != expected:
         return None
     restored = yamlio.restore_spacing(body, emitted, yamlio.plain_data)
-    return restored if yamlio.plain_data(restored) == actual else emitted
+    try:
+        result = restored if yamlio.plain_data(restored) == actual else emitted
+    except yaml.YAMLError:  # a restored line did not fit the re-emitted lines around it
+        result = emitted
+    return result if yamlio.keeps_comments(body, result) else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import itertools
 import re
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.error import MantissaNoDotYAML1_1Warning
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 
@@ -128,8 +130,14 @@ def make_yaml(indent: Indent) -> YAML:
 
 
 def load_document(handle: YAML, body: str) -> Any:
-    """Parse one document body (no `---` line) into a round-trip tree."""
-    return handle.load(body)
+    """Parse one document body (no `---` line) into a round-trip tree.
+
+    ruamel warns about YAML 1.1 floats without a dot (`1e3`); kubectl reads those as strings and the tree keeps
+    their spelling either way, so the warning is not the user's concern here.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MantissaNoDotYAML1_1Warning)
+        return handle.load(body)
 
 
 def dump_document(handle: YAML, tree: Any) -> str:
@@ -217,6 +225,25 @@ class _Unreadable:
 
     def __hash__(self) -> int:
         return 0
+
+
+def comments(text: str) -> Counter[str]:
+    """Every full-line comment and every `  # comment` after a value (a lower bound: quoted text is skipped)."""
+    found: Counter[str] = Counter()
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            found[stripped] += 1
+            continue
+        at = stripped.find(" #")
+        if at > 0 and not any(q in stripped[:at] for q in ("'", '"')):
+            found[stripped[at + 1:]] += 1
+    return found
+
+
+def keeps_comments(original: str, fixed: str) -> bool:
+    """True when every comment of `original` is still in `fixed`."""
+    return not comments(original) - comments(fixed)
 
 
 def plain_data(text: str) -> Any:
