@@ -228,7 +228,7 @@ class _Unreadable:
 
 
 def comments(text: str) -> Counter[str]:
-    """Every full-line comment and every `  # comment` after a value (a lower bound: quoted text is skipped)."""
+    """Every full-line comment and every `  # comment` after a value (outside balanced quotes, a close estimate)."""
     found: Counter[str] = Counter()
     for line in text.split("\n"):
         stripped = line.strip()
@@ -236,7 +236,7 @@ def comments(text: str) -> Counter[str]:
             found[stripped] += 1
             continue
         at = stripped.find(" #")
-        if at > 0 and not any(q in stripped[:at] for q in ("'", '"')):
+        if at > 0 and stripped[:at].count('"') % 2 == 0 and stripped[:at].count("'") % 2 == 0:
             found[stripped[at + 1:]] += 1
     return found
 
