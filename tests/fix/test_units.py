@@ -260,3 +260,10 @@ def test_round_trip_keeps_mixed_indentation_outside_the_edit() -> None:
     emitted = yamlio.dump_document(handle, tree)
     restored = yamlio.restore_spacing(text, emitted, yamlio.plain_data)
     assert restored == text.replace("  cpu: \"1\"   # reserve one\n", "")
+
+
+def test_a_removal_takes_its_inline_comment_and_keeps_the_others() -> None:
+    text = DOC.replace("  a: 1  # keep\n", "  a: 1  # keep\n  b: 2  # goes with b\n  # about c\n  c: 3\n")
+    lint = _fake_lint({"R1": ("b=None", (_Edit("remove", ("spec", "b")),), "safe")})
+    outcome = fix_text("p.yaml", text, lint)
+    assert outcome.fixed == DOC + "  # about c\n  c: 3\n"

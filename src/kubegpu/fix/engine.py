@@ -268,4 +268,5 @@ def _round_trip_path(body: str, edits: Sequence[tuple[str, FieldPath, Any]], ind
         result = restored if yamlio.plain_data(restored) == actual else emitted
     except yaml.YAMLError:  # a restored line did not fit the re-emitted lines around it
         result = emitted
-    return result if yamlio.keeps_comments(body, result) else None
+    removes = any(op == "remove" for op, _path, _value in edits)
+    return result if yamlio.keeps_comments(body, result, inline=not removes) else None

@@ -227,7 +227,7 @@ class _Unreadable:
         return 0
 
 
-def comments(text: str) -> Counter[str]:
+def comments(text: str, inline: bool = True) -> Counter[str]:
     """Every full-line comment and every `  # comment` after a value (outside balanced quotes, a close estimate)."""
     found: Counter[str] = Counter()
     for line in text.split("\n"):
@@ -235,15 +235,16 @@ def comments(text: str) -> Counter[str]:
         if stripped.startswith("#"):
             found[stripped] += 1
             continue
-        at = stripped.find(" #")
+        at = stripped.find(" #") if inline else -1
         if at > 0 and stripped[:at].count('"') % 2 == 0 and stripped[:at].count("'") % 2 == 0:
             found[stripped[at + 1:]] += 1
     return found
 
 
-def keeps_comments(original: str, fixed: str) -> bool:
-    """True when every comment of `original` is still in `fixed`."""
-    return not comments(original) - comments(fixed)
+def keeps_comments(original: str, fixed: str, inline: bool = True) -> bool:
+    """True when every comment of `original` is still in `fixed` (without `inline`: full-line comments only,
+    for edits that remove lines, whose own inline comments go with them)."""
+    return not comments(original, inline) - comments(fixed, inline)
 
 
 def plain_data(text: str) -> Any:
