@@ -72,6 +72,15 @@ def test_https_round_trip(server: tuple[str, Path]) -> None:
             reply = client.post("/mutate", content=bad)
             assert reply.status_code == 400 and reply.text.startswith("malformed AdmissionReview")
         assert client.get("/mutate").status_code == 405
+        # over 3 MiB, announced or streamed (chunked, no Content-Length): 413, not read into memory
+        huge = b"x" * (3 * 1024 * 1024 + 1)
+        assert client.post("/validate", content=huge).status_code == 413
+
+        def chunks() -> Iterator[bytes]:
+            for _ in range(4):
+                yield b"y" * (1024 * 1024)
+
+        assert client.post("/validate", content=chunks()).status_code == 413
         assert client.get("/healthz").text == "ok"
         metrics = client.get("/metrics")
         assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")

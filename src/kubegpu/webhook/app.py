@@ -32,7 +32,15 @@ def create_app(config: WebhookConfig | None = None, metrics: Metrics | None = No
         if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
             metrics.observe(endpoint, "bad_request", time.perf_counter() - start)
             return PlainTextResponse("request body too large", status_code=413)
-        body = await request.body()
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():  # capped even without a Content-Length header
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                metrics.observe(endpoint, "bad_request", time.perf_counter() - start)
+                return PlainTextResponse("request body too large", status_code=413)
+            chunks.append(chunk)
+        body = b"".join(chunks)
         try:
             decision = review(body, mode, config)
         except MalformedReview as err:
