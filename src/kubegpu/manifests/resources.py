@@ -94,15 +94,36 @@ def is_accelerator(name: str, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESO
 def accelerator_requests(
     resources: ContainerResources, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
 ) -> dict[str, ResourceValue]:
-    """The container's accelerator entries (limits win; extended resources must set limits)."""
-    merged = {**resources.requests, **resources.limits}
-    return {name: value for name, value in merged.items() if is_accelerator(name, prefixes)}
+    """The container's accelerator entries (limits win; extended resources must set limits).
+
+    Computed once per container and accelerator list; callers must not modify the result.
+    """
+    key = tuple(prefixes)
+    cache: dict[tuple[str, ...], dict[str, ResourceValue]] = resources.container.__dict__.setdefault(
+        "_accelerators", {})
+    found = cache.get(key)
+    if found is None:
+        merged = {**resources.requests, **resources.limits}
+        found = {name: value for name, value in merged.items() if is_accelerator(name, prefixes)}
+        cache[key] = found
+    return found
 
 
 def uses_accelerators(
     template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
 ) -> bool:
-    """Does this pod ask for accelerators: a resource, a DRA claim, or a GPU-sharing annotation?"""
+    """Does this pod ask for accelerators: a resource, a DRA claim, or a GPU-sharing annotation?
+
+    Answered once per template and accelerator list: every GPU-only rule asks.
+    """
+    key = ("_uses_accelerators", tuple(prefixes))
+    cache: dict[object, bool] = template.__dict__.setdefault("_cache", {})
+    if key not in cache:
+        cache[key] = _uses_accelerators(template, prefixes)
+    return cache[key]
+
+
+def _uses_accelerators(template: PodTemplate, prefixes: Sequence[str]) -> bool:
     for container in template.containers:
         requested = accelerator_requests(container_resources(container), prefixes)
         # `nvidia.com/gpu: 0` asks for nothing; an unparsable value is treated as a request.

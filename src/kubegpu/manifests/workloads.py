@@ -144,7 +144,15 @@ def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | N
 
 
 def pod_templates(doc: Document) -> Iterator[PodTemplate]:
-    """Every pod template of one object, whatever its kind."""
+    """Every pod template of one object, whatever its kind (found once per document, then reused)."""
+    cached: tuple[PodTemplate, ...] | None = doc.__dict__.get("_pod_templates")
+    if cached is None:
+        cached = tuple(_find_templates(doc))
+        doc.__dict__["_pod_templates"] = cached
+    return iter(cached)
+
+
+def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     data = doc.data
     kind = doc.kind
     spec = _mapping(data.get("spec"))
@@ -324,4 +332,4 @@ def _appwrapper(doc: Document) -> Iterator[PodTemplate]:
         inner = Document(source=doc.source, index=doc.index, data=embedded, node=doc.node,
                          prefix=(*doc.prefix, "spec", "components", i, "template"),
                          start_line=doc.start_line, line_offset=doc.line_offset, is_json=doc.is_json)
-        yield from pod_templates(inner)
+        yield from _find_templates(inner)

@@ -39,4 +39,8 @@ def render_json(result: LintResult) -> str:
             "suppressed": result.suppressed,
         },
     }
-    return json.dumps(payload, indent=2)
+    # One finding per line: readable, and json's C encoder (used only without indent) stays fast.
+    findings = ",\n    ".join(json.dumps(f) for f in payload["findings"])
+    body = f"[\n    {findings}\n  ]" if findings else "[]"
+    return f'{{\n  "findings": {body},\n  "summary": {json.dumps(payload["summary"])}\n}}'
+
