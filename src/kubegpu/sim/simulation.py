@@ -14,12 +14,12 @@ import numpy as np
 
 from kubegpu.kubelet import KubeletConfig, NodeState, PodRequest
 from kubegpu.scheduler.framework import Framework
-from kubegpu.scheduler.gang import Binding, GangMode, place_group, unbind
+from kubegpu.scheduler.gang import Binding, GangMode, bind, place_group, unbind
 from kubegpu.scheduler.gpu.fragmentation import FragModel, StateCache, typical_pods
 from kubegpu.scheduler.gpu.registry import make_profile
 from kubegpu.scheduler.gpu.state import GpuCluster, NodeSpec
 from kubegpu.scheduler.tas import Algorithm, TopologyTree, assign, pods_that_fit
-from kubegpu.sim.engine import ARRIVAL, COMPLETION, EventLoop
+from kubegpu.sim.engine import ARRIVAL, COMPLETION, RETRY, EventLoop
 from kubegpu.sim.workload import Job
 from kubegpu.topology.model import NodeTopology
 
@@ -173,6 +173,7 @@ class Simulation:
         self.rolled_back = 0
         self.idle_held = 0.0
         self._last_t = 0.0
+        self._drain_due = False
         self.times: list[float] = []
         self.alloc_series: list[int] = []
         self.arrived_series: list[int] = []
@@ -238,25 +239,68 @@ class Simulation:
             if have:
                 self.partial[job.name] = have
             return False
+        self._start(job, have)
+        return True
+
+    def _start(self, job: Job, have: list[Binding]) -> None:
         self.partial.pop(job.name, None)
         self.started[job.name] = self.loop.now
         self.nodes_of[job.name] = [b.node for b in have]
         if job.duration is not None:
             self.loop.at(self.loop.now + job.duration, COMPLETION, lambda: self._complete(job, have))
-        return True
+
+    def _interleaved(self, jobs: list[Job]) -> set[str]:
+        """kube-scheduler without gangs: pods of all waiting jobs queue together (round robin by
+        creation) and each is bound as soon as it fits; returns the jobs that became complete."""
+        queues = {j.name: [p for p in j.pods if p.name not in {b.pod.name for b in self.partial.get(j.name, [])}]
+                  for j in jobs}
+        while any(queues.values()):
+            for job in jobs:
+                if not queues[job.name]:
+                    continue
+                pod = queues[job.name].pop(0)
+                node = self.framework.schedule(self.cluster, pod)
+                if node is None:
+                    continue
+                b = bind(self.cluster, self.selector, self.framework, pod, node)
+                if not self._bind_ok([b]):
+                    continue
+                self._touch(node)
+                self.allocated += pod.total_gpu_milli
+                self.partial.setdefault(job.name, []).append(b)
+        done: set[str] = set()
+        for job in jobs:
+            have = self.partial.get(job.name, [])
+            if len(have) == len(job.pods):
+                self._start(job, have)
+                done.add(job.name)
+        return done
 
     def _drain(self) -> None:
+        self._drain_due = False
         still: list[Job] = []
+        loose = [j for j in self.pending if j.topology is None] if self.config.gang is GangMode.POD_BY_POD else []
+        done = self._interleaved(loose) if loose else set()
+        loose_names = {j.name for j in loose}
         for job in self.pending:
+            if job.name in loose_names:
+                if job.name not in done:
+                    still.append(job)
+                continue
             if not self._try(job):
                 still.append(job)
         self.pending = still
         self._record()
 
+    def _wake(self) -> None:
+        if not self._drain_due:
+            self._drain_due = True
+            self.loop.at(self.loop.now, RETRY, self._drain)
+
     def _arrive(self, job: Job) -> None:
         self.arrived += job.gpu_milli
         self.pending.append(job)
-        self._drain()
+        self._wake()
 
     def _complete(self, job: Job, bindings: list[Binding]) -> None:
         for b in bindings:
@@ -267,7 +311,7 @@ class Simulation:
         self.allocated -= sum(b.pod.total_gpu_milli for b in bindings)
         self.arrived -= job.gpu_milli
         self.ended[job.name] = self.loop.now
-        self._drain()
+        self._wake()
 
     def run(self, progress: Callable[[int], None] | None = None) -> SimulationResult:
         """Run to the end; pods still holding partial allocations when nothing else can happen
