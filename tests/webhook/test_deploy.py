@@ -17,6 +17,7 @@ from kubegpu.webhook.deploy import DeployOptions, webhook_objects
 from tests.webhook.certs import make_certs
 
 K8S = "1.35.0"
+IMAGE = "registry.example.com/platform/kubegpu:0.1.0"
 CERT_MANAGER = "cert-manager.io/v1"
 
 
@@ -28,7 +29,7 @@ def _validate_core(objects: list[dict[str, Any]]) -> None:
 
 
 def test_cert_manager_install_is_valid() -> None:
-    objects = webhook_objects(DeployOptions())
+    objects = webhook_objects(DeployOptions(image=IMAGE))
     kinds = [o["kind"] for o in objects]
     assert kinds == ["ServiceAccount", "Issuer", "Certificate", "Deployment", "Service",
                      "PodDisruptionBudget", "MutatingWebhookConfiguration",
@@ -48,6 +49,8 @@ def test_cert_manager_install_is_valid() -> None:
     excluded = hook["namespaceSelector"]["matchExpressions"][0]
     assert excluded["values"] == ["kube-system", "kubegpu-system"]
     deployment = objects[3]["spec"]["template"]["spec"]["containers"][0]
+    assert deployment["image"] == IMAGE and deployment["command"] == ["kubegpu"]
+    assert deployment["args"][:2] == ["webhook", "serve"]
     assert deployment["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert deployment["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert deployment["resources"]["requests"] == {"cpu": "100m", "memory": "128Mi"}
@@ -55,7 +58,7 @@ def test_cert_manager_install_is_valid() -> None:
 
 def test_ca_bundle_install_is_valid(tmp_path: Path) -> None:
     ca, _, _ = make_certs(tmp_path)
-    result = CliRunner().invoke(app, ["gen", "webhook", "--ca-bundle", str(ca),
+    result = CliRunner().invoke(app, ["gen", "webhook", "--image", IMAGE, "--ca-bundle", str(ca),
                                       "--failure-policy", "Fail", "--no-validating"])
     assert result.exit_code == 0, result.output
     assert "failurePolicy Fail: if the webhook is down" in result.output
@@ -69,11 +72,14 @@ def test_ca_bundle_install_is_valid(tmp_path: Path) -> None:
 
 def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
     runner = CliRunner()
-    bad = runner.invoke(app, ["gen", "webhook", "--failure-policy", "Sometimes"])
+    bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--failure-policy",
+                                     "Sometimes"])
     assert bad.exit_code == 2 and "failurePolicy must be Ignore or Fail" in bad.output
+    missing = runner.invoke(app, ["gen", "webhook"])
+    assert missing.exit_code == 2 and "--image" in missing.output
     not_pem = tmp_path / "ca.pem"
     not_pem.write_text("hello")
-    bad = runner.invoke(app, ["gen", "webhook", "--ca-bundle", str(not_pem)])
+    bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--ca-bundle", str(not_pem)])
     assert bad.exit_code == 2 and "not a PEM certificate" in bad.output
 
 

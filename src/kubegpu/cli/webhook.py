@@ -44,10 +44,10 @@ def serve_command(
 
 
 def gen_webhook(
+    image: Annotated[str, typer.Option(help="Image with kubegpu installed (`kubegpu` on PATH).")],
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="Namespace to run in."),
     ] = "kubegpu-system",
-    image: Annotated[str, typer.Option(help="kubegpu container image.")] = DeployOptions.image,
     replicas: Annotated[int, typer.Option(help="Webhook replicas.")] = 2,
     failure_policy: Annotated[str, typer.Option(help="Ignore (default) or Fail.")] = "Ignore",
     ca_bundle: Annotated[Path | None, typer.Option(

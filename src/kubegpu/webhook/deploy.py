@@ -20,11 +20,14 @@ PORT = 8443
 
 @dataclass(frozen=True)
 class DeployOptions:
-    """Where and how to run the webhook; `ca_bundle` (PEM) replaces cert-manager when given."""
+    """Where and how to run the webhook; `ca_bundle` (PEM) replaces cert-manager when given.
 
+    `image` is an image with kubegpu installed (`kubegpu` on PATH); the project publishes none.
+    """
+
+    image: str
     namespace: str = "kubegpu-system"
     name: str = "kubegpu-webhook"
-    image: str = "ghcr.io/kubegpu/kubegpu:0.1.0"
     replicas: int = 2
     failure_policy: str = "Ignore"
     validating: bool = True
@@ -93,6 +96,7 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
                     "containers": [{
                         "name": "webhook",
                         "image": options.image,
+                        "command": ["kubegpu"],
                         "args": args,
                         "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
                         "readinessProbe": {"httpGet": {"path": "/readyz", **probe},
@@ -174,6 +178,8 @@ def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
     """Every object of the webhook install, in apply order."""
     if options.failure_policy not in FAILURE_WHY:
         raise InputError(f"failurePolicy must be Ignore or Fail, not {options.failure_policy!r}")
+    if not options.image.strip():
+        raise InputError("an image is required (an image with kubegpu installed)")
     if options.replicas < 1:
         raise InputError("replicas must be at least 1")
     objects: list[dict[str, Any]] = [
