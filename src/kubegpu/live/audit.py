@@ -263,29 +263,31 @@ def exclusive_cpus(pod: PodInfo) -> bool:
 def numa_misplacement(snapshot: ClusterSnapshot) -> list[NumaFinding]:
     """Zones whose NRT usage proves a GPU pod's pinned CPUs are off its GPUs' NUMA node.
 
-    NFD's topology-updater lowers a zone's `available` cpu only for exclusively pinned CPUs. With
-    E = GPU pods holding pinned CPUs and N = other GPU pods on the node:
+    NFD's topology-updater accounts only what is exclusively allocated to Guaranteed pods (pinned
+    CPUs, memory, devices), so per zone, used = allocatable - available covers those pods alone.
+    With E = Guaranteed GPU pods that pin CPUs and N = Guaranteed GPU pods that do not (a
+    fractional CPU request) on the node:
     (a) a zone with GPUs in use, no pinned CPU, and more GPUs in use than N could hold: an E pod
         has GPUs there and all its CPUs elsewhere;
-    (b) a zone with pinned CPUs, no GPU in use, and no pinned CPUs outside E: an E pod has CPUs
+    (b) a zone with pinned CPUs, no GPU in use, and no non-GPU pod pinning CPUs: an E pod has CPUs
         there and none of its GPUs.
     """
     findings: list[NumaFinding] = []
     for nrt in snapshot.node_topologies:
-        pods = snapshot.pods_on(nrt.name)
+        pods = [p for p in snapshot.pods_on(nrt.name) if _guaranteed(p)]
         gpu_pods = [p for p in pods if p.accelerators()]
         e_pods = [p for p in gpu_pods if exclusive_cpus(p)]
         if not e_pods:
             continue
-        n_gpus = sum(sum(p.accelerators().values()) for p in gpu_pods if p not in e_pods)
+        n_gpus = sum(sum(p.accelerators().values()) for p in gpu_pods if not exclusive_cpus(p))
         others_pinned = any(exclusive_cpus(p) for p in pods if not p.accelerators())
         names = tuple(p.key for p in e_pods)
         for zone in nrt.zones:
             gpu_used = sum(r.used for n, r in zone.resources.items() if is_accelerator(n))
             cpu = zone.resources.get("cpu")
-            cpu_used = 0 if cpu is None else cpu.used
             if cpu is None:
                 continue
+            cpu_used = cpu.used
             if gpu_used > 0 and cpu_used == 0 and gpu_used > n_gpus:
                 message = (f"NUMA zone {zone.name} has {gpu_used} GPU(s) in use and no pinned CPU; "
                            f"{_who(names)} runs on CPUs of another NUMA node")
