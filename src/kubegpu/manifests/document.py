@@ -119,10 +119,15 @@ class Document:
 def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node | None, yaml.Node] | None:
     """The (key node, value node) of `part` in a mapping or sequence node, or None."""
     if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-        for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == part:
-                return key_node, value_node
-        return None
+        # Index a mapping's keys on first use: findings often share long path prefixes.
+        index: dict[str, tuple[yaml.Node, yaml.Node]] | None = node.__dict__.get("_kubegpu_keys")
+        if index is None:
+            index = {}
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    index[key_node.value] = (key_node, value_node)  # the last wins, as in the data
+            node.__dict__["_kubegpu_keys"] = index
+        return index.get(part)
     if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
         items: Sequence[yaml.Node] = node.value
         if 0 <= part < len(items):

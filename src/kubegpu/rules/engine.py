@@ -229,10 +229,11 @@ class _Lines:
 
     def __init__(self, text: str | None) -> None:
         self._text = text
+        self._has_comments = text is not None and "kubegpu:" in text
         self._lines: list[str] | None = None
 
     def ignores(self, line: int, rule: Rule) -> bool:
-        if self._text is None or "kubegpu:" not in self._text:
+        if not self._has_comments or self._text is None:
             return False
         if self._lines is None:
             self._lines = self._text.splitlines()
