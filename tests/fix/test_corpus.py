@@ -84,3 +84,23 @@ def test_corpus_has_fixes_to_apply() -> None:
         text, _bom = decode(path.read_bytes())
         changed += fix_text(path.name, text, linter()).changed
     assert changed >= 5
+
+
+def test_fix_the_corpus_in_place_on_a_copy(tmp_path: Path) -> None:
+    """The CLI on a copy of the corpus: writes, then `--check` finds nothing left to change; files without
+    fixes keep their bytes and mode."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from kubegpu.cli.main import app
+
+    copy = tmp_path / "corpus"
+    shutil.copytree(CORPUS, copy)
+    before = {p: p.read_bytes() for p in copy.rglob("*.y*ml")}
+    first = CliRunner().invoke(app, ["fix", "--exit-zero", str(copy)])
+    assert first.exit_code == 0, first.output
+    changed = [p for p, data in before.items() if p.read_bytes() != data]
+    assert changed
+    assert CliRunner().invoke(app, ["fix", "--check", str(copy)]).exit_code == 0
+    assert not [p for p in copy.rglob("*") if p.name.endswith(".kubegpu-fix")]
