@@ -108,10 +108,11 @@ def test_kubectl_mixed_list_dump(tmp_path: Path) -> None:
 
 def test_missing_crds_and_forbidden_configz_are_notes(serve_cluster: ServeFn) -> None:
     forbidden = status(403, "Forbidden", 'nodes "h100-a" is forbidden: cannot get nodes/proxy')
+    no_topologies = status(403, "Forbidden", "topologies.kueue.x-k8s.io is forbidden")
     kubeconfig = serve_cluster(
-        overrides={"/api/v1/nodes/h100-a/proxy/configz": (403, forbidden)},
+        overrides={"/api/v1/nodes/h100-a/proxy/configz": (403, forbidden),
+                   "/apis/kueue.x-k8s.io/v1beta2/topologies": (403, no_topologies)},
         missing=("/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies",
-                 "/apis/kueue.x-k8s.io/v1beta2/topologies",
                  "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
                  "/apis/kueue.x-k8s.io/v1beta2/workloads"))
     snapshot = read_cluster(ClusterOptions(kubeconfig=kubeconfig))
@@ -120,6 +121,7 @@ def test_missing_crds_and_forbidden_configz_are_notes(serve_cluster: ServeFn) ->
     assert "workloads.kueue.x-k8s.io (v1beta2/v1beta1) is not served" in notes
     assert "clusterqueues.kueue.x-k8s.io (v1beta2/v1beta1) is not served" in notes
     assert "nodes/proxy get is forbidden" in notes
+    assert "reading topologies.kueue.x-k8s.io is forbidden" in notes
     assert snapshot.node_topologies == () and snapshot.kubelet_configs == {}
     assert audit(snapshot).free_gpus == 15
 
