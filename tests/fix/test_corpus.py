@@ -87,8 +87,8 @@ def test_corpus_has_fixes_to_apply() -> None:
 
 
 def test_fix_the_corpus_in_place_on_a_copy(tmp_path: Path) -> None:
-    """The CLI on a copy of the corpus: writes, then `--check` finds nothing left to change; files without
-    fixes keep their bytes and mode."""
+    """The CLI on a copy of the corpus: writes some files, leaves no temporary file behind, and then
+    `--check` finds nothing left to change."""
     import shutil
 
     from typer.testing import CliRunner
