@@ -178,6 +178,15 @@ def server_side(port: int, context: ssl.SSLContext, endpoint: str) -> tuple[floa
     return (total / count * 1000 if count else 0.0), bound(0.50), bound(0.99)
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process (Linux /proc), None where that is not readable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -197,10 +206,13 @@ def main() -> int:
         server = start_server(cert, key, port)
         context = ssl.create_default_context(cafile=str(cert))
         try:
+            cpu0 = cpu_seconds(server.pid)
             base_lat, base_err = asyncio.run(load(port, context, "GET", "/healthz", [b""],
                                                   args.requests, args.rate, args.connections))
+            cpu1 = cpu_seconds(server.pid)
             ours_lat, ours_err = asyncio.run(load(port, context, "POST", "/mutate", bodies,
                                                   args.requests, args.rate, args.connections))
+            cpu2 = cpu_seconds(server.pid)
             inside = server_side(port, context, "/mutate")
         finally:
             server.terminate()
@@ -218,6 +230,11 @@ def main() -> int:
           f"mean {statistics.fmean(ours_lat):.2f} ms  errors {ours_err}")
     print(f"inside the app (/metrics histogram): mean {inside[0]:.2f} ms  p50 <= {inside[1]:g} ms"
           f"  p99 <= {inside[2]:g} ms")
+    if cpu0 is not None and cpu1 is not None and cpu2 is not None:
+        base_cpu = (cpu1 - cpu0) / args.requests * 1000
+        ours_cpu = (cpu2 - cpu1) / args.requests * 1000
+        print(f"server CPU per request: /healthz {base_cpu:.2f} ms, /mutate {ours_cpu:.2f} ms "
+              f"(one core serves about {1000 / max(ours_cpu, 1e-9):.0f} reviews/s)")
     print(f"ratio (mutate / transport): p50 {o50 / b50:.2f}x  p99 {o99 / b99:.2f}x")
     print(f"machine: {os.cpu_count()} CPUs, load average {load_before:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after (other processes compete for the same cores)")
