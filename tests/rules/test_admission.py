@@ -76,3 +76,13 @@ def test_read_kubelet_config_names_the_file(tmp_path: Path) -> None:
     good = tmp_path / "kubelet.yaml"
     good.write_text(KUBELET)
     assert read_kubelet_config(str(good))["topologyManagerPolicy"] == "single-numa-node"
+
+
+def test_kubelet_config_inside_a_linted_folder_is_read_once(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(POD)
+    kubelet = tmp_path / "kubelet.yaml"
+    kubelet.write_text(KUBELET.replace("4196Mi", "2Gi"))
+    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--node", "dgx-h100", "--kubelet-config", str(kubelet),
+                                      "--select", "KG804", "-o", "json"])
+    assert result.output.count('"kubelet-reserved-memory-mismatch"') == 1, result.output
+    assert '"files": 2' in result.output
