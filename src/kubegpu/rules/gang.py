@@ -321,9 +321,14 @@ def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
         fix = Fix(f"add the Kueue label {KUEUE_QUEUE_LABEL}: {queue} to the {doc.kind} (Kueue then suspends it "
                   "until the whole workload fits its quota)", Safety.UNSAFE,
                   (Edit("add", (*labels_path, KUEUE_QUEUE_LABEL), str(queue)),))
-    serving = " (a serving group: every replica's leader and workers must start together)" \
-        if doc.kind == "LeaderWorkerSet" else ""
+    serving = " (a serving group: its leader and workers only work together)" if doc.kind == "LeaderWorkerSet" else ""
     reason = f"; {verdict.reason}" if verdict.reason else ""
+    job_spec: FieldPath = ("spec", "jobTemplate", "spec") if doc.kind == "CronJob" else ("spec",)
+    work_queue = doc.kind in ("Job", "CronJob") and not is_volcano_job(doc) and \
+        get_path(doc.data, (*job_spec, "completionMode")) != "Indexed"
+    if work_queue:
+        reason += ("; this Job is not Indexed, so its pods may be independent workers of a work queue (then "
+                   "suppress this finding with a reason); distributed ranks need completionMode: Indexed")
     yield RawFinding(
         metadata_anchor(doc),
         f"{doc.kind} '{doc.ref.name}' needs {shape.unit} ({shape.roles()}) running at once{serving}, but nothing "
@@ -332,6 +337,7 @@ def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
         "Volcano (PodGroup minMember), KAI Scheduler, coscheduling or the Workload API"
         + ("" if queue else " (give --queue or the rule option `queue` for an automatic fix)"),
         fix,
+        Severity.INFO if work_queue else None,
     )
 
 
@@ -477,7 +483,8 @@ GANG_MISSING = Rule(
     "pod its own PodGroup); scheduler-plugins coscheduling uses the scheduling.x-k8s.io/pod-group label; the "
     "native Workload API uses spec.workloadRef (v1.35) or spec.schedulingGroup (v1.36). Counted: Job parallelism, "
     "JobSet, Kubeflow replica specs, TrainJob numNodes, RayJob workers, LeaderWorkerSet groups, AppWrapper "
-    "contents. Kueue's manageJobsWithoutQueueName cannot be seen in manifests; suppress with a reason if you rely "
+    "contents. A parallel Job that is not Indexed is reported as information only: it may be a work queue of "
+    "independent pods. Kueue's manageJobsWithoutQueueName cannot be seen in manifests; suppress with a reason if you rely "
     "on it.",
     bad_example="apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
     "  pytorchReplicaSpecs:\n    Worker: {replicas: 4, template: ...}   # nvidia.com/gpu: 8",
