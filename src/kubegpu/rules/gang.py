@@ -484,8 +484,8 @@ GANG_MISSING = Rule(
     "native Workload API uses spec.workloadRef (v1.35) or spec.schedulingGroup (v1.36). Counted: Job parallelism, "
     "JobSet, Kubeflow replica specs, TrainJob numNodes, RayJob workers, LeaderWorkerSet groups, AppWrapper "
     "contents. A parallel Job that is not Indexed is reported as information only: it may be a work queue of "
-    "independent pods. Kueue's manageJobsWithoutQueueName cannot be seen in manifests; suppress with a reason if you rely "
-    "on it.",
+    "independent pods. Kueue's manageJobsWithoutQueueName cannot be seen in manifests; suppress with a reason if "
+    "you rely on it.",
     bad_example="apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
     "  pytorchReplicaSpecs:\n    Worker: {replicas: 4, template: ...}   # nvidia.com/gpu: 8",
     good_example="metadata:\n  name: train\n  labels: {kueue.x-k8s.io/queue-name: team-a}",
