@@ -138,16 +138,15 @@ class Framework:
         want = num_feasible_nodes_to_find(n, self.percentage)
         if want >= n:
             return np.flatnonzero(mask).astype(np.int64)
-        order = (np.arange(n, dtype=np.int64) + self.next_start) % n
-        ordered = order[mask[order]]
+        start = self.next_start
+        ordered = np.concatenate((np.flatnonzero(mask[start:]) + start, np.flatnonzero(mask[:start])))
         if len(ordered) > want:
-            chosen = ordered[:want]
-            # nodes examined = position of the last chosen node in the rotation, plus one
-            processed = int(np.searchsorted(np.cumsum(mask[order]), want)) + 1
+            chosen = ordered[:want].astype(np.int64)
+            processed = (int(chosen[-1]) - start) % n + 1  # nodes examined before the cut
         else:
-            chosen = ordered
+            chosen = ordered.astype(np.int64)
             processed = n
-        self.next_start = (self.next_start + processed) % n
+        self.next_start = (start + processed) % n
         return chosen
 
     def total_scores(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray) -> IntArray:

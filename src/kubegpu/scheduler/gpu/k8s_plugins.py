@@ -38,8 +38,8 @@ def _vectors(cluster: GpuCluster, pod: GpuPod, nodes: IntArray, names: Sequence[
         elif name == GPU:
             if pod.total_gpu_milli == 0:  # unrequested extended resource: skipped
                 continue
-            cap = cluster.gpu_cap[nodes].sum(axis=1)
-            out.append((name, cap - cluster.gpu_left[nodes].sum(axis=1) + pod.total_gpu_milli, cap))
+            cap = cluster.cap_sum[nodes]
+            out.append((name, cap - cluster.left_sum[nodes] + pod.total_gpu_milli, cap))
     return out
 
 

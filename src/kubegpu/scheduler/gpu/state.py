@@ -111,6 +111,11 @@ class GpuCluster:
         self.mem_used: IntArray = np.zeros(n, dtype=np.int64)
         self.pods_used: IntArray = np.zeros(n, dtype=np.int64)
         self.gpu_left: IntArray = self.gpu_cap.copy()
+        # per-node summaries kept in step with gpu_left by bind/unbind (filters read them)
+        self.full_free: IntArray = (self.gpu_left == MILLI).sum(axis=1).astype(np.int64)
+        self.max_left: IntArray = self.gpu_left.max(axis=1).astype(np.int64)
+        self.left_sum: IntArray = self.gpu_left.sum(axis=1).astype(np.int64)
+        self.cap_sum: IntArray = self.gpu_cap.sum(axis=1).astype(np.int64)
         self.affinity_counts: dict[str, IntArray] = {}
         self.total_gpu_milli = int(self.gpu_cap.sum())
 
@@ -127,8 +132,7 @@ class GpuCluster:
     @property
     def gpu_left_total(self) -> IntArray:
         """Milli-GPU left per node."""
-        total: IntArray = self.gpu_left.sum(axis=1)
-        return total
+        return self.left_sum
 
     @property
     def allocated_gpu_milli(self) -> int:
@@ -144,6 +148,12 @@ class GpuCluster:
 
     def gpu_fit_mask(self, pod: GpuPod) -> BoolArray:
         """Nodes with at least `gpu_count` GPUs holding `gpu_milli` or more each."""
+        if pod.gpu_count == 1:
+            one: BoolArray = self.max_left >= pod.gpu_milli
+            return one
+        if pod.gpu_milli == MILLI:
+            whole: BoolArray = self.full_free >= pod.gpu_count
+            return whole
         mask: BoolArray = (self.gpu_left >= pod.gpu_milli).sum(axis=1) >= pod.gpu_count
         return mask
 
@@ -179,6 +189,7 @@ class GpuCluster:
         if pod.is_gpu:
             counts = self.affinity_counts.setdefault(pod.affinity, np.zeros(self.size, dtype=np.int64))
             counts[node] += 1
+            self._summarize(node)
 
     def unbind(self, node: int, pod: GpuPod, gpus: Sequence[int]) -> None:
         """Release what `bind` took (pod completion or a gang rolled back)."""
@@ -189,6 +200,13 @@ class GpuCluster:
             self.gpu_left[node, g] += pod.gpu_milli
         if pod.is_gpu:
             self.affinity_counts[pod.affinity][node] -= 1
+            self._summarize(node)
+
+    def _summarize(self, node: int) -> None:
+        row = self.gpu_left[node]
+        self.full_free[node] = int((row == MILLI).sum())
+        self.max_left[node] = int(row.max())
+        self.left_sum[node] = int(row.sum())
 
     def affinity_classes_on(self) -> IntArray:
         """Number of distinct GPU affinity classes present on each node."""
