@@ -208,6 +208,12 @@ def simulate_main(
         raise fail(err) from None
 
 
+def _rejections(value: object) -> str:
+    if not isinstance(value, dict) or not value:
+        return "0"
+    return ", ".join(f"{reason}: {count}" for reason, count in value.items())
+
+
 def _int_list(text: str, what: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.split(",") if v.strip())
@@ -272,10 +278,12 @@ def _events(nodes: Sequence[NodeSpec], profiles: Sequence[NodeTopology | None] |
             typer.echo("\n".join(lines))
         else:
             table = Table(title="kubegpu simulate (events)")
-            for k in keys:
-                table.add_column(k)
+            table.add_column("metric")
             for r in rows:
-                table.add_row(*(str(r.get(k, "")) for k in keys))
+                table.add_column(f"{r['policy']}\n{r['gang']}\nseed {r['seed']}", justify="right")
+            for k in keys[3:]:
+                table.add_row(k, *(str(r.get(k, "")) for r in rows))
+            table.add_row("kubelet_rejections", *(_rejections(r.get("kubelet_rejections")) for r in rows))
             _console().print(table)
     if plot is not None:
         plot_timeline(series, plot, "GPU allocation (%)", "GPU allocation over time")
