@@ -30,7 +30,7 @@ class Fragmentation:
 
 
 def _as_gpu_pod(shape: PodShape, index: int) -> GpuPod:
-    models = tuple(v for k, v in shape.node_selector if k == GPU_PRODUCT_LABEL)
+    models = shape.gpu_models(GPU_PRODUCT_LABEL)
     return GpuPod(name=f"shape-{index}", cpu_milli=shape.cpu_millis,
                   memory_bytes=shape.memory_bytes, gpu_count=shape.gpus, gpu_milli=MILLI,
                   gpu_models=models)

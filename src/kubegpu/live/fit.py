@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from kubegpu.live.model import ClusterSnapshot, NodeInfo, PodShape
+from kubegpu.live.model import ClusterSnapshot, NodeInfo, PodShape, affinity_matches
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
@@ -38,10 +38,13 @@ def node_free(snapshot: ClusterSnapshot, node: NodeInfo) -> NodeFree:
 
 
 def admits(node: NodeInfo, shape: PodShape) -> bool:
-    """Static filters: schedulable, nodeSelector matches, NoSchedule/NoExecute taints tolerated."""
+    """Static filters: schedulable, nodeSelector and required node affinity match,
+    NoSchedule/NoExecute taints tolerated."""
     if not node.schedulable:
         return False
     if any(node.labels.get(k) != v for k, v in shape.node_selector):
+        return False
+    if not affinity_matches(shape.node_affinity, node.labels, node.name):
         return False
     for taint in node.taints:
         if taint.effect not in ("NoSchedule", "NoExecute"):

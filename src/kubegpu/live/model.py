@@ -66,6 +66,51 @@ class Toleration:
 
 
 @dataclass(frozen=True)
+class SelectorRequirement:
+    """One nodeSelectorTerm requirement: a label (or, with `field`, metadata.name) test."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+    field: bool = False
+
+    def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
+        """Kubernetes v1.35 NodeSelectorRequirement semantics (In, NotIn, Exists, DoesNotExist,
+        Gt, Lt); matchFields support only metadata.name with In/NotIn."""
+        if self.field:
+            present, value = self.key == "metadata.name", node_name
+        else:
+            present, value = self.key in labels, labels.get(self.key, "")
+        op = self.operator
+        if op == "In":
+            return present and value in self.values
+        if op == "NotIn":
+            return not present or value not in self.values
+        if op == "Exists":
+            return present
+        if op == "DoesNotExist":
+            return not present
+        if op in ("Gt", "Lt") and present and len(self.values) == 1:
+            try:
+                have, want = int(value), int(self.values[0])
+            except ValueError:
+                return False
+            return have > want if op == "Gt" else have < want
+        return False
+
+
+# requiredDuringSchedulingIgnoredDuringExecution: terms are ORed, a term's requirements ANDed
+NodeAffinity = tuple[tuple[SelectorRequirement, ...], ...]
+
+
+def affinity_matches(affinity: NodeAffinity, labels: Mapping[str, str], node_name: str) -> bool:
+    """True when there is no required node affinity or one term matches (an empty term never)."""
+    if not affinity:
+        return True
+    return any(term and all(r.matches(labels, node_name) for r in term) for term in affinity)
+
+
+@dataclass(frozen=True)
 class NodeInfo:
     """A node as the scheduler sees it: allocatable, capacity, labels, taints and readiness."""
 
@@ -111,6 +156,7 @@ class PodInfo:
     qos_class: str = ""
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Toleration, ...] = ()
+    node_affinity: NodeAffinity = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     scheduling_gated: bool = False
@@ -187,6 +233,22 @@ class PodShape:
     memory_bytes: int = 0
     node_selector: tuple[tuple[str, str], ...] = ()
     tolerations: tuple[Toleration, ...] = ()
+    node_affinity: NodeAffinity = ()
+
+    def gpu_models(self, label: str) -> tuple[str, ...]:
+        """GPU models the pod accepts: its nodeSelector value for `label`, else the union of the
+        `In` values for `label` when every affinity term has one; () means any model."""
+        for key, value in self.node_selector:
+            if key == label:
+                return (value,)
+        models: set[str] = set()
+        for term in self.node_affinity:
+            values = [r.values for r in term if r.key == label and r.operator == "In"
+                      and not r.field]
+            if not values:
+                return ()
+            models.update(set.intersection(*(set(v) for v in values)))
+        return tuple(sorted(models))
 
     def describe(self) -> str:
         cpu = f"{self.cpu_millis / 1000:g}" if self.cpu_millis else "0"

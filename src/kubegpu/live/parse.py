@@ -15,12 +15,14 @@ from kubegpu.live.model import (
     KueuePodSet,
     KueueTopology,
     KueueWorkload,
+    NodeAffinity,
     NodeInfo,
     NodeResourceTopology,
     NRTZone,
     PodInfo,
     PodShape,
     ResourceList,
+    SelectorRequirement,
     Taint,
     Toleration,
     ZoneResource,
@@ -161,6 +163,28 @@ def tolerations(raw: object, where: str, source: str) -> tuple[Toleration, ...]:
     )
 
 
+def node_affinity(spec: Mapping[str, Any], where: str, source: str) -> NodeAffinity:
+    """spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution, as terms."""
+    affinity = _map(spec.get("affinity"), f"{where}.affinity", source)
+    node = _map(affinity.get("nodeAffinity"), f"{where}.affinity.nodeAffinity", source)
+    required = _map(node.get("requiredDuringSchedulingIgnoredDuringExecution"),
+                    f"{where}.affinity.nodeAffinity.required", source)
+    terms: list[tuple[SelectorRequirement, ...]] = []
+    for i, raw in enumerate(_list(required.get("nodeSelectorTerms"),
+                                  f"{where}.nodeSelectorTerms", source)):
+        term = _map(raw, f"{where}.nodeSelectorTerms[{i}]", source)
+        reqs: list[SelectorRequirement] = []
+        for kind, is_field in (("matchExpressions", False), ("matchFields", True)):
+            for j, expr in enumerate(_list(term.get(kind), f"{where}.nodeSelectorTerms[{i}].{kind}",
+                                           source)):
+                e = _map(expr, f"{where}.nodeSelectorTerms[{i}].{kind}[{j}]", source)
+                values = tuple(str(v) for v in _list(e.get("values"), f"{where}.values", source))
+                reqs.append(SelectorRequirement(str(e.get("key", "")), str(e.get("operator", "")),
+                                                values, is_field))
+        terms.append(tuple(reqs))
+    return tuple(terms)
+
+
 def parse_pod_spec(spec: Mapping[str, Any], where: str, source: str) -> tuple[
         tuple[ContainerInfo, ...], dict[str, int]]:
     """Containers (init first) and effective requests of a pod spec."""
@@ -195,6 +219,7 @@ def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
         qos_class=str(status.get("qosClass") or ""),
         node_selector=_str_map(spec.get("nodeSelector"), f"{where}.spec.nodeSelector", source),
         tolerations=tolerations(spec.get("tolerations"), f"{where}.spec.tolerations", source),
+        node_affinity=node_affinity(spec, f"{where}.spec", source),
         labels=_str_map(meta.get("labels"), f"{where}.metadata.labels", source),
         annotations=_str_map(meta.get("annotations"), f"{where}.metadata.annotations", source),
         scheduling_gated=bool(_list(spec.get("schedulingGates"), f"{where}.schedulingGates",
@@ -204,7 +229,7 @@ def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
 
 
 def shape_of(requests: ResourceList, node_selector: Mapping[str, str],
-             tols: tuple[Toleration, ...]) -> PodShape | None:
+             tols: tuple[Toleration, ...], affinity: NodeAffinity = ()) -> PodShape | None:
     """The accelerator shape of a pod (None for a pod without accelerators)."""
     accel = sorted((r, v) for r, v in requests.items() if is_accelerator(r) and v > 0)
     if not accel:
@@ -217,11 +242,12 @@ def shape_of(requests: ResourceList, node_selector: Mapping[str, str],
         memory_bytes=requests.get("memory", 0),
         node_selector=tuple(sorted(node_selector.items())),
         tolerations=tols,
+        node_affinity=affinity,
     )
 
 
 def pod_shape(pod: PodInfo) -> PodShape | None:
-    return shape_of(pod.requests, pod.node_selector, pod.tolerations)
+    return shape_of(pod.requests, pod.node_selector, pod.tolerations, pod.node_affinity)
 
 
 def parse_nrt(obj: Mapping[str, Any], source: str = "<api>") -> NodeResourceTopology:
@@ -287,7 +313,8 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         _, requests = parse_pod_spec(tspec, f"{where}.spec.podSets[{i}].template", source)
         shape = shape_of(requests,
                          _str_map(tspec.get("nodeSelector"), f"{where}.podSets[{i}]", source),
-                         tolerations(tspec.get("tolerations"), f"{where}.podSets[{i}]", source))
+                         tolerations(tspec.get("tolerations"), f"{where}.podSets[{i}]", source),
+                         node_affinity(tspec, f"{where}.podSets[{i}]", source))
         try:
             count = int(ps.get("count", 1))
         except (TypeError, ValueError) as err:

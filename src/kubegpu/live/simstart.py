@@ -55,7 +55,7 @@ def _spec(node: NodeInfo) -> NodeSpec:
 
 
 def _pod(name: str, requests: dict[str, int] | None, shape: PodShape | None) -> GpuPod:
-    models = tuple(v for k, v in (shape.node_selector if shape else ()) if k == GPU_PRODUCT_LABEL)
+    models = shape.gpu_models(GPU_PRODUCT_LABEL) if shape else ()
     cpu = shape.cpu_millis if shape else (requests or {}).get("cpu", 0)
     mem = shape.memory_bytes if shape else (requests or {}).get("memory", 0)
     gpus = shape.gpus if shape else 0
