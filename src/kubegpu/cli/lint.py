@@ -24,7 +24,6 @@ from kubegpu.rules import (
 )
 from kubegpu.rules.admission import read_kubelet_config
 from kubegpu.rules.docs import rule_doc
-from kubegpu.topology.presets import load_node
 
 
 class OutputFormat(StrEnum):
@@ -61,6 +60,8 @@ def lint(
             raise typer.BadParameter("--kubelet-config describes the kubelet of the --node nodes; give --node too")
         context: dict[str, object] = {"smt": smt}
         if node is not None:
+            from kubegpu.topology.presets import load_node
+
             context["node"] = load_node(node)
         if kubelet_config is not None:
             context["kubelet_config"] = read_kubelet_config(str(kubelet_config))

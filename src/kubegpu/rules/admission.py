@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.kubelet import KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.manifests import PodTemplate, load_text
 from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
 from kubegpu.rules.kubelet_config import is_kubelet_config
+
+if TYPE_CHECKING:  # the kubelet model is imported only when a --node run needs it (lint start-up stays fast)
+    from kubegpu.kubelet import NodeState
 
 _SECTION = "13.1"
 
@@ -36,6 +38,8 @@ def read_kubelet_config(path: str) -> dict[str, Any]:
 
 def _node_state(ctx: RuleContext) -> NodeState | KubegpuError:
     """A fresh node with the given (or the default) kubelet configuration, or why there is none."""
+    from kubegpu.kubelet import KubeletConfig, NodeState
+
     node = ctx.node
     try:
         if isinstance(ctx.kubelet_config, Mapping):
@@ -62,6 +66,8 @@ def _check_unadmittable(template: PodTemplate, ctx: RuleContext) -> Iterator[Raw
     node = ctx.node
     if node is None:
         return
+    from kubegpu.kubelet import KubeletStartupError, PodRequest
+
     state = _node_state(ctx)
     configured = "its kubelet configuration" if isinstance(ctx.kubelet_config, Mapping) else "kubelet defaults"
     if isinstance(state, KubeletStartupError):
