@@ -85,7 +85,6 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
                 "spec": {
                     "serviceAccountName": options.name,
                     "automountServiceAccountToken": False,
-                    "priorityClassName": "system-cluster-critical",
                     "securityContext": {"runAsNonRoot": True, "runAsUser": 65532,
                                         "seccompProfile": {"type": "RuntimeDefault"}},
                     "affinity": {"podAntiAffinity": {
