@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.paths import SHARED_DIR
 
 from kubegpu.manifests import load_text, pod_templates, uses_accelerators
 from kubegpu.rules import LintConfig, all_rules, lint_text
+from tests.paths import SHARED_DIR
 
 CORPUS = SHARED_DIR / "corpus" / "real"
 WORKLOAD_KINDS = {
