@@ -139,6 +139,13 @@ def test_malformed_reviews_raise_one_error(body: bytes, message: str) -> None:
         review(body, "mutate", CONFIG)
 
 
+def test_lone_surrogate_is_malformed() -> None:
+    body = (REVIEWS / "gpu-request-no-limit.json").read_text().replace(
+        '"trainer"', '"tr\\ud800ainer"', 1)
+    with pytest.raises(MalformedReview, match="not valid Unicode"):
+        review(body.encode(), "mutate", CONFIG)
+
+
 def test_garbage_inside_the_pod_is_not_a_crash() -> None:
     data = load("gpu-request-no-limit.json")
     data["request"]["object"]["spec"]["containers"][0]["resources"] = {

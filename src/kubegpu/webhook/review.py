@@ -211,6 +211,10 @@ def review(body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookCon
     if config.excluded(namespace):
         return Decision(_response(uid), skipped="namespace excluded")
     text = json.dumps(pod, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:  # a lone \uD800-style escape: no API server sends one
+        raise MalformedReview(f"request.object is not valid Unicode: {err.reason}") from err
     if not may_use_accelerators(text, config):
         return Decision(_response(uid), skipped="no accelerators")
     findings, is_gpu = _lint(pod, config, text)
