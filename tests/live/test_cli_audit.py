@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -38,10 +39,20 @@ def test_audit_namespace_filter_and_markdown() -> None:
     assert "infer/embed-0" in result.output
 
 
-def test_audit_text_and_errors(tmp_path: object) -> None:
+def test_audit_text_and_errors() -> None:
     runner = CliRunner()
     text = runner.invoke(app, ["audit", "--snapshot", str(CLUSTER)])
     assert text.exit_code == 0 and "stranded GPUs: 8" in text.output
     assert "[warning]" in text.output  # severities are printed, not eaten as markup
     both = runner.invoke(app, ["audit", "--cluster", "--snapshot", str(CLUSTER)])
     assert both.exit_code == 2 and "exactly one of --cluster or --snapshot" in both.output
+
+
+def test_lone_surrogate_in_a_dump_is_one_line_error(tmp_path: Path) -> None:
+    text = (CLUSTER / "pods.json").read_text().replace('"llm-0"', '"llm-\\ud800"', 1)
+    folder = tmp_path / "dump"
+    folder.mkdir()
+    (folder / "pods.json").write_text(text)
+    (folder / "nodes.json").write_text((CLUSTER / "nodes.json").read_text())
+    result = CliRunner().invoke(app, ["audit", "--snapshot", str(folder)])
+    assert result.exit_code == 2 and "is not valid Unicode" in result.output

@@ -10,11 +10,23 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from kubegpu.errors import InputError
 from kubegpu.live.audit import AuditReport, Issue
 from kubegpu.live.model import ClusterSnapshot
 from kubegpu.rules import Finding, LintConfig, lint_text
 
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
+
+
+def _text(obj: Mapping[str, Any], what: str, source: str) -> str:
+    """The object as JSON for the linter; a lone UTF-16 surrogate escape is an input error."""
+    text = json.dumps(obj, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise InputError(f"{what} is not valid Unicode ({err.reason})",
+                         file=source or None) from err
+    return text
 
 
 def _issues(findings: list[Finding], target: str) -> list[Issue]:
@@ -32,7 +44,7 @@ def lint_pods(snapshot: ClusterSnapshot, config: LintConfig,
         if namespace is not None and pod.namespace != namespace:
             continue
         obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", **dict(pod.raw)}
-        result = lint_text(f"pod {pod.key}", json.dumps(obj, ensure_ascii=False), config)
+        result = lint_text(f"pod {pod.key}", _text(obj, f"pod {pod.key}", snapshot.source), config)
         issues += _issues(result.findings, pod.key)
     return issues
 
@@ -43,7 +55,7 @@ def lint_kubelet_configs(configs: Mapping[str, Mapping[str, Any]],
     issues: list[Issue] = []
     for node, kubelet in sorted(configs.items()):
         doc = {"apiVersion": KUBELET_API, "kind": "KubeletConfiguration", **dict(kubelet)}
-        result = lint_text(f"configz {node}", json.dumps(doc, ensure_ascii=False), config)
+        result = lint_text(f"configz {node}", _text(doc, f"configz of {node}", ""), config)
         issues += _issues(result.findings, f"node/{node}")
     return issues
 
