@@ -180,3 +180,23 @@ def test_pods_are_listed_in_pages(serve_cluster: ServeFn, httpserver: HTTPServer
     pages = [req.args.get("continue") for req, _ in httpserver.log if req.path == "/api/v1/pods"]
     assert pages == [None, "page-2"]
     check_recorded_cluster(audit(snapshot))
+
+
+@pytest.mark.parametrize("api, command, message", [
+    ("v1beta1", "false", "kubeconfig credentials failed: Exec false returned 1"),
+    ("v1beta1", "/nonexistent/kubectl-credential", "kubeconfig credentials failed: No such file"),
+    # lightkube 1.0.1 implements the v1beta1 exec protocol only: said in one line
+    ("v1", "true", "kubeconfig credentials failed: auth exec api version .* not implemented"),
+])
+def test_failing_exec_credential_plugin(tmp_path: Path, httpserver: HTTPServer, api: str,
+                                        command: str, message: str) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        f"clusters:\n- name: k\n  cluster:\n    server: {httpserver.url_for('/').rstrip('/')}\n"
+        "users:\n- name: u\n  user:\n    exec:\n"
+        f"      apiVersion: client.authentication.k8s.io/{api}\n"
+        f"      command: '{command}'\n      interactiveMode: Never\n"
+        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n")
+    with pytest.raises(InputError, match=message):
+        read_cluster(ClusterOptions(kubeconfig=kubeconfig))

@@ -120,6 +120,11 @@ class ClusterReader:
             objects += self._nrt()
             objects += self._kueue()
             configs = self._configz([o for o, _ in objects if o.get("kind") == "Node"])
+        except ConfigError as err:  # raised at request time, e.g. by an exec credential plugin
+            raise InputError(f"kubeconfig credentials failed: {err}") from err
+        except FileNotFoundError as err:
+            raise InputError(f"kubeconfig credentials failed: {err.strerror}: "
+                             f"{err.filename}") from err
         except (httpx2.TransportError, OSError) as err:
             raise InputError(f"cannot reach the API server at {self.server}: {err}") from err
         return build_snapshot(objects, configs, self.notes, source=self.server)
