@@ -15,6 +15,7 @@ from kubegpu.manifests.document import Document, FieldPath, get_path
 _REPLICATED = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
 _KUBEFLOW_SPECS = {
     "PyTorchJob": "pytorchReplicaSpecs",
+    "JAXJob": "jaxReplicaSpecs",
     "TFJob": "tfReplicaSpecs",
     "MPIJob": "mpiReplicaSpecs",
     "XGBoostJob": "xgbReplicaSpecs",
@@ -47,7 +48,9 @@ class PodTemplate:
     """One pod template found in a document.
 
     `path` points at the pod spec (or, for KServe/Argo/TrainJob, at the object that plays its part);
-    `replicas` is the number of pods this template makes (None when it depends on the cluster).
+    `replicas` is the number of pods this template makes (None when it depends on the cluster);
+    `volumes_path` is where the pod's volumes list lives (Argo declares it workflow-wide; a TrainJob
+    has none, so it is None there).
     """
 
     document: Document
@@ -58,6 +61,14 @@ class PodTemplate:
     role: str
     replicas: int | None
     containers: tuple[ContainerRef, ...]
+    volumes_path: FieldPath | None = None
+
+    @property
+    def volumes_field(self) -> FieldPath | None:
+        """The path of the volumes list: `volumes_path`, or `<path>.volumes` for real pod specs."""
+        if self.volumes_path is not None:
+            return self.volumes_path
+        return None if self.role == "trainer" and self.kind == "TrainJob" else (*self.path, "volumes")
 
     @property
     def kind(self) -> str:
@@ -320,7 +331,7 @@ def _argo(doc: Document) -> Iterator[PodTemplate]:
         pseudo = dict(template)
         pseudo.setdefault("volumes", wf.get("volumes") or [])
         yield PodTemplate(doc, path, pseudo, (*path, "metadata"), _mapping(template.get("metadata")),
-                          str(template.get("name") or f"template-{i}"), 1, tuple(refs))
+                          str(template.get("name") or f"template-{i}"), 1, tuple(refs), (*base, "volumes"))
 
 
 def _appwrapper(doc: Document) -> Iterator[PodTemplate]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubegpu.manifests import PodTemplate
+from kubegpu.manifests import PodTemplate, get_path
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
@@ -69,33 +69,54 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     if not missing:
         return
     names = ", ".join(f"'{c.name}'" for c in missing)
-    limit = _pod_memory_limit(template)
-    fix = None
-    if limit is not None and not any(_shm_mount(c.data) for c in missing):
-        size = f"{shm_size_for(limit) // GI}Gi"
-        volume_name = "dshm" if "dshm" not in {str(v.get("name")) for v in template.volumes} else "kubegpu-dshm"
-        volume = {"name": volume_name, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
-        edits: list[Edit] = []
-        if isinstance(template.spec.get("volumes"), list):
-            edits.append(Edit("add", (*template.path, "volumes", "-"), volume))
-        else:
-            edits.append(Edit("add", (*template.path, "volumes"), [volume]))
-        for container in missing:
-            mount = {"name": volume_name, "mountPath": SHM_PATH}
-            if isinstance(container.data.get("volumeMounts"), list):
-                edits.append(Edit("add", (*container.path, "volumeMounts", "-"), mount))
-            else:
-                edits.append(Edit("add", (*container.path, "volumeMounts"), [mount]))
-        fix = Fix(f"mount a {size} memory-backed emptyDir at /dev/shm (half the pod's memory limit)",
-                  Safety.SAFE, tuple(edits))
+    fix = _dshm_fix(template, missing, memory_volumes)
     yield RawFinding(
         missing[0].path,
         f"GPU container(s) {names} have no memory-backed emptyDir at /dev/shm: the runtime default is 64 MiB, "
         "and PyTorch DataLoader workers and NCCL fail with 'Bus error' or 'No space left on device'"
-        + ("" if fix else "; set memory limits so a size can be derived, then mount an emptyDir "
-           "{medium: Memory, sizeLimit: ...} at /dev/shm"),
+        + ("" if fix or template.volumes_field is None else "; set memory limits so a size can be derived, "
+           "then mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm"),
         fix,
     )
+
+
+def _dshm_fix(
+    template: PodTemplate, missing: list[Any], memory_volumes: Mapping[str, Mapping[str, Any]]
+) -> Fix | None:
+    """Mount an existing unmounted memory-backed volume, or add one sized from the memory limit.
+
+    Never derives what it cannot: no fix when a container already mounts something else at /dev/shm,
+    when the pod has no volumes list of its own (TrainJob), or when no memory limit sizes a new volume.
+    """
+    volumes_field = template.volumes_field
+    if volumes_field is None or any(_shm_mount(c.data) for c in missing):
+        return None
+    mounted = {str(m.get("name")) for c in template.containers
+               for m in (c.data.get("volumeMounts") or []) if isinstance(m, Mapping)}
+    unused = [name for name in memory_volumes if name not in mounted]
+    edits: list[Edit] = []
+    if unused:
+        volume_name = unused[0]
+        description = f"mount the existing memory-backed volume '{volume_name}' at /dev/shm"
+    else:
+        limit = _pod_memory_limit(template)
+        if limit is None:
+            return None
+        size = f"{shm_size_for(limit) // GI}Gi"
+        volume_name = "dshm" if "dshm" not in {str(v.get("name")) for v in template.volumes} else "kubegpu-dshm"
+        volume = {"name": volume_name, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
+        if isinstance(get_path(template.document.data, volumes_field), list):
+            edits.append(Edit("add", (*volumes_field, "-"), volume))
+        else:
+            edits.append(Edit("add", volumes_field, [volume]))
+        description = f"mount a {size} memory-backed emptyDir at /dev/shm (half the pod's memory limit)"
+    for container in missing:
+        mount = {"name": volume_name, "mountPath": SHM_PATH}
+        if isinstance(container.data.get("volumeMounts"), list):
+            edits.append(Edit("add", (*container.path, "volumeMounts", "-"), mount))
+        else:
+            edits.append(Edit("add", (*container.path, "volumeMounts"), [mount]))
+    return Fix(description, Safety.SAFE, tuple(edits))
 
 
 def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
@@ -110,8 +131,14 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         if name not in memory_volumes or name in seen:
             continue
         seen.add(name)
-        index = next(i for i, v in enumerate(template.volumes) if str(v.get("name")) == name)
-        volume_path = (*template.path, "volumes", index, "emptyDir")
+        volumes_field = template.volumes_field
+        if volumes_field is None:
+            continue
+        raw_volumes = get_path(template.document.data, volumes_field)
+        if not isinstance(raw_volumes, list):
+            continue
+        index = next(i for i, v in enumerate(raw_volumes) if isinstance(v, Mapping) and str(v.get("name")) == name)
+        volume_path = (*volumes_field, index, "emptyDir")
         size_raw = memory_volumes[name].get("sizeLimit")
         if size_raw is None:
             fix = None
@@ -137,10 +164,12 @@ def _check_host_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
     if template.spec.get("hostIPC") is True:
         yield RawFinding((*template.path, "hostIPC"), "hostIPC: true shares the node's /dev/shm and IPC namespace "
                          "with every such pod: no isolation, no size limit per pod; use a memory-backed emptyDir")
-    for i, volume in enumerate(template.volumes):
-        host = volume.get("hostPath")
+    volumes_field = template.volumes_field or (*template.path, "volumes")
+    raw_volumes = get_path(template.document.data, volumes_field)
+    for i, volume in enumerate(raw_volumes if isinstance(raw_volumes, list) else []):
+        host = volume.get("hostPath") if isinstance(volume, Mapping) else None
         if isinstance(host, Mapping) and str(host.get("path", "")).rstrip("/") == SHM_PATH:
-            yield RawFinding((*template.path, "volumes", i, "hostPath"),
+            yield RawFinding((*volumes_field, i, "hostPath"),
                              f"volume '{volume.get('name')}' mounts the node's /dev/shm: pods share and can fill "
                              "the host's shared memory; use an emptyDir with medium: Memory and a sizeLimit")
 
