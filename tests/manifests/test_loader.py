@@ -107,3 +107,14 @@ def test_any_text_loads_without_exception(text: str) -> None:
                                  "key: [1, 2\n", "\n", "- x\n"]), max_size=12))
 def test_stream_fragments_never_crash(parts: list[str]) -> None:
     load_text("frag.yaml", "".join(parts))
+
+
+def test_lone_surrogates_are_a_parse_error_not_a_crash() -> None:
+    result = load_text("x.json", '{"\ud800\udc00": null}')
+    assert [p.code for p in result.problems] == ["parse-error"]
+
+
+def test_strict_json_fallback_documents_have_line_one_positions() -> None:
+    text = '{\n\t"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "j"}}'
+    doc = load_text("t.json", text).documents[0]
+    assert doc.location(("metadata", "name")).line == 1

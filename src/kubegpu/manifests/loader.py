@@ -138,7 +138,12 @@ def _load_chunk(
     index: int,
 ) -> tuple[int, str] | None:
     """Load documents from `text` into `result`; return (line, message) of a parse error, if any."""
-    loader = _MarkedLoader(text)
+    try:
+        loader = _MarkedLoader(text)
+    except UnicodeEncodeError as err:  # lone surrogates, e.g. from a JSON "\ud800" escape
+        result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1,
+                                            f"not valid text: {err.reason} at character {err.start}"))
+        return None
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -179,7 +184,7 @@ def _load_chunk(
 
 
 def _add_document(
-    name: str, data: Any, node: yaml.Node, line: int, offset_line: int, is_json: bool,
+    name: str, data: Any, node: yaml.Node | None, line: int, offset_line: int, is_json: bool,
     result: LoadResult, index: int,
 ) -> None:
     """Add a parsed document, expanding `kind: List` (and JSON arrays) into their items."""
@@ -201,7 +206,7 @@ def _add_document(
 
 
 def _add_object(
-    name: str, data: Any, node: yaml.Node, prefix: tuple[str | int, ...], line: int, offset_line: int,
+    name: str, data: Any, node: yaml.Node | None, prefix: tuple[str | int, ...], line: int, offset_line: int,
     is_json: bool, result: LoadResult, index: int,
 ) -> None:
     doc = Document(source=name, index=index, data=data, node=node, prefix=prefix, start_line=line,
@@ -240,7 +245,7 @@ def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tu
     for key in duplicates:
         result.problems.append(InputProblem("duplicate-key", name, 1, 1,
                                             f"duplicate key {key!r}: the API server rejects it", fatal=False))
-    _add_document(name, data, yaml.MappingNode("tag:yaml.org,2002:map", []), 1, 0, True, result, 0)
+    _add_document(name, data, None, 1, 0, True, result, 0)
 
 
 def iter_objects(result: LoadResult) -> Iterator[Document]:
