@@ -177,7 +177,7 @@ def _load_chunk(
     except (yaml.YAMLError, RecursionError, ValueError, TypeError) as err:
         result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1,
                                             f"not valid YAML: {type(err).__name__}: {err}"))
-        return None
+        return (1 + offset_line, str(err)) if is_json else None
     finally:
         loader.dispose()
     return None
