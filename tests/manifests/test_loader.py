@@ -113,10 +113,3 @@ def test_lone_surrogates_are_a_parse_error_not_a_crash() -> None:
     result = load_text("x.json", '{"\ud800\udc00": null}')
     assert [p.code for p in result.problems] == ["parse-error"]
 
-
-def test_strict_json_fallback_documents_have_line_one_positions() -> None:
-    # YAML refuses the NUL escape; strict JSON accepts it, without node positions.
-    text = '{"apiVersion": "v1", "kind": "ConfigMap",\n "metadata": {"name": "j"}, "data": {"a": "x\\u0000"}}'
-    result = load_text("t.json", text)
-    assert not result.problems
-    assert result.documents[0].location(("metadata", "name")).line == 1
