@@ -6,7 +6,6 @@ NodeGpuShareFragAmount, GetNodePodFrag, FragAmountSumExceptQ3), vectorised over 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -33,17 +32,19 @@ class TypicalPod:
 
 def typical_pods(
     pods: Iterable[GpuPod], threshold: int = POPULARITY_THRESHOLD, step: int = INCREASE_STEP,
-    include_cpu_pods: bool = True,
+    include_cpu_pods: bool = True, gpu_weight: float = 0.0,
 ) -> tuple[TypicalPod, ...]:
     """The most popular shapes covering `threshold`% of tasks (counted by number), renormalised to 1.
 
     Order follows the artifact: descending count, then descending (cpu, milli, count, model).
+    `gpu_weight` is the artifact's gpuResWeight: a whole-GPU pod counts 1 + gpu_count × weight.
     """
-    counts: Counter[tuple[int, int, int, str]] = Counter()
+    counts: dict[tuple[int, int, int, str], float] = {}
     for pod in pods:
         if not include_cpu_pods and pod.gpu_count == 0:
             continue
-        counts[pod.shape] += 1
+        weight = 1.0 + pod.gpu_count * gpu_weight if gpu_weight > 0 and pod.gpu_milli == MILLI else 1.0
+        counts[pod.shape] = counts.get(pod.shape, 0.0) + weight
     total = sum(counts.values())
     if total == 0:
         return ()

@@ -1,7 +1,10 @@
-"""Our policy: FGD's fragmentation score, with ties broken by the tightest fit instead of node order.
+"""Our policy: FGD's fragmentation score, with its many ties ranked by the tightest fit.
 
-FGD maps ΔF through int(sigmoid(ΔF/1000)×100), so many placements tie (every CPU-only pod that
-strands nothing scores 50 everywhere). We keep that score and rank ties by best fit on (cpu, GPU).
+FGD maps ΔF through int(sigmoid(ΔF/1000)×100), so placements within ~40 milli-GPU of fragment
+change tie, and the artifact breaks ties by node name (a fixed, arbitrary order). We rank the
+tied nodes instead: a GPU-sharing pod goes where its GPU is left the least (GPU-level best fit), a
+whole-GPU pod where the node's (cpu, GPU) leftover is smallest, a CPU-only pod where the least
+idle GPU can be stranded. Remaining ties fall back to the framework's tie-break.
 """
 
 from __future__ import annotations
@@ -9,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from kubegpu.scheduler.gpu.policies import MAX_SPEC_CPU, MAX_SPEC_GPU, FGDScore
-from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, IntArray
+from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod, IntArray
 
-SECONDARY_SCALE = 1000  # best-fit resolution inside one FGD score step
+SECONDARY_SCALE = 1_000_000  # room for the tie-break key below one FGD score step
 
 
 class FragBestFitScore(FGDScore):
-    """Lexicographic (FGD score, best fit): fragmentation first, then the node left tightest."""
+    """Lexicographic (FGD score, tightest fit)."""
 
     name = "ours"
 
@@ -23,12 +26,15 @@ class FragBestFitScore(FGDScore):
               rng: np.random.Generator) -> IntArray:
         primary = super().score(cluster, pod, nodes, rng)
         gpu_left = cluster.gpu_left_total[nodes]
-        if pod.is_gpu:
-            leftover = (cluster.cpu_left[nodes] - pod.cpu_milli) / MAX_SPEC_CPU
-            leftover = leftover + (gpu_left - pod.total_gpu_milli) / MAX_SPEC_GPU
-            value = 1.0 - leftover / 2
-        else:  # a CPU-only pod strands least where little GPU is left to strand
-            value = 1.0 - gpu_left / MAX_SPEC_GPU
-        secondary = np.clip(np.trunc(value * SECONDARY_SCALE), 0, SECONDARY_SCALE - 1)
-        out: IntArray = primary * SECONDARY_SCALE + secondary.astype(np.int64)
+        if pod.is_share:
+            left = cluster.gpu_left[nodes]
+            leftover = np.where(left >= pod.gpu_milli, left - pod.gpu_milli, MILLI).min(axis=1)
+            secondary = MILLI - np.minimum(leftover, MILLI)
+        elif pod.is_gpu:
+            rest = (cluster.cpu_left[nodes] - pod.cpu_milli) / MAX_SPEC_CPU
+            rest = rest + (gpu_left - pod.total_gpu_milli) / MAX_SPEC_GPU
+            secondary = np.clip(np.trunc((1.0 - rest / 2) * MILLI), 0, MILLI - 1).astype(np.int64)
+        else:
+            secondary = np.clip(np.trunc((1.0 - gpu_left / MAX_SPEC_GPU) * MILLI), 0, MILLI - 1).astype(np.int64)
+        out: IntArray = (primary - primary.min()) * SECONDARY_SCALE + secondary
         return out
