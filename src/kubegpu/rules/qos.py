@@ -18,35 +18,72 @@ from kubegpu.units.quantity import format_quantity
 _SECTION = "13.1"
 
 
+_QOS_RESOURCES = ("cpu", "memory")
+
+
+def qos_class(template: PodTemplate) -> str:
+    """The pod's QoS class as the API server computes it: "Guaranteed", "Burstable" or "BestEffort".
+
+    Only cpu and memory count (not hugepages, not GPUs); every init container, sidecars included, and every
+    app container counts, ephemeral containers do not; zero values count as unset; a request left out is
+    defaulted to its limit. Invalid quantities count as unset (invalid-quantity reports them).
+    """
+    requests: dict[str, Decimal] = {}
+    limits: dict[str, Decimal] = {}
+    guaranteed = True
+    for _container, res in all_container_resources(template):
+        found: set[str] = set()
+        for name in _QOS_RESOURCES:
+            limit = res.limits.get(name)
+            request = res.requests.get(name) or limit
+            if request is not None and request.quantity is not None and request.quantity.value > 0:
+                requests[name] = requests.get(name, Decimal(0)) + request.quantity.value
+            if limit is not None and limit.quantity is not None and limit.quantity.value > 0:
+                limits[name] = limits.get(name, Decimal(0)) + limit.quantity.value
+                found.add(name)
+        if len(found) < len(_QOS_RESOURCES):
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and len(requests) == len(limits) and all(limits.get(k) == v for k, v in requests.items()):
+        return "Guaranteed"
+    return "Burstable"
+
+
 def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     """Every container, init and sidecar included, needs cpu and memory limits equal to requests."""
     for container, res in all_container_resources(template):
         problems: list[str] = []
         edits: list[Edit] = []
-        safety = Safety.SAFE
-        for name in ("cpu", "memory"):
+        can_fix = True
+        for name in _QOS_RESOURCES:
             limit = res.limits.get(name)
             request = res.requests.get(name)
+            if (limit is not None and limit.quantity is None) or (request is not None and request.quantity is None):
+                continue  # invalid-quantity reports it
             if limit is None:
-                if request is not None and request.quantity is not None:
+                if request is not None and request.quantity is not None and request.quantity.value > 0:
                     problems.append(f"{name} limit missing")
                     edits.append(Edit("add", (*res.resources_path, "limits", name), request.raw))
-                    safety = Safety.UNSAFE  # adding a limit caps the container
                 else:
                     problems.append(f"no {name} request or limit")
+                    can_fix = False
                 continue
-            if limit.quantity is None or (request is not None and request.quantity is None):
-                continue  # invalid-quantity reports it
+            assert limit.quantity is not None
+            if limit.quantity.value <= 0:
+                problems.append(f"{name} limit is {limit.raw} (a zero limit is no limit)")
+                can_fix = False
+                continue
             if request is None:
                 continue  # the API server defaults the request to the limit: Guaranteed already
-            if request.quantity != limit.quantity:
+            assert request.quantity is not None
+            if request.quantity.value != limit.quantity.value:
                 problems.append(f"{name} request {request.raw} != limit {limit.raw}")
                 edits.append(Edit("replace", request.path, limit.raw))
-                safety = Safety.UNSAFE  # raising a request changes scheduling
         if not problems:
             continue
-        can_fix = all("no " not in p for p in problems)
-        fix = Fix("make requests equal limits (Guaranteed QoS)", safety, tuple(edits)) if can_fix and edits else None
+        # Adding a limit caps the container; raising a request changes scheduling: both are unsafe.
+        fix = Fix("make requests equal limits (Guaranteed QoS)", Safety.UNSAFE, tuple(edits)) if can_fix else None
         what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
         yield RawFinding(
             res.resources_path if "resources" in container.data else container.path,
@@ -108,12 +145,18 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         if value != value.to_integral_value() or int(value) % smt == 0:
             continue
         rounded = (int(value) + smt - 1) // smt * smt
+        # Only Guaranteed pods get exclusive CPUs, so only they are rejected; a Burstable pod will be once
+        # gpu-pod-not-guaranteed is fixed, so it is still reported, as a warning.
+        guaranteed = qos_class(template) == "Guaranteed"
+        when = "the kubelet rejects the pod" if guaranteed else \
+            "once the pod is Guaranteed (gpu-pod-not-guaranteed), the kubelet rejects it"
         yield RawFinding(
             res.resources_path,
             f"container '{container.name}' asks for {int(value)} CPUs, not a multiple of the node's {smt} threads "
-            f"per core: with full-pcpus-only the kubelet rejects the pod (SMTAlignmentError); use {rounded}",
+            f"per core: with full-pcpus-only {when} (SMTAlignmentError); use {rounded}",
             Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE,
                 _cpu_edits(res, Decimal(rounded))),
+            None if guaranteed else Severity.WARNING,
         )
 
 
@@ -133,7 +176,8 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
                     Fix(f"set the {name} limit to the request", Safety.SAFE,
                         (Edit("add", (*res.resources_path, "limits", name), request.raw),)),
                 )
-            elif request.quantity is not None and limit.quantity is not None and request.quantity != limit.quantity:
+            elif (request.quantity is not None and limit.quantity is not None
+                  and request.quantity.value != limit.quantity.value):
                 yield RawFinding(
                     request.path,
                     f"container '{container.name}': {name} request {request.raw} != limit {limit.raw}; the API "
