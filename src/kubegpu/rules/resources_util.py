@@ -15,13 +15,16 @@ def gpu_containers(template: PodTemplate, ctx: RuleContext) -> Iterator[tuple[Co
     Those that request an accelerator resource; failing that, those holding a DRA claim; failing that
     (GPU given by a sharing annotation such as KAI's gpu-fraction), every app container.
     """
-    app = [c for c in template.containers if c.kind == "container"]
-    by_resource = [c for c in app if accelerator_requests(container_resources(c), ctx.accelerator_resources)]
-    if not by_resource:
-        by_resource = [c for c in app if _claims(c)]
-    if not by_resource:
-        by_resource = app
-    for container in by_resource:
+    key = ("gpu_containers", ctx.accelerator_resources)
+    cache: dict[object, list[ContainerRef]] = template.__dict__.setdefault("_cache", {})
+    chosen = cache.get(key)
+    if chosen is None:
+        app = [c for c in template.containers if c.kind == "container"]
+        chosen = [c for c in app if accelerator_requests(container_resources(c), ctx.accelerator_resources)]
+        if not chosen:
+            chosen = [c for c in app if _claims(c)] or app
+        cache[key] = chosen
+    for container in chosen:
         yield container, container_resources(container)
 
 
