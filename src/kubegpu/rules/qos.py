@@ -216,7 +216,8 @@ GPU_CPU_NOT_SMT_MULTIPLE = Rule(
     options={"smt": "threads per core to assume when no --smt or --node is given (e.g. 2)"},
     rationale="With cpuManagerPolicyOptions full-pcpus-only the kubelet admits only CPU counts that fill whole "
     "physical cores and rejects the rest with SMTAlignmentError. Runs only when the SMT level is known: "
-    "`--smt N`, `--node PRESET`, or the `smt` option.",
+    "`--smt N`, `--node PRESET`, or the `smt` option. Only Guaranteed pods get exclusive CPUs, so a pod that "
+    "is not Guaranteed yet is reported as a warning: fixing gpu-pod-not-guaranteed gets it rejected.",
     bad_example="cpu: \"7\"   # on a 2-threads-per-core node", good_example="cpu: \"8\"",
 )
 GPU_REQUEST_LIMIT_MISMATCH = Rule(

@@ -6,25 +6,50 @@ Container runtimes give 64 MiB by default (containerd CRI defaultShmSize); tmpfs
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from typing import Any
 
-from kubegpu.manifests import PodTemplate, get_path
+from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, get_path
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
+from kubegpu.units.quantity import format_quantity
 
 _SECTION = "13.2"
 SHM_PATH = "/dev/shm"
 GI = 2**30
 
 
-def _memory_volumes(template: PodTemplate) -> dict[str, Mapping[str, Any]]:
-    """Volumes that are memory-backed emptyDirs, by name."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for volume in template.volumes:
+MI = 2**20
+
+
+def _pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[str, Any]]]:
+    """Every volume of the pod with its path: the pod spec's own list and, for Argo, the workflow-wide one too.
+
+    A TrainJob has no volumes list of its own (its runtime's pod template has), so it has none here.
+    """
+    if template.volumes_field is None:
+        return []
+    out: list[tuple[FieldPath, Mapping[str, Any]]] = []
+    for field in dict.fromkeys((template.volumes_field, (*template.path, "volumes"))):
+        raw = get_path(template.document.data, field)
+        for i, volume in enumerate(raw if isinstance(raw, list) else []):
+            if isinstance(volume, Mapping):
+                out.append(((*field, i), volume))
+    return out
+
+
+def _volume(template: PodTemplate, name: str) -> tuple[FieldPath, Mapping[str, Any]] | None:
+    return next(((path, v) for path, v in _pod_volumes(template) if str(v.get("name")) == name), None)
+
+
+def _memory_volumes(template: PodTemplate) -> dict[str, tuple[FieldPath, Mapping[str, Any]]]:
+    """Volumes that are memory-backed emptyDirs, by name: the emptyDir's path and its fields."""
+    out: dict[str, tuple[FieldPath, Mapping[str, Any]]] = {}
+    for path, volume in _pod_volumes(template):
         empty_dir = volume.get("emptyDir")
         if isinstance(empty_dir, Mapping) and empty_dir.get("medium") == "Memory":
-            out[str(volume.get("name"))] = empty_dir
+            out.setdefault(str(volume.get("name")), ((*path, "emptyDir"), empty_dir))
     return out
 
 
@@ -38,8 +63,18 @@ def _shm_mount(container: Mapping[str, Any]) -> tuple[int, Mapping[str, Any]] | 
     return None
 
 
+def _shm_volume_name(container: ContainerRef) -> str | None:
+    found = _shm_mount(container.data)
+    return None if found is None else str(found[1].get("name"))
+
+
+def _label(container: ContainerRef) -> str:
+    """The container's name, or the field that holds it (a KServe model, an Argo step, a TrainJob trainer)."""
+    return container.name or format_path(container.path)
+
+
 def _pod_memory_limit(template: PodTemplate) -> int | None:
-    """Sum of the app containers' memory limits in bytes, or None when any is missing or invalid."""
+    """Sum of the app containers' and sidecars' memory limits in bytes, or None when any is missing or invalid."""
     total = 0
     for container in template.containers:
         if container.kind == "init":
@@ -55,68 +90,102 @@ def _pod_memory_limit(template: PodTemplate) -> int | None:
 
 
 def shm_size_for(memory_limit: int) -> int:
-    """Half the pod's memory limit, rounded down to whole GiB (at least 1 GiB): shm shares that budget."""
-    return max(GI, memory_limit // 2 // GI * GI)
+    """Half the pod's memory limit, rounded down to whole GiB (to whole MiB below 2 GiB): shm shares that budget."""
+    half = memory_limit // 2
+    return half // GI * GI if half >= GI else max(MI, half // MI * MI)
+
+
+def shm_size_text(memory_limit: int) -> str:
+    """`shm_size_for` written as a quantity: `64Gi`, or `768Mi` for small pods."""
+    size = shm_size_for(memory_limit)
+    return f"{size // GI}Gi" if size % GI == 0 else f"{size // MI}Mi"
 
 
 def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     memory_volumes = _memory_volumes(template)
-    missing = []
-    for container, _res in gpu_containers(template, ctx):
-        found = _shm_mount(container.data)
-        if found is None or str(found[1].get("name")) not in memory_volumes:
-            missing.append(container)
+    missing = [c for c, _res in gpu_containers(template, ctx) if _shm_volume_name(c) not in memory_volumes]
     if not missing:
         return
-    names = ", ".join(f"'{c.name}'" for c in missing)
+    names = ", ".join(f"'{_label(c)}'" for c in missing)
+    wrong = sorted({name for c in missing if (name := _shm_volume_name(c)) is not None})
+    detail = "".join(f" ('{name}' mounted at /dev/shm is not memory-backed)" for name in wrong)
     fix = _dshm_fix(template, missing, memory_volumes)
+    hint = ""
+    if fix is None:
+        if template.volumes_field is None:
+            hint = ("; this object has no volumes of its own: mount a memory-backed emptyDir at /dev/shm in the "
+                    "pod template of the runtime it refers to")
+        elif _pod_memory_limit(template) is None:
+            hint = ("; set memory limits so a size can be derived, then mount an emptyDir "
+                    "{medium: Memory, sizeLimit: ...} at /dev/shm")
+        else:
+            hint = "; mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm instead"
     yield RawFinding(
         missing[0].path,
-        f"GPU container(s) {names} have no memory-backed emptyDir at /dev/shm: the runtime default is 64 MiB, "
-        "and PyTorch DataLoader workers and NCCL fail with 'Bus error' or 'No space left on device'"
-        + ("" if fix or template.volumes_field is None else "; set memory limits so a size can be derived, "
-           "then mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm"),
+        f"GPU container(s) {names} have no memory-backed emptyDir at /dev/shm{detail}: the runtime default is "
+        f"64 MiB, and PyTorch DataLoader workers and NCCL fail with 'Bus error' or 'No space left on device'{hint}",
         fix,
     )
 
 
 def _dshm_fix(
-    template: PodTemplate, missing: list[Any], memory_volumes: Mapping[str, Mapping[str, Any]]
+    template: PodTemplate, missing: list[ContainerRef],
+    memory_volumes: Mapping[str, tuple[FieldPath, Mapping[str, Any]]],
 ) -> Fix | None:
-    """Mount an existing unmounted memory-backed volume, or add one sized from the memory limit.
+    """Make /dev/shm memory-backed: turn a mounted disk emptyDir into one, share the volume another container
+    mounts there, mount an unused memory-backed volume, or add one sized from the memory limit.
 
-    Never derives what it cannot: no fix when a container already mounts something else at /dev/shm,
-    when the pod has no volumes list of its own (TrainJob), or when no memory limit sizes a new volume.
+    Never derives what it cannot: no fix when something other than an emptyDir is mounted at /dev/shm, when
+    the pod has no volumes list of its own (TrainJob), or when no memory limit sizes the volume.
     """
     volumes_field = template.volumes_field
-    if volumes_field is None or any(_shm_mount(c.data) for c in missing):
+    if volumes_field is None:
         return None
-    mounted = {str(m.get("name")) for c in template.containers
-               for m in (c.data.get("volumeMounts") or []) if isinstance(m, Mapping)}
-    unused = [name for name in memory_volumes if name not in mounted]
+    limit = _pod_memory_limit(template)
     edits: list[Edit] = []
-    if unused:
-        volume_name = unused[0]
-        description = f"mount the existing memory-backed volume '{volume_name}' at /dev/shm"
-    else:
-        limit = _pod_memory_limit(template)
-        if limit is None:
-            return None
-        size = f"{shm_size_for(limit) // GI}Gi"
-        volume_name = "dshm" if "dshm" not in {str(v.get("name")) for v in template.volumes} else "kubegpu-dshm"
-        volume = {"name": volume_name, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
-        if isinstance(get_path(template.document.data, volumes_field), list):
-            edits.append(Edit("add", (*volumes_field, "-"), volume))
+    steps: list[str] = []
+    shared: str | None = None
+    for name in dict.fromkeys(n for c in missing if (n := _shm_volume_name(c)) is not None):
+        found = _volume(template, name)
+        empty_dir = found[1].get("emptyDir") if found is not None else None
+        if found is None or not isinstance(empty_dir, Mapping):
+            return None  # a hostPath, a PVC or an undeclared volume: not ours to rewrite
+        path = (*found[0], "emptyDir")
+        edits.append(Edit("replace" if "medium" in empty_dir else "add", (*path, "medium"), "Memory"))
+        if "sizeLimit" not in empty_dir:
+            if limit is None:
+                return None
+            edits.append(Edit("add", (*path, "sizeLimit"), shm_size_text(limit)))
+        steps.append(f"make the emptyDir '{name}' memory-backed")
+        shared = shared or name
+    unmounted = [c for c in missing if _shm_mount(c.data) is None]
+    if unmounted:
+        at_shm = [n for c in template.containers if (n := _shm_volume_name(c)) in memory_volumes]
+        mounted = {str(m.get("name")) for c in template.containers
+                   for m in (c.data.get("volumeMounts") or []) if isinstance(m, Mapping)}
+        unused = [name for name in memory_volumes if name not in mounted]
+        volume_name = shared or next(iter(at_shm), None) or next(iter(unused), None)
+        if volume_name is not None:
+            steps.append(f"mount the memory-backed volume '{volume_name}' at /dev/shm")
         else:
-            edits.append(Edit("add", volumes_field, [volume]))
-        description = f"mount a {size} memory-backed emptyDir at /dev/shm (half the pod's memory limit)"
-    for container in missing:
-        mount = {"name": volume_name, "mountPath": SHM_PATH}
-        if isinstance(container.data.get("volumeMounts"), list):
-            edits.append(Edit("add", (*container.path, "volumeMounts", "-"), mount))
-        else:
-            edits.append(Edit("add", (*container.path, "volumeMounts"), [mount]))
-    return Fix(description, Safety.SAFE, tuple(edits))
+            if limit is None:
+                return None
+            size = shm_size_text(limit)
+            taken = {str(v.get("name")) for _p, v in _pod_volumes(template)}
+            volume_name = "dshm" if "dshm" not in taken else "kubegpu-dshm"
+            volume = {"name": volume_name, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
+            if isinstance(get_path(template.document.data, volumes_field), list):
+                edits.append(Edit("add", (*volumes_field, "-"), volume))
+            else:
+                edits.append(Edit("add", volumes_field, [volume]))
+            steps.append(f"mount a {size} memory-backed emptyDir at /dev/shm (half the pod's memory limit)")
+        for container in unmounted:
+            mount = {"name": volume_name, "mountPath": SHM_PATH}
+            if isinstance(container.data.get("volumeMounts"), list):
+                edits.append(Edit("add", (*container.path, "volumeMounts", "-"), mount))
+            else:
+                edits.append(Edit("add", (*container.path, "volumeMounts"), [mount]))
+    return Fix("; ".join(steps), Safety.SAFE, tuple(edits))
 
 
 def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
@@ -124,26 +193,16 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     limit = _pod_memory_limit(template)
     seen: set[str] = set()
     for container, _res in gpu_containers(template, ctx):
-        found = _shm_mount(container.data)
-        if found is None:
-            continue
-        name = str(found[1].get("name"))
-        if name not in memory_volumes or name in seen:
+        name = _shm_volume_name(container)
+        if name is None or name not in memory_volumes or name in seen:
             continue
         seen.add(name)
-        volumes_field = template.volumes_field
-        if volumes_field is None:
-            continue
-        raw_volumes = get_path(template.document.data, volumes_field)
-        if not isinstance(raw_volumes, list):
-            continue
-        index = next(i for i, v in enumerate(raw_volumes) if isinstance(v, Mapping) and str(v.get("name")) == name)
-        volume_path = (*volumes_field, index, "emptyDir")
-        size_raw = memory_volumes[name].get("sizeLimit")
+        volume_path, empty_dir = memory_volumes[name]
+        size_raw = empty_dir.get("sizeLimit")
         if size_raw is None:
             fix = None
             if limit is not None:
-                size = f"{shm_size_for(limit) // GI}Gi"
+                size = shm_size_text(limit)
                 fix = Fix(f"set sizeLimit {size} (half the pod's memory limit)", Safety.SAFE,
                           (Edit("add", (*volume_path, "sizeLimit"), size),))
             yield RawFinding(volume_path, f"the /dev/shm emptyDir '{name}' has no sizeLimit: it can grow to the "
@@ -156,20 +215,23 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         if limit is not None and size_bytes > limit:
             yield RawFinding((*volume_path, "sizeLimit"),
                              f"/dev/shm sizeLimit {size_raw} is above the pod's memory limit "
-                             f"({limit // GI}Gi): shm pages are charged to that limit, so the container is "
-                             "OOM-killed before /dev/shm is full")
+                             f"({_bytes_text(limit)}): shm pages "
+                             "are charged to that limit, so the container is OOM-killed before /dev/shm is full")
+
+
+def _bytes_text(value: int) -> str:
+    suffix = "Gi" if value % GI == 0 else "Mi" if value % MI == 0 else ""
+    return format_quantity(Decimal(value), suffix)
 
 
 def _check_host_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     if template.spec.get("hostIPC") is True:
         yield RawFinding((*template.path, "hostIPC"), "hostIPC: true shares the node's /dev/shm and IPC namespace "
                          "with every such pod: no isolation, no size limit per pod; use a memory-backed emptyDir")
-    volumes_field = template.volumes_field or (*template.path, "volumes")
-    raw_volumes = get_path(template.document.data, volumes_field)
-    for i, volume in enumerate(raw_volumes if isinstance(raw_volumes, list) else []):
-        host = volume.get("hostPath") if isinstance(volume, Mapping) else None
+    for path, volume in _pod_volumes(template):
+        host = volume.get("hostPath")
         if isinstance(host, Mapping) and str(host.get("path", "")).rstrip("/") == SHM_PATH:
-            yield RawFinding((*volumes_field, i, "hostPath"),
+            yield RawFinding((*path, "hostPath"),
                              f"volume '{volume.get('name')}' mounts the node's /dev/shm: pods share and can fill "
                              "the host's shared memory; use an emptyDir with medium: Memory and a sizeLimit")
 
@@ -179,8 +241,10 @@ DSHM_MISSING = Rule(
     summary="A GPU container has no memory-backed emptyDir mounted at /dev/shm.",
     target=Target.TEMPLATE, check=_check_missing, fixable=True,
     rationale="Container runtimes give /dev/shm 64 MiB. PyTorch DataLoader workers pass batches through "
-    "shared memory and NCCL uses it for intra-node transport; both crash or slow down. The fix mounts an "
-    "emptyDir {medium: Memory} sized at half the pod's memory limit, since shm counts against it.",
+    "shared memory and NCCL uses it for intra-node transport; both crash or slow down. The fix makes a "
+    "disk-backed emptyDir already mounted there memory-backed, shares the volume another container mounts "
+    "there, mounts an unused memory-backed one, or adds an emptyDir {medium: Memory} sized at half the pod's "
+    "memory limit, since shm counts against it.",
     bad_example="containers:\n- name: train\n  resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}",
     good_example="volumes:\n- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 256Gi}\n"
     "containers:\n- name: train\n  volumeMounts:\n  - {name: dshm, mountPath: /dev/shm}",
