@@ -80,3 +80,16 @@ def test_qos_class_follows_the_api_server(resources: str, expected: str) -> None
     text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
     text += f"  - {{name: c, resources: {resources}}}\n"
     assert qos_class(next(pod_templates(load_text("p.yaml", text).documents[0]))) == expected
+
+
+@pytest.mark.parametrize(("pod_resources", "expected"), [
+    ("{limits: {cpu: '2', memory: 2Gi}}", "Guaranteed"),
+    ("{requests: {cpu: '1', memory: 2Gi}, limits: {cpu: '2', memory: 2Gi}}", "Burstable"),
+    ("{requests: {cpu: '1'}}", "Burstable"),
+    ("{limits: {cpu: '2'}}", "Burstable"),
+])
+def test_pod_level_resources_alone_decide_the_qos_class(pod_resources: str, expected: str) -> None:
+    # The container is Burstable on its own; with spec.resources set, the API server looks only at those.
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+    text += f"  resources: {pod_resources}\n  containers:\n  - {{name: c, resources: {{requests: {{cpu: 100m}}}}}}\n"
+    assert qos_class(next(pod_templates(load_text("p.yaml", text).documents[0]))) == expected

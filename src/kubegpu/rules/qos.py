@@ -5,14 +5,16 @@ Follows kubernetes v1.35 QoS (pkg/apis/core/v1/helper/qos) and the static CPU ma
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from kubegpu.manifests import PodTemplate
-from kubegpu.manifests.resources import accelerator_requests
+from kubegpu.errors import QuantityError
+from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path
+from kubegpu.manifests.resources import ResourceValue, accelerator_requests
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import all_container_resources, gpu_containers
+from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
 
 _SECTION = "13.1"
@@ -28,6 +30,9 @@ def qos_class(template: PodTemplate) -> str:
     app container counts, ephemeral containers do not; zero values count as unset; a request left out is
     defaulted to its limit. Invalid quantities count as unset (invalid-quantity reports them).
     """
+    pod_level = _pod_level(template)
+    if pod_level is not None:
+        return _resource_qos(*pod_level)
     requests: dict[str, Decimal] = {}
     limits: dict[str, Decimal] = {}
     guaranteed = True
@@ -50,47 +55,117 @@ def qos_class(template: PodTemplate) -> str:
     return "Burstable"
 
 
-def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    """Every container, init and sidecar included, needs cpu and memory limits equal to requests."""
-    for container, res in all_container_resources(template):
-        problems: list[str] = []
-        edits: list[Edit] = []
-        can_fix = True
-        for name in _QOS_RESOURCES:
-            limit = res.limits.get(name)
-            request = res.requests.get(name)
-            if (limit is not None and limit.quantity is None) or (request is not None and request.quantity is None):
-                continue  # invalid-quantity reports it
-            if limit is None:
-                if request is not None and request.quantity is not None and request.quantity.value > 0:
-                    problems.append(f"{name} limit missing")
-                    edits.append(Edit("add", (*res.resources_path, "limits", name), request.raw))
-                else:
-                    problems.append(f"no {name} request or limit")
-                    can_fix = False
-                continue
-            assert limit.quantity is not None
-            if limit.quantity.value <= 0:
-                problems.append(f"{name} limit is {limit.raw} (a zero limit is no limit)")
+_Values = Mapping[str, ResourceValue]
+
+
+def _pod_level(template: PodTemplate) -> tuple[_Values, _Values, FieldPath] | None:
+    """Pod-level `spec.resources` (requests, limits, its path), or None when the pod spec has none."""
+    resources = template.spec.get("resources")
+    if not isinstance(resources, Mapping) or template.volumes_field is None:
+        return None  # (a TrainJob's trainer has `resources` of its own container, not pod-level ones)
+    path: FieldPath = (*template.path, "resources")
+    sections: list[dict[str, ResourceValue]] = []
+    for section in ("requests", "limits"):
+        values = resources.get(section)
+        out: dict[str, ResourceValue] = {}
+        for name, raw in (values.items() if isinstance(values, Mapping) else ()):
+            try:
+                out[str(name)] = ResourceValue(str(name), raw, (*path, section, str(name)), parse_quantity(raw))
+            except QuantityError as err:
+                out[str(name)] = ResourceValue(str(name), raw, (*path, section, str(name)), None, str(err))
+        sections.append(out)
+    return sections[0], sections[1], path
+
+
+def _resource_qos(requests: _Values, limits: _Values, _path: FieldPath = ()) -> str:
+    """The QoS class of one set of requests and limits (after the request defaults to the limit)."""
+    classes = set()
+    for name in _QOS_RESOURCES:
+        limit = limits.get(name)
+        request = requests.get(name) or limit
+        lim = limit.quantity.value if limit is not None and limit.quantity is not None else Decimal(0)
+        req = request.quantity.value if request is not None and request.quantity is not None else Decimal(0)
+        if req != lim:
+            return "Burstable"
+        classes.add("BestEffort" if lim == 0 else "Guaranteed")
+    return classes.pop() if len(classes) == 1 else "Burstable"
+
+
+def _problems(requests: _Values, limits: _Values, path: FieldPath) -> tuple[list[str], Fix | None]:
+    """What keeps one set of requests and limits from Guaranteed, and the edits that fix it (if derivable)."""
+    problems: list[str] = []
+    edits: list[Edit] = []
+    can_fix = True
+    for name in _QOS_RESOURCES:
+        limit = limits.get(name)
+        request = requests.get(name)
+        if (limit is not None and limit.quantity is None) or (request is not None and request.quantity is None):
+            continue  # invalid-quantity reports it
+        if limit is None:
+            if request is not None and request.quantity is not None and request.quantity.value > 0:
+                problems.append(f"{name} limit missing")
+                edits.append(Edit("add", (*path, "limits", name), request.raw))
+            else:
+                problems.append(f"no {name} request or limit")
                 can_fix = False
-                continue
-            if request is None:
-                continue  # the API server defaults the request to the limit: Guaranteed already
-            assert request.quantity is not None
-            if request.quantity.value != limit.quantity.value:
-                problems.append(f"{name} request {request.raw} != limit {limit.raw}")
-                edits.append(Edit("replace", request.path, limit.raw))
+            continue
+        assert limit.quantity is not None
+        if limit.quantity.value <= 0:
+            problems.append(f"{name} limit is {limit.raw} (a zero limit is no limit)")
+            can_fix = False
+            continue
+        if request is None:
+            continue  # the API server defaults the request to the limit: Guaranteed already
+        assert request.quantity is not None
+        if request.quantity.value != limit.quantity.value:
+            problems.append(f"{name} request {request.raw} != limit {limit.raw}")
+            edits.append(Edit("replace", request.path, limit.raw))
+    # Adding a limit caps the container; raising a request changes scheduling: both are unsafe.
+    fix = Fix("make requests equal limits (Guaranteed QoS)", Safety.UNSAFE, tuple(edits)) if can_fix else None
+    return problems, fix
+
+
+_NOT_GUARANTEED = ("the pod is not Guaranteed, so the static CPU manager gives it no exclusive CPUs and the "
+                   "memory manager no NUMA-local memory")
+
+
+def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    """Every container, init and sidecar included, needs cpu and memory limits equal to requests.
+
+    With pod-level resources (`spec.resources`, beta and on by default since v1.34) the pod's QoS class comes
+    from them alone, and the v1.35 static CPU and memory managers skip the pod unless the alpha
+    PodLevelResourceManagers gate is on.
+    """
+    pod_level = _pod_level(template)
+    if pod_level is not None:
+        problems, fix = _problems(*pod_level)
+        if problems:
+            yield RawFinding(pod_level[2], f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}", fix)
+        else:
+            yield RawFinding(
+                pod_level[2],
+                "pod-level resources make the pod Guaranteed, but the static CPU and memory managers skip pods "
+                "with pod-level resources unless the alpha PodLevelResourceManagers feature gate is on: the GPU "
+                "pod gets no exclusive CPUs or NUMA-local memory; set equal cpu and memory requests and limits "
+                "on every container instead",
+                None, Severity.INFO,
+            )
+        return
+    for container, res in all_container_resources(template):
+        problems, fix = _problems(res.requests, res.limits, res.resources_path)
         if not problems:
             continue
-        # Adding a limit caps the container; raising a request changes scheduling: both are unsafe.
-        fix = Fix("make requests equal limits (Guaranteed QoS)", Safety.UNSAFE, tuple(edits)) if can_fix else None
         what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
         yield RawFinding(
             res.resources_path if "resources" in container.data else container.path,
-            f"{what} '{container.name}': {'; '.join(problems)}: the pod is not Guaranteed, so the static "
-            "CPU manager gives it no exclusive CPUs and the memory manager no NUMA-local memory",
+            f"{what} '{_label(container)}': {'; '.join(problems)}: {_NOT_GUARANTEED}",
             fix,
         )
+
+
+def _label(container: ContainerRef) -> str:
+    """The container's name, or the field that holds it (a KServe model, an Argo step, a TrainJob trainer)."""
+    return container.name or format_path(container.path)
 
 
 def _cpu_value(ctx: RuleContext, template: PodTemplate) -> Iterator[tuple[Any, Any, Decimal]]:
@@ -118,7 +193,7 @@ def _check_cpu_integer(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         rounded = value.to_integral_value(rounding=ROUND_CEILING)
         yield RawFinding(
             res.resources_path,
-            f"container '{container.name}' asks for {format_quantity(value)} CPUs: only whole CPUs get exclusive "
+            f"container '{_label(container)}' asks for {format_quantity(value)} CPUs: only whole CPUs get exclusive "
             f"cores from the static CPU manager; use {rounded}",
             Fix(f"round CPUs up to {rounded}", Safety.UNSAFE, _cpu_edits(res, rounded)),
         )
@@ -139,8 +214,8 @@ def _smt_level(ctx: RuleContext) -> int | None:
 
 def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     smt = _smt_level(ctx)
-    if smt is None or smt < 2:
-        return
+    if smt is None or smt < 2 or _pod_level(template) is not None:
+        return  # pods with pod-level resources get no exclusive CPUs, so no SMT alignment check either
     for container, res, value in _cpu_value(ctx, template):
         if value != value.to_integral_value() or int(value) % smt == 0:
             continue
@@ -152,7 +227,7 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
             "once the pod is Guaranteed (gpu-pod-not-guaranteed), the kubelet rejects it"
         yield RawFinding(
             res.resources_path,
-            f"container '{container.name}' asks for {int(value)} CPUs, not a multiple of the node's {smt} threads "
+            f"container '{_label(container)}' asks for {int(value)} CPUs, not a multiple of the node's {smt} threads "
             f"per core: with full-pcpus-only {when} (SMTAlignmentError); use {rounded}",
             Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE,
                 _cpu_edits(res, Decimal(rounded))),
@@ -171,7 +246,7 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
             if limit is None:
                 yield RawFinding(
                     request.path,
-                    f"container '{container.name}' requests {name} without a limit: the API server rejects "
+                    f"container '{_label(container)}' requests {name} without a limit: the API server rejects "
                     "extended resources without limits (requests must equal limits)",
                     Fix(f"set the {name} limit to the request", Safety.SAFE,
                         (Edit("add", (*res.resources_path, "limits", name), request.raw),)),
@@ -180,12 +255,12 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
                   and request.quantity.value != limit.quantity.value):
                 yield RawFinding(
                     request.path,
-                    f"container '{container.name}': {name} request {request.raw} != limit {limit.raw}; the API "
+                    f"container '{_label(container)}': {name} request {request.raw} != limit {limit.raw}; the API "
                     "server rejects extended resources whose request differs from the limit",
                 )
         for name, value in {**accel_requests, **accel_limits}.items():
             if value.quantity is not None and not value.quantity.is_integer():
-                yield RawFinding(value.path, f"container '{container.name}': {name} is {value.raw}; extended "
+                yield RawFinding(value.path, f"container '{_label(container)}': {name} is {value.raw}; extended "
                                  "resources must be whole numbers (use a GPU-sharing mechanism for fractions)")
 
 
@@ -196,7 +271,10 @@ GPU_POD_NOT_GUARANTEED = Rule(
     rationale="The static CPU manager pins CPUs and the memory manager places memory only for Guaranteed "
     "pods; a Burstable GPU pod shares CPUs with everything else on the node, and its DataLoader and "
     "launch threads starve the GPU. Init containers and restartable sidecars count: one Burstable "
-    "sidecar makes the whole pod Burstable.",
+    "sidecar makes the whole pod Burstable. Only cpu and memory count (not hugepages or GPUs), a zero limit "
+    "is no limit, and a missing request defaults to its limit. With pod-level `spec.resources` the class "
+    "comes from those alone, and the static CPU and memory managers skip the pod unless the alpha "
+    "PodLevelResourceManagers gate is on (reported as info).",
     bad_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n  limits: {nvidia.com/gpu: 1}",
     good_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n"
     "  limits: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}",
