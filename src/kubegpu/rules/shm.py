@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
-from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, get_path
+from kubegpu.manifests import ContainerRef, Document, FieldPath, PodTemplate, format_path, get_path, pod_templates
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
@@ -101,7 +101,38 @@ def shm_size_text(memory_limit: int) -> str:
     return f"{size // GI}Gi" if size % GI == 0 else f"{size // MI}Mi"
 
 
+_TRAINER_STEP_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+
+
+def _has_shm(template: PodTemplate) -> bool:
+    memory_volumes = _memory_volumes(template)
+    return any(_shm_volume_name(c) in memory_volumes for c in template.containers if c.kind == "container")
+
+
+def _trainjob_runtime(template: PodTemplate, ctx: RuleContext) -> Document | None:
+    """The (Cluster)TrainingRuntime a TrainJob refers to, when it is in the input (kind defaults to the cluster one)."""
+    ref = get_path(template.document.data, ("spec", "runtimeRef"))
+    if not isinstance(ref, Mapping) or not ref.get("name"):
+        return None
+    kind = str(ref.get("kind") or "ClusterTrainingRuntime")
+    for doc in ctx.documents_of(kind):
+        if doc.metadata.get("name") == ref.get("name") and (
+                kind == "ClusterTrainingRuntime" or doc.ref.namespace == template.document.ref.namespace):
+            return doc
+    return None
+
+
+def _runtime_has_shm(runtime: Document) -> bool:
+    """Does the runtime's trainer pod (the job labelled as the trainer step, or named `node`) mount /dev/shm?"""
+    templates = list(pod_templates(runtime))
+    trainer = [t for t in templates if t.labels.get(_TRAINER_STEP_LABEL) == "trainer" or t.role == "node"]
+    return any(_has_shm(t) for t in (trainer or templates))
+
+
 def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    runtime = _trainjob_runtime(template, ctx) if template.kind == "TrainJob" else None
+    if runtime is not None and _runtime_has_shm(runtime):
+        return  # the TrainJob's pods come from its runtime's template, which mounts /dev/shm
     memory_volumes = _memory_volumes(template)
     missing = [c for c, _res in gpu_containers(template, ctx) if _shm_volume_name(c) not in memory_volumes]
     if not missing:
@@ -112,7 +143,10 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     fix = _dshm_fix(template, missing, memory_volumes)
     hint = ""
     if fix is None:
-        if template.volumes_field is None:
+        if runtime is not None:
+            hint = (f"; its pods come from {runtime.kind} '{runtime.ref.name}': mount a memory-backed emptyDir at "
+                    "/dev/shm in that runtime's trainer pod template")
+        elif template.volumes_field is None:
             hint = ("; this object has no volumes of its own: mount a memory-backed emptyDir at /dev/shm in the "
                     "pod template of the runtime it refers to")
         elif _pod_memory_limit(template) is None:
@@ -244,7 +278,8 @@ DSHM_MISSING = Rule(
     "shared memory and NCCL uses it for intra-node transport; both crash or slow down. The fix makes a "
     "disk-backed emptyDir already mounted there memory-backed, shares the volume another container mounts "
     "there, mounts an unused memory-backed one, or adds an emptyDir {medium: Memory} sized at half the pod's "
-    "memory limit, since shm counts against it.",
+    "memory limit, since shm counts against it. A TrainJob is judged by its (Cluster)TrainingRuntime's "
+    "trainer pod template when that runtime is in the input.",
     bad_example="containers:\n- name: train\n  resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}",
     good_example="volumes:\n- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 256Gi}\n"
     "containers:\n- name: train\n  volumeMounts:\n  - {name: dshm, mountPath: /dev/shm}",
