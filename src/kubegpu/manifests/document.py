@@ -93,9 +93,13 @@ class Document:
         )
 
     def location(self, path: FieldPath = ()) -> Location:
-        """The position of the deepest existing node along `path` (the field, not the document)."""
+        """The position of the deepest existing node along `path` (the field, not the document).
+
+        `path` is relative to this object; the Location's path is relative to the parsed document,
+        so an item of a `kind: List` reads `items[3].spec…` as it does in the file.
+        """
         line, column = self._position(path)
-        return Location(self.source, line, column, path)
+        return Location(self.source, line, column, (*self.prefix, *path))
 
     def _position(self, path: FieldPath) -> tuple[int, int]:
         cached = self._positions.get(path)
