@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -52,7 +52,8 @@ _PLAIN_RESOLVER = yaml.resolver.Resolver()
 @lru_cache(maxsize=1 << 16)
 def _plain_scalar_tag(value: str) -> str:
     """The implicit tag of a plain scalar; it depends on the text alone, and manifests repeat their text."""
-    tag: str = yaml.resolver.Resolver.resolve(_PLAIN_RESOLVER, yaml.ScalarNode, value, (True, False))
+    tag: str = yaml.resolver.Resolver.resolve(  # type: ignore[no-untyped-call]
+        _PLAIN_RESOLVER, yaml.ScalarNode, value, (True, False))
     return tag
 
 
