@@ -96,7 +96,8 @@ class PodTemplate:
         return f"{ref.kind}/{ref.name}{role}"
 
 
-def _int(value: Any, default: int | None) -> int | None:
+def int_field(value: Any, default: int | None) -> int | None:
+    """An integer field as the API reads it (ints, digit strings); anything else gives `default`."""
     if isinstance(value, bool):
         return default
     if isinstance(value, int):
@@ -146,8 +147,8 @@ def _template(
 def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | None) -> Iterator[PodTemplate]:
     """A JobSpec at `job_path`: pods = parallelism (default 1) per copy."""
     job = _mapping(get_path(doc.data, job_path))
-    parallelism = _int(job.get("parallelism"), 1)
-    completions = _int(job.get("completions"), None)
+    parallelism = int_field(job.get("parallelism"), 1)
+    completions = int_field(job.get("completions"), None)
     if completions is not None and parallelism is not None:
         parallelism = min(parallelism, completions)
     replicas = None if copies is None or parallelism is None else copies * parallelism
@@ -173,7 +174,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     elif kind == "PodTemplate":
         yield from _template(doc, ("template",), "", None)
     elif kind in _REPLICATED:
-        yield from _template(doc, ("spec", "template"), "", _int(spec.get("replicas"), 1))
+        yield from _template(doc, ("spec", "template"), "", int_field(spec.get("replicas"), 1))
     elif kind == "DaemonSet":
         yield from _template(doc, ("spec", "template"), "", None)
     elif kind == "Job" and group in ("", "batch"):
@@ -181,7 +182,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     elif kind == "Job" and group == "batch.volcano.sh":
         for i, task in enumerate(_list(spec.get("tasks"))):
             yield from _template(doc, ("spec", "tasks", i, "template"), str(task.get("name") or f"task-{i}"),
-                                 _int(task.get("replicas"), 1))
+                                 int_field(task.get("replicas"), 1))
     elif kind == "CronJob":
         yield from _job_template(doc, ("spec", "jobTemplate", "spec"), "", 1)
     elif kind == "JobSet":
@@ -195,7 +196,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     elif kind in _KUBEFLOW_SPECS:
         replica_specs = _mapping(spec.get(_KUBEFLOW_SPECS[kind]))
         for role, replica_spec in replica_specs.items():
-            replicas = _int(_mapping(replica_spec).get("replicas"), 1)
+            replicas = int_field(_mapping(replica_spec).get("replicas"), 1)
             yield from _template(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
     elif kind in ("RayCluster", "RayJob", "RayService"):
         yield from _ray(doc)
@@ -220,7 +221,7 @@ def _jobset(doc: Document, spec_path: FieldPath) -> Iterator[PodTemplate]:
     for i, rjob in enumerate(_list(spec.get("replicatedJobs"))):
         name = str(rjob.get("name") or f"job-{i}")
         yield from _job_template(doc, (*spec_path, "replicatedJobs", i, "template", "spec"), name,
-                                 _int(rjob.get("replicas"), 1))
+                                 int_field(rjob.get("replicas"), 1))
 
 
 def _trainjob(doc: Document) -> Iterator[PodTemplate]:
@@ -233,14 +234,14 @@ def _trainjob(doc: Document) -> Iterator[PodTemplate]:
     if "resourcesPerNode" in trainer:
         container["resources"] = trainer["resourcesPerNode"]
     ref = ContainerRef(path, container, "container")
-    yield PodTemplate(doc, path, trainer, None, {}, "trainer", _int(trainer.get("numNodes"), None), (ref,))
+    yield PodTemplate(doc, path, trainer, None, {}, "trainer", int_field(trainer.get("numNodes"), None), (ref,))
 
 
 def _leaderworkerset(doc: Document) -> Iterator[PodTemplate]:
     spec = _mapping(doc.data.get("spec"))
     lwt = _mapping(spec.get("leaderWorkerTemplate"))
-    groups = _int(spec.get("replicas"), 1)
-    size = _int(lwt.get("size"), 1) or 1
+    groups = int_field(spec.get("replicas"), 1)
+    size = int_field(lwt.get("size"), 1) or 1
     base: FieldPath = ("spec", "leaderWorkerTemplate")
     if isinstance(lwt.get("leaderTemplate"), Mapping):
         yield from _template(doc, (*base, "leaderTemplate"), "leader", groups)
@@ -260,8 +261,8 @@ def _ray(doc: Document) -> Iterator[PodTemplate]:
     cluster = _mapping(get_path(doc.data, base)) if base != ("spec",) else spec
     yield from _template(doc, (*base, "headGroupSpec", "template"), "head", 1)
     for i, group in enumerate(_list(cluster.get("workerGroupSpecs"))):
-        replicas = _int(group.get("replicas"), _int(group.get("minReplicas"), 1))
-        hosts = _int(group.get("numOfHosts"), 1) or 1
+        replicas = int_field(group.get("replicas"), int_field(group.get("minReplicas"), 1))
+        hosts = int_field(group.get("numOfHosts"), 1) or 1
         name = str(group.get("groupName") or f"workers-{i}")
         yield from _template(doc, (*base, "workerGroupSpecs", i, "template"), name,
                              None if replicas is None else replicas * hosts)
@@ -274,7 +275,7 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
         if not isinstance(comp, Mapping):
             continue
         path: FieldPath = ("spec", component)
-        replicas = _int(comp.get("minReplicas"), 1)
+        replicas = int_field(comp.get("minReplicas"), 1)
         containers = list(containers_of(comp, path))
         for key in _KSERVE_RUNTIME_KEYS:
             runtime = comp.get(key)
@@ -285,27 +286,27 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
         if isinstance(worker, Mapping):
             wpath: FieldPath = (*path, "workerSpec")
             yield PodTemplate(doc, wpath, worker, ("metadata",), doc.metadata, f"{component}-worker",
-                              _int(worker.get("pipelineParallelSize"), None), containers_of(worker, wpath))
+                              int_field(worker.get("pipelineParallelSize"), None), containers_of(worker, wpath))
 
 
 def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
     """KServe LLMInferenceService: `spec.template` and `spec.worker` are pod specs; so are prefill's."""
     spec = _mapping(doc.data.get("spec"))
-    replicas = _int(spec.get("replicas"), 1)
+    replicas = int_field(spec.get("replicas"), 1)
     parallelism = _mapping(spec.get("parallelism"))
     for base, role in (((), "main"), (("prefill",), "prefill")):
         section = _mapping(get_path(spec, base)) if base else spec
         if base and not section:
             continue
-        section_replicas = _int(section.get("replicas"), replicas)
+        section_replicas = int_field(section.get("replicas"), replicas)
         for key in ("template", "worker"):
             pod = section.get(key)
             if isinstance(pod, Mapping):
                 path: FieldPath = ("spec", *base, key)
                 count = section_replicas
                 if key == "worker" and count is not None:
-                    nodes = _int(parallelism.get("data"), None) or 1
-                    local = _int(parallelism.get("dataLocal"), None) or 1
+                    nodes = int_field(parallelism.get("data"), None) or 1
+                    local = int_field(parallelism.get("dataLocal"), None) or 1
                     count = count * max(1, nodes // local - 1)
                 yield PodTemplate(doc, path, pod, ("metadata",), doc.metadata, f"{role}-{key}" if base else key,
                                   count, containers_of(pod, path))

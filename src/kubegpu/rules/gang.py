@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from kubegpu.manifests import Document, FieldPath, PodTemplate, get_path, pod_templates, uses_accelerators
+from kubegpu.manifests.workloads import int_field
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 
 _SECTION = "13.5"
@@ -105,7 +106,7 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
     if not gpu:
         return None
     if kind == "LeaderWorkerSet":
-        size = _int(get_path(doc.data, ("spec", "leaderWorkerTemplate", "size")), 1)
+        size = int_field(get_path(doc.data, ("spec", "leaderWorkerTemplate", "size")), 1)
         if size is None:
             return None
         leader = [t for t in templates if t.role == "leader"]
@@ -123,8 +124,8 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
         if not any(t.role.endswith("worker") for t in gpu):
             return None
         parallelism = _mapping(get_path(doc.data, ("spec", "parallelism")))
-        data = _int(parallelism.get("data"), 1) or 1
-        local = _int(parallelism.get("dataLocal"), 1) or 1
+        data = int_field(parallelism.get("data"), 1) or 1
+        local = int_field(parallelism.get("dataLocal"), 1) or 1
         nodes = max(2, data // local)  # the leader pod plus (data / dataLocal - 1) workers per replica
         return JobShape(doc, templates, gpu, nodes, nodes, f"each model replica's {nodes} pods (leader and workers)")
     counts = [t.replicas for t in templates]
@@ -133,16 +134,6 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
     total = sum(c for c in counts if c is not None)
     gpu_total = sum(t.replicas or 0 for t in gpu)
     return JobShape(doc, templates, gpu, total, gpu_total, f"its {total} pods")
-
-
-def _int(value: Any, default: int | None) -> int | None:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return default
 
 
 def object_labels(doc: Document) -> Mapping[str, Any]:
@@ -357,7 +348,7 @@ def _check_gang_partial(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
     if is_volcano_job(doc):
         yield from _check_volcano_job(doc, shape)
     elif doc.kind in KUBEFLOW_KINDS:
-        minimum = _int(get_path(doc.data, ("spec", "runPolicy", "schedulingPolicy", "minAvailable")), None)
+        minimum = int_field(get_path(doc.data, ("spec", "runPolicy", "schedulingPolicy", "minAvailable")), None)
         elastic = get_path(doc.data, ("spec", "elasticPolicy")) is not None
         if minimum is not None and minimum < shape.unit_pods and not elastic:
             yield RawFinding(("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
@@ -366,7 +357,7 @@ def _check_gang_partial(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
                              "nothing, while the started ranks hold their GPUs waiting for the rest (this job has no "
                              f"elasticPolicy); set it to {shape.unit_pods} or remove it")
     elif doc.kind == "Job" and kueue_managed(doc):
-        minimum = _int(object_annotations(doc).get(KUEUE_MIN_PARALLELISM), None)
+        minimum = int_field(object_annotations(doc).get(KUEUE_MIN_PARALLELISM), None)
         if minimum is not None and minimum < shape.unit_pods:
             yield RawFinding(("metadata", "annotations", KUEUE_MIN_PARALLELISM),
                              f"{KUEUE_MIN_PARALLELISM}: {minimum} lets Kueue admit this Job with only {minimum} of "
@@ -376,8 +367,8 @@ def _check_gang_partial(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
 
 def _check_volcano_job(doc: Document, shape: JobShape) -> Iterator[RawFinding]:
     tasks = _list(get_path(doc.data, ("spec", "tasks")))
-    total = sum(_int(t.get("replicas"), 1) or 0 for t in tasks)
-    job_min = _int(get_path(doc.data, ("spec", "minAvailable")), None)
+    total = sum(int_field(t.get("replicas"), 1) or 0 for t in tasks)
+    job_min = int_field(get_path(doc.data, ("spec", "minAvailable")), None)
     if job_min is not None and job_min > 0:
         if job_min > total:
             yield RawFinding(("spec", "minAvailable"), f"minAvailable {job_min} is more than the {total} pods of the "
@@ -390,8 +381,8 @@ def _check_volcano_job(doc: Document, shape: JobShape) -> Iterator[RawFinding]:
                              "elastic")
         return
     for i, task in enumerate(tasks):
-        replicas = _int(task.get("replicas"), 1) or 0
-        task_min = _int(task.get("minAvailable"), None)
+        replicas = int_field(task.get("replicas"), 1) or 0
+        task_min = int_field(task.get("minAvailable"), None)
         if task_min is not None and task_min < replicas:
             yield RawFinding(("spec", "tasks", i, "minAvailable"),
                              f"task '{task.get('name')}' has minAvailable {task_min} of {replicas} replicas and the "
@@ -428,7 +419,7 @@ def _check_podgroup(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         path: FieldPath = ("spec", "schedulingPolicy", "gang", "minCount")
     else:
         path = ("spec", "minMember")
-    minimum = _int(get_path(doc.data, path), None)
+    minimum = int_field(get_path(doc.data, path), None)
     if minimum is None:
         return
     pods, gpu = _referencing_pods(doc, ctx)
@@ -453,7 +444,7 @@ def _check_workload(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     key = "podGroups" if isinstance(get_path(doc.data, ("spec", "podGroups")), list) else "podGroupTemplates"
     for i, group in enumerate(_list(get_path(doc.data, ("spec", key)))):
         policy_key = "policy" if "policy" in group else "schedulingPolicy"
-        minimum = _int(get_path(group, (policy_key, "gang", "minCount")), None)
+        minimum = int_field(get_path(group, (policy_key, "gang", "minCount")), None)
         if minimum is None:
             continue
         pods: int | None = 0
