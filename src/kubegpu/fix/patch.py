@@ -230,21 +230,7 @@ def _take_trailing(node: Any) -> str | None:
     if slot is None:
         return None
     container, key = slot
-    entry = container.ca.items.get(key)
-    index = _token_index(container)
-    if not entry or len(entry) <= index or not isinstance(entry[index], CommentToken):
-        return None
-    token = entry[index]
-    value = str(token.value)
-    cut = value.find("\n")
-    if cut < 0 or cut == len(value) - 1:
-        return None
-    inline, trailing = value[: cut + 1], value[cut + 1:]
-    if inline.strip():
-        token.value = inline
-    else:
-        entry[index] = None
-    return trailing
+    return _split_token(container, key)
 
 
 def _give_trailing(node: Any, trailing: str) -> None:
