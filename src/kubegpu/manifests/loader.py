@@ -76,12 +76,14 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         self.duplicates: list[tuple[str, yaml.Mark]] = []
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[str] = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:str":
-                if key_node.value in seen:
-                    self.duplicates.append((key_node.value, key_node.start_mark))
-                seen.add(key_node.value)
+        keys = [k.value for k, _ in node.value if k.tag == "tag:yaml.org,2002:str"]
+        if len(set(keys)) != len(keys):  # rare: find which, with their marks
+            seen: set[str] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:str":
+                    if key_node.value in seen:
+                        self.duplicates.append((key_node.value, key_node.start_mark))
+                    seen.add(key_node.value)
         result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         return result
 
