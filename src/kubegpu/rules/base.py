@@ -126,6 +126,14 @@ class RuleContext:
     smt: int | None = None
     documents_by_kind: Mapping[str, tuple[Document, ...]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Derived once from all_documents, so a context built anywhere answers documents_of().
+        if self.all_documents and not self.documents_by_kind:
+            by_kind: dict[str, list[Document]] = {}
+            for doc in self.all_documents:
+                by_kind.setdefault(doc.kind, []).append(doc)
+            object.__setattr__(self, "documents_by_kind", {k: tuple(v) for k, v in by_kind.items()})
+
     def documents_of(self, *kinds: str) -> tuple[Document, ...]:
         """Every object of the given kinds in the whole input (indexed once per run)."""
         if len(kinds) == 1:

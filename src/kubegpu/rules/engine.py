@@ -118,11 +118,7 @@ def lint_loaded(loaded: Sequence[LoadedSource], config: LintConfig, **context: A
     rules = [rule for rule in all_rules() if config.enabled(rule)]
     by_name = {rule.name: rule for rule in all_rules()}
     all_documents = tuple(doc for item in loaded for doc in item.documents)
-    by_kind: dict[str, list[Document]] = {}
-    for doc in all_documents:
-        by_kind.setdefault(doc.kind, []).append(doc)
     ctx = RuleContext(
-        documents_by_kind={kind: tuple(docs) for kind, docs in by_kind.items()},
         options=config.options,
         all_documents=all_documents,
         accelerator_resources=config.accelerator_resources,

@@ -246,8 +246,8 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
 
 def _runtime_pod_group_policy(name: str, doc: Document, ctx: RuleContext) -> str | None:
     """The podGroupPolicy source of the named (Cluster)TrainingRuntime in the input; '' without one; None if absent."""
-    for other in ctx.all_documents:
-        if other.kind not in ("TrainingRuntime", "ClusterTrainingRuntime") or other.metadata.get("name") != name:
+    for other in ctx.documents_of("TrainingRuntime", "ClusterTrainingRuntime"):
+        if other.metadata.get("name") != name:
             continue
         if other.kind == "TrainingRuntime" and not _same_namespace(other, doc):
             continue
@@ -259,7 +259,7 @@ def _runtime_pod_group_policy(name: str, doc: Document, ctx: RuleContext) -> str
 def _native_policy(ref: tuple[str, str], doc: Document, ctx: RuleContext) -> str | None:
     """'gang' or 'basic' when the referenced Workload group or PodGroup is in the input; None otherwise."""
     kind, key = ref
-    for other in ctx.all_documents:
+    for other in ctx.documents_of("Workload", "PodGroup"):
         if _group(other) != NATIVE_GROUP or not _same_namespace(other, doc):
             continue
         name = str(other.metadata.get("name") or "")

@@ -356,9 +356,9 @@ def _server_containers(template: PodTemplate, ctx: RuleContext) -> list[Containe
 def _cached_uris(ctx: RuleContext) -> set[str]:
     """Storage URIs that a KServe LocalModelCache (or ClusterLocalModel) in the input caches on nodes."""
     uris: set[str] = set()
-    for doc in ctx.all_documents:
+    for doc in ctx.documents_of(*sorted(_LOCAL_CACHE_KINDS)):
         data = doc.data
-        if isinstance(data, dict) and data.get("kind") in _LOCAL_CACHE_KINDS:
+        if isinstance(data, dict):
             spec = data.get("spec")
             if isinstance(spec, Mapping) and isinstance(spec.get("sourceModelUri"), str):
                 uris.add(spec["sourceModelUri"].rstrip("/"))
@@ -445,8 +445,8 @@ def _init_filler(template: PodTemplate, view: MountView) -> str:
 
 
 def _pvc_modes(ctx: RuleContext, claim: str, namespace: str | None) -> list[str] | None:
-    for doc in ctx.all_documents:
-        if doc.kind == "PersistentVolumeClaim" and doc.ref.name == claim and _same_namespace(doc.ref.namespace,
+    for doc in ctx.documents_of("PersistentVolumeClaim"):
+        if doc.ref.name == claim and _same_namespace(doc.ref.namespace,
                                                                                              namespace):
             modes = (doc.data.get("spec") or {}).get("accessModes")
             return [str(m) for m in modes] if isinstance(modes, list) else []
@@ -533,8 +533,9 @@ def _target(ctx: RuleContext, ref: Any, namespace: str | None, default_kind: str
     if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str):
         return None
     kind = str(ref.get("kind") or default_kind)
-    for doc in ctx.all_documents:
-        if doc.kind.lower() == kind.lower() and doc.ref.name == ref["name"] and _same_namespace(
+    candidates = [d for k, docs in ctx.documents_by_kind.items() if k.lower() == kind.lower() for d in docs]
+    for doc in candidates:
+        if doc.ref.name == ref["name"] and _same_namespace(
                 doc.ref.namespace, namespace):
             return doc
     return None

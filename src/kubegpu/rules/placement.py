@@ -96,7 +96,7 @@ def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str |
 def _compute_domain_templates(ctx: RuleContext) -> set[str]:
     """Names of claim templates (and claims) that hand out a ComputeDomain channel, from the input."""
     names: set[str] = set()
-    for doc in ctx.all_documents:
+    for doc in ctx.documents_of("ComputeDomain", "ResourceClaimTemplate", "ResourceClaim"):
         if doc.kind == "ComputeDomain":
             name = get_path(doc.data, ("spec", "channel", "resourceClaimTemplate", "name"))
             if name:
