@@ -41,7 +41,7 @@ def synthetic_cluster(n: int) -> GpuCluster:
 
 def synthetic_pods(count: int, seed: int) -> list[GpuPod]:
     rng = np.random.default_rng(seed)
-    gpus = rng.choice([0, 1, 2, 4, 8], size=count, p=[0.2, 0.4, 0.2, 0.1, 0.1])
+    gpus = rng.choice([0, 1, 2, 4, 8], size=count, p=[0.5, 0.4, 0.06, 0.03, 0.01])
     return [GpuPod(f"p{i}", int(max(1, g) * 8000), int(max(1, g) * 32 * 2**30), int(g), 1000 if g else 0)
             for i, g in enumerate(gpus)]
 
