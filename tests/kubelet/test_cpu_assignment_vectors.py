@@ -48,11 +48,6 @@ def test_accumulator(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", V.cases(FILE, "take"))
 def test_take(case: dict[str, Any]) -> None:
-    if case.get("prefer_align_by_uncore_cache"):
-        pytest.skip(
-            "model defect: node profiles carry no uncore (L3) cache groups, so "
-            "prefer-align-cpus-by-uncorecache is not modelled"
-        )
     topo = _topo(case["topology"])
     available = bits_of(case["available"])
     strategy = SPREAD if case["strategy"].startswith("spread") else PACKED
@@ -62,7 +57,9 @@ def test_take(case: dict[str, Any]) -> None:
             return take_by_topology_numa_distributed(
                 topo, available, case["num_cpus"], case["cpu_group_size"], strategy
             )
-        return take_by_topology_numa_packed(topo, available, case["num_cpus"], strategy)
+        return take_by_topology_numa_packed(
+            topo, available, case["num_cpus"], strategy, bool(case.get("prefer_align_by_uncore_cache"))
+        )
 
     if case["expected_error"]:
         with pytest.raises(CPUAllocationError) as err:

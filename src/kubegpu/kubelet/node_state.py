@@ -22,11 +22,7 @@ from kubegpu.kubelet.admission import (
 from kubegpu.kubelet.config import KubeletConfig, KubeletStartupError
 from kubegpu.kubelet.cpumanager import cpuset
 from kubegpu.kubelet.cpumanager.manager import num_reserved_cpus
-from kubegpu.kubelet.cpumanager.options import (
-    PREFER_ALIGN_BY_UNCORE_CACHE,
-    parse_options,
-    validate_for_machine,
-)
+from kubegpu.kubelet.cpumanager.options import parse_options, validate_for_machine
 from kubegpu.kubelet.cpumanager.policy_static import CPUState, StaticPolicy
 from kubegpu.kubelet.cpumanager.topology import CPUTopology
 from kubegpu.kubelet.devicemanager.manager import Device, DeviceManager, DeviceState
@@ -157,11 +153,6 @@ class NodeState:
             validate_for_machine(
                 options, topo.num_sockets, topo.num_numa_nodes, cfg.topology_manager_policy
             )
-            if options.prefer_align_by_uncore_cache:
-                raise ModelError(
-                    f"{PREFER_ALIGN_BY_UNCORE_CACHE} is not modelled: node profiles carry no "
-                    "uncore (L3) cache groups"
-                )
             return StaticPolicy(topo, num_reserved, reserved, options)
         except ModelError as err:
             raise self._fail(CPU_MANAGER, f"new static policy error: {err.message}") from err

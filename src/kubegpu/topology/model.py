@@ -18,12 +18,16 @@ PROFILE_SCHEMA_VERSION = "kubegpu.io/node-profile/v1"
 
 @dataclass(frozen=True)
 class CPUInfo:
-    """One logical CPU: its id, physical core (unique across the node), socket and NUMA node."""
+    """One logical CPU: its id, physical core (unique across the node), socket, NUMA node and L3 group.
+
+    `uncore_cache` is the id of the last-level (uncore, L3) cache the CPU shares; 0 when unknown.
+    """
 
     id: int
     core: int
     socket: int
     numa: int
+    uncore_cache: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,7 @@ class NodeTopology:
 
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON form of a node profile."""
+        with_uncore = any(c.uncore_cache for c in self.cpus)
         profile: dict[str, Any] = {
             "schema": PROFILE_SCHEMA_VERSION,
             "name": self.name,
@@ -119,7 +124,7 @@ class NodeTopology:
             "sources": list(self.sources),
             "estimates": list(self.estimates),
             "labels": dict(self.labels),
-            "cpus": [{"id": c.id, "core": c.core, "socket": c.socket, "numa": c.numa} for c in self.cpus],
+            "cpus": [_cpu_dict(c, with_uncore) for c in self.cpus],
             "numa_nodes": [
                 {
                     "id": n.id,
@@ -151,10 +156,7 @@ class NodeTopology:
     def from_dict(cls, data: Mapping[str, Any], source: str = "<profile>") -> NodeTopology:
         """Read a node profile; raise InputError naming the field that is missing or wrong."""
         try:
-            cpus = tuple(
-                CPUInfo(id=int(c["id"]), core=int(c["core"]), socket=int(c["socket"]), numa=int(c["numa"]))
-                for c in _list(data, "cpus")
-            )
+            cpus = tuple(_cpu(c) for c in _list(data, "cpus"))
             numa_nodes = tuple(_numa_node(n) for n in _list(data, "numa_nodes"))
             gpus = tuple(_gpu(g) for g in data.get("gpus") or ())
         except (KeyError, TypeError, ValueError) as err:
@@ -179,6 +181,24 @@ def _list(data: Mapping[str, Any], key: str) -> Sequence[Mapping[str, Any]]:
     if not isinstance(value, list):
         raise TypeError(f"'{key}' must be a list")
     return value
+
+
+def _cpu(raw: Mapping[str, Any]) -> CPUInfo:
+    return CPUInfo(
+        id=int(raw["id"]),
+        core=int(raw["core"]),
+        socket=int(raw["socket"]),
+        numa=int(raw["numa"]),
+        uncore_cache=int(raw.get("uncore_cache") or 0),
+    )
+
+
+def _cpu_dict(cpu: CPUInfo, with_uncore: bool) -> dict[str, int]:
+    """One CPU entry; `uncore_cache` only when the profile carries L3 ids (older profiles round-trip)."""
+    out = {"id": cpu.id, "core": cpu.core, "socket": cpu.socket, "numa": cpu.numa}
+    if with_uncore:
+        out["uncore_cache"] = cpu.uncore_cache
+    return out
 
 
 def _numa_node(raw: Mapping[str, Any]) -> NUMANode:

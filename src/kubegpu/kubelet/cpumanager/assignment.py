@@ -1,9 +1,10 @@
 """Which CPUs the static policy hands out: takeByTopology, packed and NUMA-distributed.
 
 Follows kubernetes v1.35 pkg/kubelet/cm/cpumanager/cpu_assignment.go: whole NUMA nodes/sockets
-first (the larger unit first), then whole cores, then single threads, always preferring the unit
-with the fewest free CPUs; spread mode skips whole cores; the distributed mode balances the
-request over the fewest NUMA nodes in groups of `cpu_group_size`.
+first (the larger unit first), then (prefer-align-cpus-by-uncorecache) whole or partial uncore
+(L3) cache groups, then whole cores, then single threads, always preferring the unit with the
+fewest free CPUs; spread mode skips whole cores; the distributed mode balances the request over
+the fewest NUMA nodes in groups of `cpu_group_size`.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class Accumulator:
 
     def _free_in_numa(self, numa: int) -> int:
         return (self.details & self.topo.numa_bits[numa]).bit_count()
+
+    def _free_in_uncore(self, uncore: int) -> int:
+        return (self.details & self.topo.uncore_bits[uncore]).bit_count()
 
     def _avail_numas(self, within: int = -1) -> list[int]:
         d = self.details & within
@@ -107,6 +111,24 @@ class Accumulator:
                 out.extend(ids_of(self.details & self.topo.core_bits[core]))
         return out
 
+    def sort_uncore_caches(self) -> list[int]:
+        """L3 groups with free CPUs, NUMA node by NUMA node (sortAvailableUncoreCaches).
+
+        Within a NUMA node: fewest free CPUs (counted over the whole group) first, then id; a group
+        spanning several NUMA nodes is listed once under each, as upstream lists it.
+        """
+        out: list[int] = []
+        for numa in self.sort_numa_nodes():
+            d = self.details & self.topo.numa_bits[numa]
+            ids = [u for u, b in self.topo.uncore_bits.items() if d & b]
+            out.extend(_sorted_ids(ids, self._free_in_uncore))
+        return out
+
+    def free_uncore_caches(self) -> list[int]:
+        """Groups whose CPUs are all still available, in sort_uncore_caches order (freeUncoreCache)."""
+        bits = self.topo.uncore_bits
+        return [u for u in self.sort_uncore_caches() if self._free_in_uncore(u) == bits[u].bit_count()]
+
     def free_numa_nodes(self) -> list[int]:
         return [
             n
@@ -162,6 +184,46 @@ class Accumulator:
             if self.needed < per:  # every core has `per` CPUs: nothing more can be taken
                 return
 
+    def take_full_uncore(self) -> None:
+        """Claim every wholly free L3 group the request still covers entirely (takeFullUncore)."""
+        for uncore in self.free_uncore_caches():
+            bits = self.topo.uncore_bits[uncore]
+            if self.needs_at_least(bits.bit_count()):
+                self.take(bits)
+
+    def take_partial_uncore(self, uncore: int) -> None:
+        """Claim the rest of the request inside one L3 group, or nothing (takePartialUncore).
+
+        The lowest-id cores of the group that still have a free CPU, ceil(needed / threads per
+        core) of them, are taken when their free CPUs match the need exactly; an odd need on an
+        SMT machine drops the highest CPU id of that set first.
+        """
+        per_core = self.topo.cpus_per_core
+        cores_needed = (self.needed + per_core - 1) // per_core
+        in_cache = self.details & self.topo.uncore_bits[uncore]
+        cores = sorted({self.topo.cpu_core[cpu] for cpu in ids_of(in_cache)})[:cores_needed]
+        free = 0
+        for core in cores:
+            free |= self.details & self.topo.core_bits[core]
+        if self.needed % 2 != 0 and per_core > 1:
+            cpus = ids_of(free)
+            if len(cpus) > self.needed:
+                free &= ~(1 << cpus[-1])
+        if free.bit_count() == self.needed:
+            self.take(free)
+
+    def take_uncore_cache(self) -> None:
+        """Whole L3 groups while the need is at least a group's average size, else one partial group."""
+        per_uncore = self.topo.cpus_per_uncore_cache
+        for uncore in self.sort_uncore_caches():
+            if self.needs_at_least(per_uncore):
+                self.take_full_uncore()
+            if self.satisfied():
+                return
+            self.take_partial_uncore(uncore)
+            if self.satisfied():
+                return
+
     def take_remaining_cpus(self) -> None:
         for cpu in self.sort_cpus():
             self.take(1 << cpu)
@@ -187,7 +249,11 @@ def _not_enough(requested: int, available: int) -> CPUAllocationError:
 
 
 def take_by_topology_numa_packed(
-    topo: CPUTopology, available: int, num_cpus: int, strategy: str = PACKED
+    topo: CPUTopology,
+    available: int,
+    num_cpus: int,
+    strategy: str = PACKED,
+    prefer_align_by_uncore_cache: bool = False,
 ) -> int:
     """The default allocator; returns the CPU bitset taken or raises CPUAllocationError."""
     acc = Accumulator(topo, available, num_cpus, strategy)
@@ -207,6 +273,10 @@ def take_by_topology_numa_packed(
         acc.take_full_numa_nodes()
     if acc.satisfied():
         return acc.result
+    if prefer_align_by_uncore_cache:
+        acc.take_uncore_cache()
+        if acc.satisfied():
+            return acc.result
     if strategy != SPREAD:
         acc.take_full_cores()
         if acc.satisfied():

@@ -140,7 +140,9 @@ class StaticPolicy:
         if self.options.distribute_cpus_across_numa:
             group = self.group_size if self.options.full_physical_cpus_only else 1
             return take_by_topology_numa_distributed(self.topo, available, n, group, strategy)
-        return take_by_topology_numa_packed(self.topo, available, n, strategy)
+        return take_by_topology_numa_packed(
+            self.topo, available, n, strategy, self.options.prefer_align_by_uncore_cache
+        )
 
     def aligned_cpus(self, affinity: NUMAMask, allocatable: int) -> int:
         if self.options.align_by_socket:

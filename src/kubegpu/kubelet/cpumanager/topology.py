@@ -1,7 +1,7 @@
-"""The CPU manager's view of a node: CPU -> core, socket, NUMA node, with per-unit CPU bitsets.
+"""The CPU manager's view of a node: CPU -> core, socket, NUMA node, uncore (L3) cache, as bitsets.
 
-Follows kubernetes v1.35 pkg/kubelet/cm/cpumanager/topology (CPUTopology, CPUDetails); the
-bitsets are precomputed once per node so that allocations stay cheap.
+Follows kubernetes v1.35 pkg/kubelet/cm/cpumanager/topology (CPUTopology, CPUDetails, UncoreCacheID);
+the bitsets are precomputed once per node so that allocations stay cheap.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ class CPUTopology:
     cpu_numa: dict[int, int] = field(repr=False)
     cores_in_socket: dict[int, CoreList] = field(repr=False, default_factory=dict)
     cores_in_numa: dict[int, CoreList] = field(repr=False, default_factory=dict)
+    uncore_bits: dict[int, int] = field(repr=False, default_factory=dict)
+    cpu_uncore: dict[int, int] = field(repr=False, default_factory=dict)
 
     @classmethod
     def from_cpus(cls, cpus: Sequence[CPUInfo]) -> CPUTopology:
@@ -40,14 +42,16 @@ class CPUTopology:
         lowest: dict[int, int] = {}
         for cpu in cpus:
             lowest[cpu.core] = min(lowest.get(cpu.core, cpu.id), cpu.id)
-        cpus = [CPUInfo(c.id, lowest[c.core], c.socket, c.numa) for c in cpus]
+        cpus = [CPUInfo(c.id, lowest[c.core], c.socket, c.numa, c.uncore_cache) for c in cpus]
         core_bits: dict[int, int] = {}
         socket_bits: dict[int, int] = {}
         numa_bits: dict[int, int] = {}
+        uncore_bits: dict[int, int] = {}
         for cpu in cpus:
             core_bits[cpu.core] = core_bits.get(cpu.core, 0) | 1 << cpu.id
             socket_bits[cpu.socket] = socket_bits.get(cpu.socket, 0) | 1 << cpu.id
             numa_bits[cpu.numa] = numa_bits.get(cpu.numa, 0) | 1 << cpu.id
+            uncore_bits[cpu.uncore_cache] = uncore_bits.get(cpu.uncore_cache, 0) | 1 << cpu.id
         return cls(
             cpus=tuple(sorted(cpus, key=lambda c: c.id)),
             num_cpus=len(cpus),
@@ -63,6 +67,8 @@ class CPUTopology:
             cpu_numa={c.id: c.numa for c in cpus},
             cores_in_socket=_cores_within(core_bits, socket_bits),
             cores_in_numa=_cores_within(core_bits, numa_bits),
+            uncore_bits=dict(sorted(uncore_bits.items())),
+            cpu_uncore={c.id: c.uncore_cache for c in cpus},
         )
 
     @classmethod
@@ -76,6 +82,15 @@ class CPUTopology:
     @property
     def cpus_per_socket(self) -> int:
         return self.num_cpus // self.num_sockets if self.num_sockets else 0
+
+    @property
+    def num_uncore_caches(self) -> int:
+        return len(self.uncore_bits)
+
+    @property
+    def cpus_per_uncore_cache(self) -> int:
+        """Average CPUs per L3 group (CPUTopology.CPUsPerUncore): the gate for taking whole groups."""
+        return self.num_cpus // self.num_uncore_caches if self.uncore_bits else 0
 
     def numa_ids(self) -> tuple[int, ...]:
         """NUMA nodes that hold CPUs (CPUDetails.NUMANodes())."""
