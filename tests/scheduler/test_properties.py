@@ -132,3 +132,18 @@ def test_tie_break_random_is_uniform_and_lowest_name_is_fixed() -> None:
     rank = np.array([3, 1, 0, 2])
     fixed = Framework([Weighted(make_policy("clustering", ()), 1)], tie_break="lowest-name", name_rank=rank)
     assert {fixed.schedule(cluster, pod) for _ in range(10)} == {2}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(node_st, min_size=1, max_size=6), pod_st)
+def test_vectorised_volcano_binpack_equals_scalar(nodes: list[NodeSpec], pod: GpuPod) -> None:
+    from kubegpu.scheduler.gpu.k8s_plugins import VolcanoBinpackScore
+    from kubegpu.scheduler.volcano import BinpackArgs, binpack_score
+
+    cluster = GpuCluster(_named(nodes))
+    vec = VolcanoBinpackScore().score(cluster, pod, np.arange(cluster.size), np.random.default_rng(0))
+    args = BinpackArgs(1, {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1})
+    request = {"cpu": pod.cpu_milli, "memory": pod.memory_bytes, "nvidia.com/gpu": pod.total_gpu_milli}
+    for i, spec in enumerate(cluster.nodes):
+        alloc = {"cpu": spec.cpu_milli, "memory": spec.memory_bytes, "nvidia.com/gpu": spec.gpu_count * 1000}
+        assert vec[i] == int(np.floor(binpack_score(request, alloc, {}, args) + 0.5))

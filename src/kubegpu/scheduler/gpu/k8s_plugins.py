@@ -123,3 +123,47 @@ class BalancedAllocationScore:
 
     def normalize(self, scores: IntArray) -> IntArray:
         return scores
+
+
+class VolcanoBinpackScore:
+    """Volcano's binpack plugin over cpu, memory and nvidia.com/gpu (floats, overflow scores 0).
+
+    Follows volcano-sh/volcano pkg/scheduler/plugins/binpack (same formula as
+    kubegpu.scheduler.volcano.binpack_score); scores are rounded to integers for the framework sum.
+    """
+
+    name = "volcano-binpack"
+
+    def __init__(self, weight: int = 1, weights: Sequence[ResourceSpec] = (
+            ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(GPU, 1))) -> None:
+        self.weight = weight
+        self.weights = {r.name: r.weight for r in weights}
+
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
+              rng: np.random.Generator) -> IntArray:
+        total = np.zeros(len(nodes), dtype=np.float64)
+        wsum = 0
+        over = np.zeros(len(nodes), dtype=np.bool_)
+        requested = {"cpu": pod.cpu_milli, "memory": pod.memory_bytes, GPU: pod.total_gpu_milli}
+        for name, req, alloc in _vectors(cluster, pod, nodes, list(self.weights)):
+            if requested.get(name, 0) <= 0:  # only resources the task requests count
+                continue
+            w = self.weights[name]
+            wsum += w
+            over |= (alloc > 0) & (req > alloc)
+            total += np.where(alloc > 0, w * req / np.maximum(alloc, 1), 0.0)
+        if wsum == 0:
+            return np.zeros(len(nodes), dtype=np.int64)
+        value = np.where(over, 0.0, total / wsum * MAX_NODE_SCORE * self.weight)
+        out: IntArray = np.floor(value + 0.5).astype(np.int64)
+        return out
+
+    def normalize(self, scores: IntArray) -> IntArray:
+        return scores
+
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod,
+                    rng: np.random.Generator) -> tuple[int, ...]:
+        return select_best(cluster, node, pod)
+
+    def bound(self, cluster: GpuCluster, node: int) -> None:
+        """No cache."""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from kubegpu.errors import ConfigError
 from kubegpu.scheduler.framework import Weighted
 from kubegpu.scheduler.gpu.fragmentation import TypicalPod
-from kubegpu.scheduler.gpu.k8s_plugins import BalancedAllocationScore, NodeResourcesFitScore
+from kubegpu.scheduler.gpu.k8s_plugins import BalancedAllocationScore, NodeResourcesFitScore, VolcanoBinpackScore
 from kubegpu.scheduler.gpu.ours import FragBestFitScore
 from kubegpu.scheduler.gpu.policies import (
     BestFitScore,
@@ -24,7 +24,7 @@ from kubegpu.scheduler.noderesources import ResourceSpec, ShapePoint, Strategy
 
 PAPER_POLICIES = ("random", "dotprod", "clustering", "packing", "bestfit", "fgd")
 ALL_POLICIES = (*PAPER_POLICIES, "ours")
-K8S_PROFILES = ("k8s-default", "most-allocated", "least-allocated", "rtcr-binpack")
+K8S_PROFILES = ("k8s-default", "most-allocated", "least-allocated", "rtcr-binpack", "volcano-binpack")
 PROFILES = (*ALL_POLICIES, *K8S_PROFILES)
 ARTIFACT_LABELS = {
     "random": "01-Random", "dotprod": "02-DotProd", "clustering": "03-GpuClustering",
@@ -53,7 +53,9 @@ def make_policy(name: str, typical: Sequence[TypicalPod]) -> PluginType:
     raise ConfigError(f"unknown policy {name!r}; choose from {', '.join(ALL_POLICIES)}")
 
 
-def make_profile(name: str, typical: Sequence[TypicalPod]) -> tuple[list[Weighted], PluginType | NodeResourcesFitScore]:
+def make_profile(
+    name: str, typical: Sequence[TypicalPod]
+) -> tuple[list[Weighted], PluginType | NodeResourcesFitScore | VolcanoBinpackScore]:
     """Weighted score plugins of a profile and the plugin that picks GPUs on the chosen node.
 
     FGD-study policies run alone with weight 1000 (as in the artifact); k8s-default is
@@ -70,6 +72,9 @@ def make_profile(name: str, typical: Sequence[TypicalPod]) -> tuple[list[Weighte
     if name == "most-allocated":
         fit = NodeResourcesFitScore(Strategy.MOST_ALLOCATED, resources)
         return [Weighted(fit, 1)], fit
+    if name == "volcano-binpack":
+        binpack = VolcanoBinpackScore()
+        return [Weighted(binpack, 1)], binpack
     if name == "rtcr-binpack":
         shape = (ShapePoint(0, 0), ShapePoint(100, 10))
         fit = NodeResourcesFitScore(Strategy.REQUESTED_TO_CAPACITY_RATIO, resources, shape)
