@@ -20,7 +20,7 @@ from rich.table import Table
 from kubegpu.cli.common import fail
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.scheduler.gang import GangMode
-from kubegpu.scheduler.gpu.registry import ALL_POLICIES, parse_policies
+from kubegpu.scheduler.gpu.registry import PROFILES, parse_policies
 from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
 from kubegpu.scheduler.tas import Algorithm
 from kubegpu.sim.experiment import (
@@ -166,8 +166,7 @@ def simulate_main(
     gang_sizes: Annotated[str, typer.Option(help="Synthetic gang sizes to draw from.")] = "1,1,2,4,8",
     gpus_per_pod: Annotated[str, typer.Option(help="Synthetic GPUs per pod to draw from.")] = "1,2,4,8",
     duration: Annotated[float, typer.Option(help="Synthetic mean job duration, hours.")] = 1.0,
-    policy: Annotated[str, typer.Option("--policy", help=f"Comma list of {', '.join(ALL_POLICIES)}, "
-                                        "k8s-default, most-allocated, least-allocated, rtcr-binpack, or all.")] = "",
+    policy: Annotated[str, typer.Option("--policy", help=f"Comma list of {', '.join(PROFILES)}, or all.")] = "",
     arrival: Annotated[float, typer.Option(help="Static mode: inflate arrivals to this × GPU capacity.")] = 1.3,
     seeds: Annotated[str, typer.Option(help="Seeds: 42-51 or 42,43.")] = "42",
     mode: Annotated[Mode | None, typer.Option(help="static: the FGD method (shuffle, inflate, pods never "
