@@ -189,8 +189,20 @@ def _cpu(raw: Mapping[str, Any]) -> CPUInfo:
         core=int(raw["core"]),
         socket=int(raw["socket"]),
         numa=int(raw["numa"]),
-        uncore_cache=int(raw.get("uncore_cache") or 0),
+        uncore_cache=_uncore_cache(raw),
     )
+
+
+def _uncore_cache(raw: Mapping[str, Any]) -> int:
+    value = raw.get("uncore_cache")
+    if value is None:
+        return 0
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise ValueError(f"cpu {raw.get('id')}: 'uncore_cache' must be an integer, got {value!r}")
 
 
 def _cpu_dict(cpu: CPUInfo, with_uncore: bool) -> dict[str, int]:

@@ -118,8 +118,33 @@ def read_cpus(roots: Roots) -> tuple[CPUInfo, ...]:
                 (cpu,) if core_id is None else _siblings_by_core_id(roots, online, socket, core_id)
             )
         alive = [s for s in siblings if s in online_set] or [cpu]
-        out.append(CPUInfo(id=cpu, core=min(alive), socket=socket, numa=numa.get(cpu, 0)))
+        out.append(
+            CPUInfo(
+                id=cpu,
+                core=min(alive),
+                socket=socket,
+                numa=numa.get(cpu, 0),
+                uncore_cache=uncore_cache_id(roots, cpu),
+            )
+        )
     return tuple(out)
+
+
+def uncore_cache_id(roots: Roots, cpu: int) -> int:
+    """Id of the CPU's first cache above level 2 (cpuN/cache/indexM/id), as cAdvisor reports UncoreCaches.
+
+    The kubelet keys prefer-align-cpus-by-uncorecache on it; 0 when sysfs shows no such cache.
+    """
+    base = roots.sys / f"devices/system/cpu/cpu{cpu}/cache"
+    if not base.is_dir():
+        return 0
+    for folder in sorted(p for p in base.iterdir() if p.name.startswith("index")):
+        level = _int(folder / "level")
+        if level is not None and level > 2:
+            found = _int(folder / "id")
+            if found is not None:
+                return found
+    return 0
 
 
 def _siblings_by_core_id(
