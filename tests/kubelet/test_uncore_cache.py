@@ -207,3 +207,46 @@ def test_allocation_takes_exactly_n_available_cpus(busy: set[int], n: int) -> No
     # A request of one CCD's worth with a wholly free CCD always lands on exactly one CCD.
     if n == 16 and any(EPYC.uncore_bits[k] & available == EPYC.uncore_bits[k] for k in range(8)):
         assert got in EPYC.uncore_bits.values()
+
+
+# -- the two examples of KEP-4800 (split uncore cache), 16 cores without SMT, 2 L3 groups of 8 --
+
+
+def _kep_node() -> NodeTopology:
+    cpus = tuple(CPUInfo(id=i, core=i, socket=0, numa=0, uncore_cache=i // 8) for i in range(16))
+    return NodeTopology(name="kep-16c", cpus=cpus, numa_nodes=(NUMANode(id=0, memory_bytes=64 * 2**30),))
+
+
+def _kep_admit(reserved: str, sizes: list[str], uncore: bool) -> list[set[int]]:
+    cfg = KubeletConfig.from_dict(
+        {
+            "cpuManagerPolicy": "static",
+            "cpuManagerPolicyOptions": {UNCORE: "true"} if uncore else {},
+            "topologyManagerPolicy": "none",
+            "memoryManagerPolicy": "None",
+            "reservedSystemCPUs": reserved,
+        },
+        source="kep",
+    )
+    s = NodeState(_kep_node(), cfg)
+    out = []
+    for i, size in enumerate(sizes):
+        result = s.admit(pod(f"c{i}", size, "1Gi"))
+        assert result.admitted, result.message
+        out.append(set(result.containers[0].exclusive_cpus))
+    return out
+
+
+def test_kep_example_whole_group_for_the_8_cpu_container() -> None:
+    # Reserved 0-3. C1 (2): group 0 sorts first (4 free) -> partial: cores 4, 5. C2 (8): need 8 >=
+    # 16 / 2 -> takeFullUncore: group 1 is wholly free -> 8-15. Without the option C2 gets the
+    # free cores in id order, 6-13, straddling both groups.
+    assert _kep_admit("0-3", ["2", "8"], uncore=True) == [{4, 5}, set(range(8, 16))]
+    assert _kep_admit("0-3", ["2", "8"], uncore=False) == [{4, 5}, set(range(6, 14))]
+
+
+def test_kep_example_partial_groups_for_three_4_cpu_containers() -> None:
+    # Reserved 0-1. C1: group 0 (6 free) -> cores 2-5. C2: group 0 has only 6, 7 -> 2 != 4, skip;
+    # group 1 -> 8-11. C3: group 0 still 2 -> skip; group 1 -> 12-15. Without: C2 = 6-9.
+    assert _kep_admit("0-1", ["4", "4", "4"], uncore=True) == [{2, 3, 4, 5}, {8, 9, 10, 11}, {12, 13, 14, 15}]
+    assert _kep_admit("0-1", ["4", "4", "4"], uncore=False) == [{2, 3, 4, 5}, {6, 7, 8, 9}, {10, 11, 12, 13}]
