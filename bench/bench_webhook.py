@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import datetime as dt
+import gc
 import ipaddress
 import os
 import socket
