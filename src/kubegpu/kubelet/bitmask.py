@@ -76,9 +76,22 @@ class NUMAMask:
         return "{" + ",".join(str(n) for n in self.ids()) + "}"
 
 
+MAX_ENUMERABLE_NUMA_NODES = 16
+
+
 def iterate_masks(nodes: Iterable[int]) -> Iterator[NUMAMask]:
-    """Every non-empty subset of `nodes`, by size then lexicographic order (IterateBitMasks)."""
+    """Every non-empty subset of `nodes`, by size then lexicographic order (IterateBitMasks).
+
+    Raises ModelError past 16 NUMA nodes: 2^N masks would not finish (a probed GB200 tray shows 34
+    NUMA nodes; the kubelet itself refuses more than max-allowable-numa-nodes, 8 by default).
+    """
     ordered = sorted(set(nodes))
+    if len(ordered) > MAX_ENUMERABLE_NUMA_NODES:
+        raise ModelError(
+            f"the node has {len(ordered)} NUMA nodes: hint generation enumerates every NUMA mask "
+            f"(2^{len(ordered)}), and the model stops at {MAX_ENUMERABLE_NUMA_NODES} NUMA nodes; "
+            "the kubelet refuses more than max-allowable-numa-nodes (default 8)"
+        )
     for size in range(1, len(ordered) + 1):
         for combo in combinations(ordered, size):
             yield NUMAMask.of(combo)
