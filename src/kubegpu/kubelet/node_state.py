@@ -138,6 +138,10 @@ class NodeState:
     def _cpu_manager(self) -> StaticPolicy | None:
         cfg = self.config
         if cfg.cpu_manager_policy == "none":
+            if cfg.cpu_manager_policy_options:  # NewNonePolicy refuses any option
+                shown = " ".join(f"{k}:{v}" for k, v in sorted(cfg.cpu_manager_policy_options.items()))
+                raise self._fail(CPU_MANAGER, "new none policy error: None policy: received unsupported "
+                                 f"options=map[{shown}]")
             return None
         if cfg.cpu_manager_policy != "static":
             raise self._fail(CPU_MANAGER, f'unknown policy: "{cfg.cpu_manager_policy}"')

@@ -1,4 +1,4 @@
-"""A node with more NUMA nodes than masks can be enumerated is refused in one line, never a hang."""
+"""Start-up refusals: more NUMA nodes than masks can be enumerated, options the none CPU policy refuses."""
 
 from __future__ import annotations
 
@@ -31,3 +31,17 @@ def test_admit_on_a_34_numa_node_profile_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "34 NUMA nodes" in result.output
     assert "Traceback" not in result.output
+
+
+def test_none_cpu_policy_with_options_stops_the_kubelet() -> None:
+    # cpumanager NewNonePolicy (v1.35) refuses any cpuManagerPolicyOptions.
+    from kubegpu.kubelet import KubeletConfig, check_startup
+    from kubegpu.topology.presets import load_preset
+
+    config = KubeletConfig.from_dict({
+        "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+        "cpuManagerPolicyOptions": {"full-pcpus-only": "true"},
+    }, "kubelet.yaml")
+    error = check_startup(load_preset("dgx-h100"), config)
+    assert error is not None
+    assert "None policy: received unsupported options=map[full-pcpus-only:true]" in str(error)
