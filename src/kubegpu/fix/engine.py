@@ -58,7 +58,7 @@ def fix_text(name: str, text: str, lint: LintFunction, options: FixOptions | Non
     fatal = [p for p in before.problems if p.code in _FATAL_PROBLEMS]
     if fatal:
         first = fatal[0]
-        return FileOutcome(name, text, text, error=f"line {first.line}: {first.message}; not fixed",
+        return FileOutcome(name, text, text, error=f"line {first.line}: {first.message}",
                            remaining=_remaining(lint(name, text), {}, options))
     current = text
     applied: list[AppliedFix] = []

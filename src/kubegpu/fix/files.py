@@ -74,7 +74,7 @@ def read_input(name: str, path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Inp
 def fix_input(item: InputFile, lint: LintFunction, options: FixOptions) -> FileOutcome:
     """Fix one input's text (nothing is written here)."""
     if item.text is None:
-        return FileOutcome(item.name, "", "", error=f"{item.error}; not fixed")
+        return FileOutcome(item.name, "", "", error=item.error)
     outcome = fix_text(item.name, item.text, lint, options)
     return FileOutcome(outcome.name, outcome.original, outcome.fixed, outcome.applied, outcome.remaining,
                        outcome.skipped, outcome.error, outcome.passes, outcome.converged, item.bom)
