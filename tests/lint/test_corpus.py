@@ -137,3 +137,25 @@ def test_findings_agree_with_the_notes(row: dict[str, str]) -> None:
 
 def _excused(path: Path, tag: str) -> bool:
     return any(fragment in path.name and tag == excused for fragment, excused in DISAGREEMENTS)
+
+
+@needs_corpus
+@pytest.mark.parametrize("row", ROWS, ids=[r["local_file"].split("/")[-1][:60] for r in ROWS])
+def test_loaded_data_equals_pyyaml(row: dict[str, str]) -> None:
+    """Our loader builds the same objects as PyYAML's safe constructor (dates stay strings, as kubectl)."""
+    import yaml
+
+    def without_dates(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: without_dates(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [without_dates(v) for v in value]
+        return str(value) if type(value).__name__ in ("date", "datetime") else value
+
+    path = CORPUS / row["local_file"]
+    text = path.read_text()
+    ours = [d.data for d in load_text(str(path), text).documents if not d.prefix]
+    theirs = [without_dates(d) for d in yaml.load_all(text, Loader=yaml.CSafeLoader)
+              if isinstance(d, dict) and d.get("kind") and d.get("apiVersion")
+              and not str(d.get("kind")).endswith("List")]
+    assert ours == theirs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tracemalloc
 
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,3 +114,30 @@ def test_lone_surrogates_are_a_parse_error_not_a_crash() -> None:
     result = load_text("x.json", '{"\ud800\udc00": null}')
     assert [p.code for p in result.problems] == ["parse-error"]
 
+
+
+_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12),
+                    st.floats(allow_nan=False, allow_infinity=False))
+_values = st.recursive(_leaves, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=8), _values, max_size=5), st.booleans())
+def test_documents_equal_what_pyyaml_constructs(body: dict[str, object], flow: bool) -> None:
+    data = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, **body}
+    text = yaml.safe_dump(data, default_flow_style=flow)
+    loaded = load_text("p.yaml", text)
+    assert [d.data for d in loaded.documents] == [yaml.load(text, Loader=yaml.SafeLoader)]
+
+
+def test_aliases_merge_keys_and_tags_construct_as_pyyaml_does() -> None:
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbase: &b {x: 1, y: [1, 2]}\n"
+            "merged:\n  <<: *b\n  z: 0x1F\nshared: [*b, *b]\nflags: [yes, off, ~, 1.5, !!str 5, 2001-01-01]\n"
+            "numbers: {1: one, 2: two}\n")
+    doc = load_text("a.yaml", text).documents[0].data
+    assert doc["merged"] == {"x": 1, "y": [1, 2], "z": 31}
+    assert doc["shared"][0] is doc["shared"][1] is doc["base"]
+    assert doc["flags"] == [True, False, None, 1.5, "5", "2001-01-01"]
+    assert doc["numbers"] == {1: "one", 2: "two"}

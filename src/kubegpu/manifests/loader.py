@@ -88,6 +88,54 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         return result
 
 
+    def construct_tree(self, node: yaml.Node) -> Any:
+        """Build a document's data: strings, mappings and sequences directly, other tags by PyYAML.
+
+        Same values as `construct_document` (the constructor's generic per-node machinery was most of
+        the load time); aliases still share one object, so the alias-bomb bound applies unchanged.
+        """
+        memo: dict[int, Any] = {}
+        scalar_node, mapping_node, sequence_node = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+
+        def build(item: yaml.Node) -> Any:
+            tag = item.tag
+            if tag == _STR_TAG and type(item) is scalar_node:
+                return item.value
+            ident = id(item)
+            if ident in memo:
+                return memo[ident]
+            if tag == _MAP_TAG and type(item) is mapping_node:
+                pairs = item.value
+                keys = [key.value for key, _ in pairs if key.tag == _STR_TAG and type(key) is scalar_node]
+                if len(keys) == len(pairs):  # plain string keys only: no merge keys, no complex keys
+                    if len(set(keys)) != len(keys):
+                        self.construct_mapping(item)  # records the duplicate keys with their marks
+                    mapping: dict[Any, Any] = {}
+                    memo[ident] = mapping
+                    for key, value in pairs:
+                        mapping[key.value] = build(value)
+                    return mapping
+            elif tag == _SEQ_TAG and type(item) is sequence_node:
+                sequence: list[Any] = []
+                memo[ident] = sequence
+                sequence.extend(build(value) for value in item.value)
+                return sequence
+            value = self.construct_object(item, deep=True)
+            memo[ident] = value
+            return value
+
+        try:
+            return build(node)
+        finally:
+            self.constructed_objects.clear()
+            self.recursive_objects.clear()
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+
+
 def _timestamp_as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
     # kubectl (sigs.k8s.io/yaml) converts YAML to JSON, so dates stay strings.
     value = loader.construct_scalar(node)  # type: ignore[arg-type]
@@ -174,7 +222,7 @@ def _load_chunk(
             node = loader.get_node()
             if node is None:
                 continue
-            data = loader.construct_document(node)
+            data = loader.construct_tree(node)
             line = node.start_mark.line + 1 + offset_line
             for key, dup_mark in loader.duplicates:
                 result.problems.append(InputProblem(
