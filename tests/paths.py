@@ -9,7 +9,16 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
 
 
+VECTORS_COPY = REPO_ROOT / "tests" / "vectors"
+
+
 def vectors_root() -> Path:
-    """`$KUBEGPU_VECTORS_DIR` when set, else ../shared/vectors (may not exist: callers skip)."""
+    """`$KUBEGPU_VECTORS_DIR` when set, else ../shared/vectors, else our own copy in tests/vectors.
+
+    The copy keeps the models tested where ../shared is absent; a test checks it matches ../shared.
+    """
     override = os.environ.get("KUBEGPU_VECTORS_DIR")
-    return Path(override) if override else SHARED_DIR / "vectors"
+    if override:
+        return Path(override)
+    shared = SHARED_DIR / "vectors"
+    return shared if shared.is_dir() else VECTORS_COPY
