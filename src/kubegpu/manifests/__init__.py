@@ -5,8 +5,10 @@ from kubegpu.manifests.document import (
     FieldPath,
     Location,
     ObjectRef,
+    as_mapping,
     format_path,
     get_path,
+    mapping_items,
 )
 from kubegpu.manifests.loader import InputProblem, LoadResult, load_text
 from kubegpu.manifests.resources import (
@@ -31,6 +33,7 @@ __all__ = [
     "PodTemplate",
     "ResourceValue",
     "SourceText",
+    "as_mapping",
     "container_resources",
     "containers_of",
     "discover",
@@ -38,6 +41,7 @@ __all__ = [
     "get_path",
     "gpu_count",
     "load_text",
+    "mapping_items",
     "pod_templates",
     "read_source",
     "uses_accelerators",

@@ -152,3 +152,13 @@ def get_path(data: Any, path: FieldPath) -> Any:
                 return None
             current = current[part]
     return current
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else an empty one: for optional fields of unchecked input."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def mapping_items(value: Any) -> list[Mapping[str, Any]]:
+    """The mappings of a list field (other items dropped); empty when the field is not a list."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubegpu.errors import QuantityError
+from kubegpu.manifests.document import as_mapping
 from kubegpu.manifests.workloads import ContainerRef, PodTemplate
 from kubegpu.units import Quantity, parse_quantity
 
@@ -129,7 +130,7 @@ def _uses_accelerators(template: PodTemplate, prefixes: Sequence[str]) -> bool:
         # `nvidia.com/gpu: 0` asks for nothing; an unparsable value is treated as a request.
         if any(value.quantity is None or value.quantity.value > 0 for value in requested.values()):
             return True
-        claims = _mapping(container.data.get("resources")).get("claims")
+        claims = as_mapping(container.data.get("resources")).get("claims")
         if isinstance(claims, list) and claims:
             return True
     if isinstance(template.spec.get("resourceClaims"), list) and template.spec["resourceClaims"]:
@@ -160,5 +161,3 @@ def _suffixes(annotations: Mapping[str, Any]) -> set[str]:
     return {str(key).split("/")[-1] for key in annotations}
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

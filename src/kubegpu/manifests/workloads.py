@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubegpu.manifests.document import Document, FieldPath, get_path
+from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path
 
 _REPLICATED = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
 _KUBEFLOW_SPECS = {
@@ -107,9 +107,6 @@ def int_field(value: Any, default: int | None) -> int | None:
     return default
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
 
 def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRef, ...]:
     """Init containers (sidecars marked), then containers, with their paths."""
@@ -140,13 +137,13 @@ def _template(
     if not isinstance(spec, Mapping):
         return
     spec_path = (*template_path, "spec")
-    yield PodTemplate(doc, spec_path, spec, (*template_path, "metadata"), _mapping(template.get("metadata")),
+    yield PodTemplate(doc, spec_path, spec, (*template_path, "metadata"), as_mapping(template.get("metadata")),
                       role, replicas, containers_of(spec, spec_path))
 
 
 def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | None) -> Iterator[PodTemplate]:
     """A JobSpec at `job_path`: pods = parallelism (default 1) per copy."""
-    job = _mapping(get_path(doc.data, job_path))
+    job = as_mapping(get_path(doc.data, job_path))
     parallelism = int_field(job.get("parallelism"), 1)
     completions = int_field(job.get("completions"), None)
     if completions is not None and parallelism is not None:
@@ -167,7 +164,7 @@ def pod_templates(doc: Document) -> Iterator[PodTemplate]:
 def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     data = doc.data
     kind = doc.kind
-    spec = _mapping(data.get("spec"))
+    spec = as_mapping(data.get("spec"))
     group = doc.api_version.split("/")[0] if "/" in doc.api_version else ""
     if kind == "Pod":
         yield PodTemplate(doc, ("spec",), spec, ("metadata",), doc.metadata, "", 1, containers_of(spec, ("spec",)))
@@ -194,9 +191,9 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     elif kind == "LeaderWorkerSet":
         yield from _leaderworkerset(doc)
     elif kind in _KUBEFLOW_SPECS:
-        replica_specs = _mapping(spec.get(_KUBEFLOW_SPECS[kind]))
+        replica_specs = as_mapping(spec.get(_KUBEFLOW_SPECS[kind]))
         for role, replica_spec in replica_specs.items():
-            replicas = int_field(_mapping(replica_spec).get("replicas"), 1)
+            replicas = int_field(as_mapping(replica_spec).get("replicas"), 1)
             yield from _template(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
     elif kind in ("RayCluster", "RayJob", "RayService"):
         yield from _ray(doc)
@@ -217,7 +214,7 @@ def _list(value: Any) -> list[Mapping[str, Any]]:
 
 
 def _jobset(doc: Document, spec_path: FieldPath) -> Iterator[PodTemplate]:
-    spec = _mapping(get_path(doc.data, spec_path))
+    spec = as_mapping(get_path(doc.data, spec_path))
     for i, rjob in enumerate(_list(spec.get("replicatedJobs"))):
         name = str(rjob.get("name") or f"job-{i}")
         yield from _job_template(doc, (*spec_path, "replicatedJobs", i, "template", "spec"), name,
@@ -238,8 +235,8 @@ def _trainjob(doc: Document) -> Iterator[PodTemplate]:
 
 
 def _leaderworkerset(doc: Document) -> Iterator[PodTemplate]:
-    spec = _mapping(doc.data.get("spec"))
-    lwt = _mapping(spec.get("leaderWorkerTemplate"))
+    spec = as_mapping(doc.data.get("spec"))
+    lwt = as_mapping(spec.get("leaderWorkerTemplate"))
     groups = int_field(spec.get("replicas"), 1)
     size = int_field(lwt.get("size"), 1) or 1
     base: FieldPath = ("spec", "leaderWorkerTemplate")
@@ -252,13 +249,13 @@ def _leaderworkerset(doc: Document) -> Iterator[PodTemplate]:
 
 
 def _ray(doc: Document) -> Iterator[PodTemplate]:
-    spec = _mapping(doc.data.get("spec"))
+    spec = as_mapping(doc.data.get("spec"))
     base: FieldPath = ("spec",)
     if doc.kind == "RayJob":
         base = ("spec", "rayClusterSpec")
     elif doc.kind == "RayService":
         base = ("spec", "rayClusterConfig")
-    cluster = _mapping(get_path(doc.data, base)) if base != ("spec",) else spec
+    cluster = as_mapping(get_path(doc.data, base)) if base != ("spec",) else spec
     yield from _template(doc, (*base, "headGroupSpec", "template"), "head", 1)
     for i, group in enumerate(_list(cluster.get("workerGroupSpecs"))):
         replicas = int_field(group.get("replicas"), int_field(group.get("minReplicas"), 1))
@@ -269,7 +266,7 @@ def _ray(doc: Document) -> Iterator[PodTemplate]:
 
 
 def _kserve(doc: Document) -> Iterator[PodTemplate]:
-    spec = _mapping(doc.data.get("spec"))
+    spec = as_mapping(doc.data.get("spec"))
     for component in _KSERVE_COMPONENTS:
         comp = spec.get(component)
         if not isinstance(comp, Mapping):
@@ -291,11 +288,11 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
 
 def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
     """KServe LLMInferenceService: `spec.template` and `spec.worker` are pod specs; so are prefill's."""
-    spec = _mapping(doc.data.get("spec"))
+    spec = as_mapping(doc.data.get("spec"))
     replicas = int_field(spec.get("replicas"), 1)
-    parallelism = _mapping(spec.get("parallelism"))
+    parallelism = as_mapping(spec.get("parallelism"))
     for base, role in (((), "main"), (("prefill",), "prefill")):
-        section = _mapping(get_path(spec, base)) if base else spec
+        section = as_mapping(get_path(spec, base)) if base else spec
         if base and not section:
             continue
         section_replicas = int_field(section.get("replicas"), replicas)
@@ -314,14 +311,14 @@ def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
 
 def _argo(doc: Document) -> Iterator[PodTemplate]:
     base: FieldPath = ("spec", "workflowSpec") if doc.kind == "CronWorkflow" else ("spec",)
-    wf = _mapping(get_path(doc.data, base))
+    wf = as_mapping(get_path(doc.data, base))
     for i, template in enumerate(_list(wf.get("templates"))):
         path: FieldPath = (*base, "templates", i)
         refs: list[ContainerRef] = []
         for key in ("container", "script"):
             if isinstance(template.get(key), Mapping):
                 refs.append(ContainerRef((*path, key), template[key], "container"))
-        cset = _mapping(template.get("containerSet"))
+        cset = as_mapping(template.get("containerSet"))
         for j, item in enumerate(_list(cset.get("containers"))):
             refs.append(ContainerRef((*path, "containerSet", "containers", j), item, "container"))
         for j, item in enumerate(_list(template.get("initContainers"))):
@@ -331,13 +328,13 @@ def _argo(doc: Document) -> Iterator[PodTemplate]:
         # Volumes are declared workflow-wide; the template's own metadata labels its pods.
         pseudo = dict(template)
         pseudo.setdefault("volumes", wf.get("volumes") or [])
-        yield PodTemplate(doc, path, pseudo, (*path, "metadata"), _mapping(template.get("metadata")),
+        yield PodTemplate(doc, path, pseudo, (*path, "metadata"), as_mapping(template.get("metadata")),
                           str(template.get("name") or f"template-{i}"), 1, tuple(refs), (*base, "volumes"))
 
 
 def _appwrapper(doc: Document) -> Iterator[PodTemplate]:
     """AppWrapper embeds whole objects under spec.components[i].template: search them too."""
-    for i, component in enumerate(_list(_mapping(doc.data.get("spec")).get("components"))):
+    for i, component in enumerate(_list(as_mapping(doc.data.get("spec")).get("components"))):
         embedded = component.get("template")
         if not isinstance(embedded, Mapping):
             continue

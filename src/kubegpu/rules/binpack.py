@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kubegpu.manifests import Document, FieldPath, PodTemplate
+from kubegpu.manifests import Document, FieldPath, PodTemplate, as_mapping
 from kubegpu.manifests.resources import is_accelerator
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.gang import is_volcano_job
@@ -23,9 +23,6 @@ FIT = "NodeResourcesFit"
 LEAST, MOST, RTCR = "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"
 MAX_WEIGHT = 100
 
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _list(value: Any) -> list[Any]:
@@ -53,13 +50,14 @@ class ProfileScoring:
 
 
 def _disabled(plugins: Mapping[str, Any], point: str) -> bool:
-    return any(_mapping(item).get("name") in (FIT, "*") for item in _list(_mapping(plugins.get(point)).get("disabled")))
+    disabled = _list(as_mapping(plugins.get(point)).get("disabled"))
+    return any(as_mapping(item).get("name") in (FIT, "*") for item in disabled)
 
 
 def _rtcr_packs(shape: list[Any]) -> bool:
     points: list[tuple[int, int]] = []
     for point in shape:
-        utilization, score = _mapping(point).get("utilization"), _mapping(point).get("score")
+        utilization, score = as_mapping(point).get("utilization"), as_mapping(point).get("score")
         if isinstance(utilization, int) and isinstance(score, int):
             points.append((utilization, score))
     if len(points) < 2:
@@ -70,32 +68,32 @@ def _rtcr_packs(shape: list[Any]) -> bool:
 
 def profile_scoring(doc: Document) -> list[ProfileScoring]:
     """Every profile of a KubeSchedulerConfiguration, with its effective NodeResourcesFit strategy."""
-    profiles = _list(_mapping(doc.data).get("profiles")) or [{}]
+    profiles = _list(as_mapping(doc.data).get("profiles")) or [{}]
     out: list[ProfileScoring] = []
     for i, raw in enumerate(profiles):
-        profile = _mapping(raw)
+        profile = as_mapping(raw)
         name = str(profile.get("schedulerName") or DEFAULT_SCHEDULER)
-        plugins = _mapping(profile.get("plugins"))
+        plugins = as_mapping(profile.get("plugins"))
         args_path: FieldPath | None = None
         args: Mapping[str, Any] = {}
         other = ""
         for j, entry in enumerate(_list(profile.get("pluginConfig"))):
-            entry = _mapping(entry)
+            entry = as_mapping(entry)
             if entry.get("name") == FIT:
                 args_path = ("profiles", i, "pluginConfig", j, "args")
-                args = _mapping(entry.get("args"))
-            elif isinstance(_mapping(entry.get("args")).get("scoringStrategy"), Mapping):
-                other_type = _mapping(_mapping(entry.get("args")).get("scoringStrategy")).get("type")
+                args = as_mapping(entry.get("args"))
+            elif isinstance(as_mapping(entry.get("args")).get("scoringStrategy"), Mapping):
+                other_type = as_mapping(as_mapping(entry.get("args")).get("scoringStrategy")).get("type")
                 if other_type:
                     other = f"{entry.get('name')} scores with {other_type}"
-        strategy_args = _mapping(args.get("scoringStrategy"))
+        strategy_args = as_mapping(args.get("scoringStrategy"))
         strategy = str(strategy_args.get("type") or LEAST)
-        resources = tuple((str(_mapping(r).get("name")), _mapping(r).get("weight", 1))
+        resources = tuple((str(as_mapping(r).get("name")), as_mapping(r).get("weight", 1))
                           for r in _list(strategy_args.get("resources"))) or (("cpu", 1), ("memory", 1))
         if _disabled(plugins, "score") or _disabled(plugins, "multiPoint"):
             strategy = ""
         packs = strategy == MOST or (strategy == RTCR and _rtcr_packs(
-            _list(_mapping(strategy_args.get("requestedToCapacityRatio")).get("shape"))))
+            _list(as_mapping(strategy_args.get("requestedToCapacityRatio")).get("shape"))))
         out.append(ProfileScoring(i, name, strategy, resources, packs, args_path, other))
     return out
 
@@ -141,13 +139,14 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         if profile.args_path is None:
             continue
         strategy_path = (*profile.args_path, "scoringStrategy")
-        raw = _list(_mapping(_mapping(_path_get(doc.data, profile.args_path)).get("scoringStrategy")).get("resources"))
+        strategy = as_mapping(as_mapping(_path_get(doc.data, profile.args_path)).get("scoringStrategy"))
+        raw = _list(strategy.get("resources"))
         for k, resource in enumerate(raw):
-            weight = _mapping(resource).get("weight")
+            weight = as_mapping(resource).get("weight")
             if isinstance(weight, int) and not isinstance(weight, bool) and (weight < 0 or weight > MAX_WEIGHT):
                 yield RawFinding((*strategy_path, "resources", k, "weight"),
                                  f"profile '{profile.name}': resource weight {weight} of "
-                                 f"{_mapping(resource).get('name')} is not in (0, {MAX_WEIGHT}]: kube-scheduler "
+                                 f"{as_mapping(resource).get('name')} is not in (0, {MAX_WEIGHT}]: kube-scheduler "
                                  "rejects the configuration and does not start", severity=Severity.ERROR)
         type_path = (*strategy_path, "type")
         if profile.strategy in (LEAST, RTCR) and not profile.packs and profile.gpu_weighted(accelerators):
@@ -175,7 +174,7 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         return
     names = ", ".join(f"'{p.name}'" for p in spreading)
     others = "; ".join(p.other_scoring for p in spreading if p.other_scoring)
-    yield RawFinding(("profiles",) if "profiles" in _mapping(doc.data) else ("kind",),
+    yield RawFinding(("profiles",) if "profiles" in as_mapping(doc.data) else ("kind",),
                      f"no profile of this KubeSchedulerConfiguration bin-packs GPUs: {names} "
                      f"score{'s' if len(spreading) == 1 else ''} with "
                      f"NodeResourcesFit {LEAST} on {_resource_names(spreading[0])}"

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kubegpu.manifests import Document, FieldPath, PodTemplate, get_path, pod_templates, uses_accelerators
+from kubegpu.manifests import (
+    Document,
+    FieldPath,
+    PodTemplate,
+    as_mapping,
+    get_path,
+    mapping_items,
+    pod_templates,
+    uses_accelerators,
+)
 from kubegpu.manifests.workloads import int_field
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 
@@ -50,9 +59,6 @@ PODGROUP_GROUPS = {
 }
 NATIVE_GROUP = "scheduling.k8s.io"
 
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _group(doc: Document) -> str:
@@ -123,7 +129,7 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
     if kind == "LLMInferenceService":
         if not any(t.role.endswith("worker") for t in gpu):
             return None
-        parallelism = _mapping(get_path(doc.data, ("spec", "parallelism")))
+        parallelism = as_mapping(get_path(doc.data, ("spec", "parallelism")))
         data = int_field(parallelism.get("data"), 1) or 1
         local = int_field(parallelism.get("dataLocal"), 1) or 1
         nodes = max(2, data // local)  # the leader pod plus (data / dataLocal - 1) workers per replica
@@ -139,14 +145,14 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
 def object_labels(doc: Document) -> Mapping[str, Any]:
     """The labels Kueue reads for this object (a CronJob's come from its jobTemplate)."""
     if doc.kind == "CronJob":
-        return _mapping(get_path(doc.data, ("spec", "jobTemplate", "metadata", "labels")))
-    return _mapping(doc.metadata.get("labels"))
+        return as_mapping(get_path(doc.data, ("spec", "jobTemplate", "metadata", "labels")))
+    return as_mapping(doc.metadata.get("labels"))
 
 
 def object_annotations(doc: Document) -> Mapping[str, Any]:
     if doc.kind == "CronJob":
-        return _mapping(get_path(doc.data, ("spec", "jobTemplate", "metadata", "annotations")))
-    return _mapping(doc.metadata.get("annotations"))
+        return as_mapping(get_path(doc.data, ("spec", "jobTemplate", "metadata", "annotations")))
+    return as_mapping(doc.metadata.get("annotations"))
 
 
 def kueue_managed(doc: Document) -> bool:
@@ -161,10 +167,10 @@ def _scheduler(template: PodTemplate) -> str:
 
 def native_group(template: PodTemplate) -> tuple[str, str] | None:
     """The Workload API reference of a pod template: ("workload", name/group) or ("podgroup", name)."""
-    ref = _mapping(template.spec.get("workloadRef"))
+    ref = as_mapping(template.spec.get("workloadRef"))
     if ref.get("name"):
         return "workload", f"{ref.get('name')}/{ref.get('podGroup') or ''}"
-    group = _mapping(template.spec.get("schedulingGroup")).get("podGroupName")
+    group = as_mapping(template.spec.get("schedulingGroup")).get("podGroupName")
     if group:
         return "podgroup", str(group)
     return None
@@ -251,7 +257,7 @@ def _runtime_pod_group_policy(name: str, doc: Document, ctx: RuleContext) -> str
             continue
         if other.kind == "TrainingRuntime" and not _same_namespace(other, doc):
             continue
-        policy = _mapping(get_path(other.data, ("spec", "podGroupPolicy")))
+        policy = as_mapping(get_path(other.data, ("spec", "podGroupPolicy")))
         return ", ".join(str(key) for key in policy) if policy else ""
     return None
 
@@ -267,19 +273,16 @@ def _native_policy(ref: tuple[str, str], doc: Document, ctx: RuleContext) -> str
             workload, _, group = key.partition("/")
             if name != workload:
                 continue
-            for entry in _list(get_path(other.data, ("spec", "podGroups")) or
+            for entry in mapping_items(get_path(other.data, ("spec", "podGroups")) or
                                get_path(other.data, ("spec", "podGroupTemplates"))):
                 if entry.get("name") == group:
-                    policy = _mapping(entry.get("policy") or entry.get("schedulingPolicy"))
+                    policy = as_mapping(entry.get("policy") or entry.get("schedulingPolicy"))
                     return "gang" if "gang" in policy else ("basic" if "basic" in policy else None)
         if kind == "podgroup" and other.kind == "PodGroup" and name == key:
-            policy = _mapping(get_path(other.data, ("spec", "schedulingPolicy")))
+            policy = as_mapping(get_path(other.data, ("spec", "schedulingPolicy")))
             return "gang" if "gang" in policy else ("basic" if "basic" in policy else None)
     return None
 
-
-def _list(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def _same_namespace(a: Document, b: Document) -> bool:
@@ -366,7 +369,7 @@ def _check_gang_partial(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
 
 
 def _check_volcano_job(doc: Document, shape: JobShape) -> Iterator[RawFinding]:
-    tasks = _list(get_path(doc.data, ("spec", "tasks")))
+    tasks = mapping_items(get_path(doc.data, ("spec", "tasks")))
     total = sum(int_field(t.get("replicas"), 1) or 0 for t in tasks)
     job_min = int_field(get_path(doc.data, ("spec", "minAvailable")), None)
     if job_min is not None and job_min > 0:
@@ -442,7 +445,7 @@ def _compare(path: FieldPath, what: str, minimum: int, pods: int) -> Iterator[Ra
 def _check_workload(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     name = str(doc.metadata.get("name") or "")
     key = "podGroups" if isinstance(get_path(doc.data, ("spec", "podGroups")), list) else "podGroupTemplates"
-    for i, group in enumerate(_list(get_path(doc.data, ("spec", key)))):
+    for i, group in enumerate(mapping_items(get_path(doc.data, ("spec", key)))):
         policy_key = "policy" if "policy" in group else "schedulingPolicy"
         minimum = int_field(get_path(group, (policy_key, "gang", "minCount")), None)
         if minimum is None:

@@ -12,7 +12,7 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from kubegpu.errors import QuantityError
-from kubegpu.manifests import Document, FieldPath
+from kubegpu.manifests import Document, FieldPath, as_mapping
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.topology.cpulist import format_cpulist, parse_cpulist
 from kubegpu.units.quantity import parse_quantity
@@ -58,9 +58,6 @@ def go_parse_bool(value: str) -> bool | None:
     return None
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
 
 def _field(data: Mapping[str, Any], name: str) -> FieldPath:
     """The path of a top-level field, or of `kind` when the field is absent (so the finding has a line)."""
@@ -75,7 +72,7 @@ def _quantity(value: Any) -> Decimal | None:
 
 
 def _policy_options(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(data.get("cpuManagerPolicyOptions"))
+    return as_mapping(data.get("cpuManagerPolicyOptions"))
 
 
 def _option_true(options: Mapping[str, Any], name: str) -> bool:
@@ -106,7 +103,7 @@ def cpu_reservation(data: Mapping[str, Any]) -> CPUReservation:
         return CPUReservation(len(ids), ids)
     total = Decimal(0)
     for section in ("kubeReserved", "systemReserved"):
-        raw = _mapping(data.get(section)).get("cpu")
+        raw = as_mapping(data.get(section)).get("cpu")
         if raw is None:
             continue
         value = _quantity(raw)
@@ -122,7 +119,7 @@ def cpu_reservation(data: Mapping[str, Any]) -> CPUReservation:
 def _check_cpu_manager(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     if not is_kubelet_config(doc):
         return
-    data = _mapping(doc.data)
+    data = as_mapping(doc.data)
     policy = data.get("cpuManagerPolicy", "none")
     if policy == "static":
         return
@@ -156,7 +153,7 @@ def _check_cpu_manager(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
 def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     if not is_kubelet_config(doc):
         return
-    data = _mapping(doc.data)
+    data = as_mapping(doc.data)
     options = _policy_options(data)
     for name, value in options.items():
         if not isinstance(value, str):
@@ -166,7 +163,7 @@ def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
                              f"('\"{str(value).lower()}\"')", severity=Severity.ERROR)
     if data.get("cpuManagerPolicy") != "static":
         return  # the none policy refuses any option (kubelet-cpu-manager-not-static reports it)
-    gates = _mapping(data.get("featureGates"))
+    gates = as_mapping(data.get("featureGates"))
     for name, value in options.items():
         maturity = CPU_OPTION_MATURITY.get(str(name))
         where = ("cpuManagerPolicyOptions", str(name))
@@ -211,7 +208,7 @@ def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
 def _check_topology_policy(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     if not is_kubelet_config(doc):
         return
-    data = _mapping(doc.data)
+    data = as_mapping(doc.data)
     policy = data.get("topologyManagerPolicy", "none")
     path = _field(data, "topologyManagerPolicy")
     if policy not in TOPOLOGY_POLICIES:
@@ -241,7 +238,7 @@ def _check_topology_policy(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
                          f"topologyManagerPolicy {policy} aligns GPUs and CPUs, but memoryManagerPolicy None gives "
                          "no memory hints: a pod's memory may sit on another NUMA node; consider Static (with "
                          "reservedMemory)", severity=Severity.INFO)
-    tm_options = _mapping(data.get("topologyManagerPolicyOptions"))
+    tm_options = as_mapping(data.get("topologyManagerPolicyOptions"))
     for name, value in tm_options.items():
         where = ("topologyManagerPolicyOptions", str(name))
         if name not in TOPOLOGY_OPTIONS:
@@ -290,7 +287,7 @@ def eviction_memory_bytes(data: Mapping[str, Any], capacity: int | None) -> tupl
     hard = data.get("evictionHard")
     if hard is None:
         return DEFAULT_EVICTION_MEMORY, "the default evictionHard memory.available 100Mi"
-    raw = _mapping(hard).get("memory.available")
+    raw = as_mapping(hard).get("memory.available")
     if raw is None:
         if data.get("mergeDefaultEvictionSettings") is True:
             return DEFAULT_EVICTION_MEMORY, "memory.available 100Mi merged from the defaults"
@@ -322,7 +319,7 @@ def _memory_type(name: str) -> bool:
 def _check_reserved_memory(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     if not is_kubelet_config(doc):
         return
-    data = _mapping(doc.data)
+    data = as_mapping(doc.data)
     entries = _reserved_entries(data)
     seen: set[tuple[int, str]] = set()
     totals: dict[str, int] = {}
@@ -341,7 +338,7 @@ def _check_reserved_memory(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
                              f"reservedMemory names NUMA node {numa}, which node '{node.name}' does not have "
                              f"(it has {format_cpulist(numa_ids)}): the kubelet does not start",
                              severity=Severity.ERROR)
-        for name, raw in _mapping(entry.get("limits")).items():
+        for name, raw in as_mapping(entry.get("limits")).items():
             where = ("reservedMemory", index, "limits", str(name))
             value = _quantity(raw)
             if not _memory_type(str(name)):
@@ -365,7 +362,7 @@ def _check_reserved_memory(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
     required: dict[str, int | None] = {}
     explain: dict[str, str] = {}
     for section in ("kubeReserved", "systemReserved"):
-        for name, raw in _mapping(data.get(section)).items():
+        for name, raw in as_mapping(data.get(section)).items():
             if not _memory_type(str(name)):
                 continue
             value = _quantity(raw)
@@ -419,7 +416,7 @@ def _reserved_memory_fix(data: Mapping[str, Any], name: str, need: int) -> Fix |
         if entry.get("numaNode") == 0:
             zero_index = index if zero_index is None else zero_index
             continue
-        value = _quantity(_mapping(entry.get("limits")).get(name, 0))
+        value = _quantity(as_mapping(entry.get("limits")).get(name, 0))
         others += int(value or 0)
     remaining = need - others
     if remaining <= 0:
@@ -441,7 +438,7 @@ def _reserved_memory_fix(data: Mapping[str, Any], name: str, need: int) -> Fix |
 def _check_reserved_cpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     if not is_kubelet_config(doc):
         return
-    data = _mapping(doc.data)
+    data = as_mapping(doc.data)
     reservation = cpu_reservation(data)
     if reservation.error is not None:
         yield RawFinding(_field(data, "reservedSystemCPUs"), reservation.error + ": the kubelet does not start",
@@ -455,8 +452,8 @@ def _check_reserved_cpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
                              "the kubelet's configuration validation fails and it does not start (distributions "
                              "such as EKS nodeadm or k0s set these cgroups by default: clear them)",
                              severity=Severity.ERROR)
-        overridden = [(s, _mapping(data.get(s))["cpu"]) for s in ("kubeReserved", "systemReserved")
-                      if "cpu" in _mapping(data.get(s))]
+        overridden = [(s, as_mapping(data.get(s))["cpu"]) for s in ("kubeReserved", "systemReserved")
+                      if "cpu" in as_mapping(data.get(s))]
         if overridden:
             listed = format_cpulist(reservation.cpus)
             what = " and ".join(f"{s}.cpu {v!r}" for s, v in overridden)

@@ -8,9 +8,8 @@ ComputeDomain (resource.nvidia.com/v1beta1, device class compute-domain-default-
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
 
-from kubegpu.manifests import Document, PodTemplate, get_path
+from kubegpu.manifests import Document, PodTemplate, as_mapping, get_path, mapping_items
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.gang import JobShape, is_volcano_job, job_shape, kueue_managed, object_annotations, relative_path
 
@@ -43,12 +42,6 @@ _TOPOLOGY_WORDS = ("rack", "block", "clique", "nvlink", "spine", "leaf", "switch
 _GB200_HINTS = ("gb200", "gb300", "nvl72", "gpu.clique")
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def topology_label(key: str, extra: Iterable[str] = ()) -> bool:
@@ -70,22 +63,22 @@ def _extra_labels(ctx: RuleContext) -> tuple[str, ...]:
 
 def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str | None:
     """A pod affinity or node selection that keeps the pods under one rack/block/NVLink domain."""
-    affinity = _mapping(template.spec.get("affinity"))
-    pod_affinity = _mapping(affinity.get("podAffinity"))
-    terms = list(_list(pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")))
-    terms += [_mapping(t.get("podAffinityTerm")) for t in
-              _list(pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))]
+    affinity = as_mapping(template.spec.get("affinity"))
+    pod_affinity = as_mapping(affinity.get("podAffinity"))
+    terms = list(mapping_items(pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")))
+    terms += [as_mapping(t.get("podAffinityTerm")) for t in
+              mapping_items(pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))]
     for term in terms:
         key = str(term.get("topologyKey") or "")
         if topology_label(key, extra) or key == HOSTNAME:
             return f"podAffinity on {key}"
-    for key, value in _mapping(template.spec.get("nodeSelector")).items():
+    for key, value in as_mapping(template.spec.get("nodeSelector")).items():
         if topology_label(str(key), extra):
             return f"nodeSelector {key}={value}"
-    node_affinity = _mapping(affinity.get("nodeAffinity"))
-    required = _mapping(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
-    for term in _list(required.get("nodeSelectorTerms")):
-        for expression in _list(term.get("matchExpressions")):
+    node_affinity = as_mapping(affinity.get("nodeAffinity"))
+    required = as_mapping(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    for term in mapping_items(required.get("nodeSelectorTerms")):
+        for expression in mapping_items(term.get("matchExpressions")):
             values = expression.get("values")
             if topology_label(str(expression.get("key") or ""), extra) and expression.get("operator") == "In" \
                     and isinstance(values, list) and len(values) == 1:
@@ -102,11 +95,11 @@ def _compute_domain_templates(ctx: RuleContext) -> set[str]:
             if name:
                 names.add(str(name))
         elif doc.kind in ("ResourceClaimTemplate", "ResourceClaim"):
-            spec = _mapping(doc.data.get("spec"))
+            spec = as_mapping(doc.data.get("spec"))
             if doc.kind == "ResourceClaimTemplate":
-                spec = _mapping(spec.get("spec"))
-            for request in _list(_mapping(spec.get("devices")).get("requests")):
-                device_class = request.get("deviceClassName") or _mapping(request.get("exactly")).get(
+                spec = as_mapping(spec.get("spec"))
+            for request in mapping_items(as_mapping(spec.get("devices")).get("requests")):
+                device_class = request.get("deviceClassName") or as_mapping(request.get("exactly")).get(
                     "deviceClassName")
                 if str(device_class or "").startswith(COMPUTE_DOMAIN_CLASS_PREFIX):
                     names.add(str(doc.metadata.get("name") or ""))
@@ -114,7 +107,7 @@ def _compute_domain_templates(ctx: RuleContext) -> set[str]:
 
 
 def _compute_domain_claim(template: PodTemplate, ctx: RuleContext) -> str | None:
-    claims = _list(template.spec.get("resourceClaims"))
+    claims = mapping_items(template.spec.get("resourceClaims"))
     if not claims:
         return None
     domains = _compute_domain_templates(ctx)
@@ -131,7 +124,7 @@ def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContex
     annotations = template.annotations
     if any(annotations.get(key) for key in KUEUE_TAS_ANNOTATIONS) and kueue_managed(doc):
         return "Kueue TAS"
-    if is_volcano_job(doc) and _mapping(get_path(doc.data, ("spec", "networkTopology"))).get("mode"):
+    if is_volcano_job(doc) and as_mapping(get_path(doc.data, ("spec", "networkTopology"))).get("mode"):
         return "Volcano networkTopology"
     job_annotations = object_annotations(doc)
     if any(job_annotations.get(k) or annotations.get(k) for k in KAI_TOPOLOGY_ANNOTATIONS):
@@ -146,8 +139,8 @@ def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContex
 
 def _gb200(template: PodTemplate, ctx: RuleContext) -> bool:
     node = ctx.node
-    texts = [str(v).lower() for v in _mapping(getattr(node, "labels", {})).values()] if node is not None else []
-    texts += [f"{k}={v}".lower() for k, v in _mapping(template.spec.get("nodeSelector")).items()]
+    texts = [str(v).lower() for v in as_mapping(getattr(node, "labels", {})).values()] if node is not None else []
+    texts += [f"{k}={v}".lower() for k, v in as_mapping(template.spec.get("nodeSelector")).items()]
     return any(hint in text for text in texts for hint in _GB200_HINTS)
 
 
