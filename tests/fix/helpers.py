@@ -11,8 +11,36 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.fix import AppliedFix, FindingLike, FixOptions, LintFunction
-from kubegpu.manifests import Document, FieldPath
+from kubegpu.manifests import Document, FieldPath, Location
 from kubegpu.rules import LintConfig, lint_text
+
+
+@dataclass(frozen=True)
+class FakeEdit:
+    """An edit as a rule makes one, for driving the fix engine without the rules."""
+
+    op: str
+    path: FieldPath
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class FakeFix:
+    description: str
+    safety: str
+    edits: tuple[FakeEdit, ...]
+
+
+@dataclass(frozen=True)
+class FakeFinding:
+    code: str
+    name: str
+    severity: str
+    message: str
+    location: Location
+    fix: FakeFix | None
+    document: Document | None
+
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Fixtures pin the rules they exercise, so rules added later do not change their expected output.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -14,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubegpu.fix import FindingLike, FixOptions, fix_text
-from kubegpu.manifests import Document, FieldPath, Location, get_path, load_text
-from tests.fix.helpers import comment_lines
+from kubegpu.manifests import FieldPath, get_path, load_text
+from tests.fix.helpers import FakeEdit, FakeFinding, FakeFix, comment_lines
 
 KEYS = st.sampled_from(["a", "b", "name", "on", "x-y", "k8s.io/z", "8", "key with space"])
 SCALARS = st.one_of(
@@ -29,29 +28,6 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.dictionaries(KEYS, inner, min_size=1, max_size=3)), max_leaves=8)
 
 
-@dataclass(frozen=True)
-class _Edit:
-    op: str
-    path: FieldPath
-    value: Any = None
-
-
-@dataclass(frozen=True)
-class _Fix:
-    description: str
-    safety: str
-    edits: tuple[_Edit, ...]
-
-
-@dataclass(frozen=True)
-class _Finding:
-    code: str
-    name: str
-    severity: str
-    message: str
-    location: Location
-    fix: _Fix | None
-    document: Document | None
 
 
 def _paths(value: Any, path: FieldPath) -> list[tuple[FieldPath, Any]]:
@@ -66,7 +42,7 @@ def _paths(value: Any, path: FieldPath) -> list[tuple[FieldPath, Any]]:
 
 
 @st.composite
-def cases(draw: Any) -> tuple[str, _Edit, Any]:
+def cases(draw: Any) -> tuple[str, FakeEdit, Any]:
     data = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"},
             "data": draw(st.dictionaries(KEYS, VALUES, min_size=1, max_size=4))}
     text = yaml.safe_dump(data, sort_keys=False, width=10_000, allow_unicode=draw(st.booleans()),
@@ -81,11 +57,11 @@ def cases(draw: Any) -> tuple[str, _Edit, Any]:
     new_value = draw(VALUES)
     if isinstance(target, dict):
         key = draw(KEYS.filter(lambda k: k not in target))
-        edit = _Edit("add", (*target_path, key), new_value)
+        edit = FakeEdit("add", (*target_path, key), new_value)
     elif isinstance(target, list):
-        edit = _Edit("add", (*target_path, "-"), new_value)
+        edit = FakeEdit("add", (*target_path, "-"), new_value)
     else:
-        edit = _Edit("replace", target_path, draw(SCALARS))
+        edit = FakeEdit("replace", target_path, draw(SCALARS))
     expected = copy.deepcopy(data)
     parent = get_path(expected, edit.path[:-1])
     if edit.path[-1] == "-":
@@ -95,14 +71,14 @@ def cases(draw: Any) -> tuple[str, _Edit, Any]:
     return text, edit, expected
 
 
-def _linter(edit: _Edit) -> Any:
+def _linter(edit: FakeEdit) -> Any:
     def lint(name: str, text: str) -> Sequence[FindingLike]:
         out = []
         for doc in load_text(name, text).documents:
             seen = doc.data.get("x-applied") if isinstance(doc.data, dict) else None
             if seen is None:
-                fix = _Fix("edit", "safe", (edit, _Edit("add", ("x-applied",), 1)))
-                out.append(_Finding("T1", "t", "warning", "m", doc.location(()), fix, doc))
+                fix = FakeFix("edit", "safe", (edit, FakeEdit("add", ("x-applied",), 1)))
+                out.append(FakeFinding("T1", "t", "warning", "m", doc.location(()), fix, doc))
         return out
 
     return lint
@@ -110,7 +86,7 @@ def _linter(edit: _Edit) -> Any:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(), text_edits=st.booleans())
-def test_any_edit_reads_back_exactly(case: tuple[str, _Edit, Any], text_edits: bool) -> None:
+def test_any_edit_reads_back_exactly(case: tuple[str, FakeEdit, Any], text_edits: bool) -> None:
     text, edit, expected = case
     lint = _linter(edit)
     options = FixOptions(text_edits=text_edits)

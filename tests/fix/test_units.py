@@ -5,7 +5,6 @@ linter (safety levels, overlapping fixes, skipped fixes, non-convergence)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -14,7 +13,8 @@ from hypothesis import strategies as st
 
 from kubegpu.fix import FindingLike, FixOptions, fix_text, jsondoc, patch, textpatch, yamlio
 from kubegpu.fix.stream import cut_chunk, split_stream
-from kubegpu.manifests import Document, FieldPath, Location, load_text
+from kubegpu.manifests import FieldPath, load_text
+from tests.fix.helpers import FakeEdit, FakeFinding, FakeFix
 
 # --- stream ---------------------------------------------------------------------------------------------------
 
@@ -149,43 +149,20 @@ def test_json_layout_is_detected_and_kept() -> None:
 # --- the loop, with a fake linter -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Edit:
-    op: str
-    path: FieldPath
-    value: Any = None
 
 
-@dataclass(frozen=True)
-class _Fix:
-    description: str
-    safety: str
-    edits: tuple[_Edit, ...]
-
-
-@dataclass(frozen=True)
-class _Finding:
-    code: str
-    name: str
-    severity: str
-    message: str
-    location: Location
-    fix: _Fix | None
-    document: Document | None
-
-
-def _fake_lint(rules: dict[str, tuple[str, tuple[_Edit, ...], str]]) -> Any:
+def _fake_lint(rules: dict[str, tuple[str, tuple[FakeEdit, ...], str]]) -> Any:
     """Report rule CODE while its `want` key is absent from spec (or differs), with the given fix."""
 
     def lint(name: str, text: str) -> Sequence[FindingLike]:
-        out: list[_Finding] = []
+        out: list[FakeFinding] = []
         for doc in load_text(name, text).documents:
             spec = doc.data.get("spec") or {}
             for code, (want, edits, safety) in rules.items():
                 key, _, value = want.partition("=")
                 if str(spec.get(key)) != value:
-                    out.append(_Finding(code, code.lower(), "warning", f"{key} should be {value}",
-                                        doc.location(("spec",)), _Fix(f"set {key}", safety, edits), doc))
+                    out.append(FakeFinding(code, code.lower(), "warning", f"{key} should be {value}",
+                                        doc.location(("spec",)), FakeFix(f"set {key}", safety, edits), doc))
         return out
 
     return lint
@@ -196,9 +173,9 @@ DOC = "# head\nkind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec:\n  a: 1  # 
 
 def test_safety_levels() -> None:
     lint = _fake_lint({
-        "S1": ("x=1", (_Edit("add", ("spec", "x"), 1),), "safe"),
-        "U1": ("y=2", (_Edit("add", ("spec", "y"), 2),), "unsafe"),
-        "D1": ("z=3", (_Edit("add", ("spec", "z"), 3),), "display-only"),
+        "S1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
+        "U1": ("y=2", (FakeEdit("add", ("spec", "y"), 2),), "unsafe"),
+        "D1": ("z=3", (FakeEdit("add", ("spec", "z"), 3),), "display-only"),
     })
     safe = fix_text("p.yaml", DOC, lint)
     assert safe.fixed == DOC + "  x: 1\n"
@@ -211,8 +188,8 @@ def test_safety_levels() -> None:
 
 def test_overlapping_fixes_wait_for_the_next_pass() -> None:
     lint = _fake_lint({
-        "A1": ("x=1", (_Edit("add", ("spec", "x"), 1),), "safe"),
-        "B1": ("w=2", (_Edit("add", ("spec", "x"), 9), _Edit("add", ("spec", "w"), 2)), "safe"),
+        "A1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
+        "B1": ("w=2", (FakeEdit("add", ("spec", "x"), 9), FakeEdit("add", ("spec", "w"), 2)), "safe"),
     })
     outcome = fix_text("p.yaml", DOC, lint, FixOptions(max_passes=3))
     assert [a.code for a in outcome.applied] == ["A1", "B1", "A1"]
@@ -221,7 +198,7 @@ def test_overlapping_fixes_wait_for_the_next_pass() -> None:
 
 
 def test_a_fix_whose_path_is_gone_is_skipped_and_reported() -> None:
-    lint = _fake_lint({"G1": ("q=1", (_Edit("replace", ("spec", "nothere"), 1),), "safe")})
+    lint = _fake_lint({"G1": ("q=1", (FakeEdit("replace", ("spec", "nothere"), 1),), "safe")})
     outcome = fix_text("p.yaml", DOC, lint)
     assert outcome.fixed == DOC
     assert outcome.remaining[0].reason.startswith("not applied: path /spec/nothere does not exist")
@@ -229,8 +206,8 @@ def test_a_fix_whose_path_is_gone_is_skipped_and_reported() -> None:
 
 def test_fixes_that_never_settle_are_reported() -> None:
     lint = _fake_lint({
-        "A1": ("x=1", (_Edit("add", ("spec", "x"), 1),), "safe"),
-        "B1": ("x=2", (_Edit("add", ("spec", "x"), 2),), "safe"),
+        "A1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
+        "B1": ("x=2", (FakeEdit("add", ("spec", "x"), 2),), "safe"),
     })
     outcome = fix_text("p.yaml", DOC, lint, FixOptions(max_passes=4))
     assert not outcome.converged
@@ -246,7 +223,7 @@ def test_unparsable_input_is_left_alone() -> None:
 
 def test_only_the_document_with_edits_changes() -> None:
     other = "---\n# untouched\nkind: Service\napiVersion: v1\nmetadata: { name:  s }   \nspec: {a: 1, x: 1}\n"
-    lint = _fake_lint({"S1": ("x=1", (_Edit("add", ("spec", "x"), 1),), "safe")})
+    lint = _fake_lint({"S1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe")})
     outcome = fix_text("p.yaml", DOC + other, lint, FixOptions(text_edits=False))
     assert outcome.fixed == DOC + "  x: 1\n" + other
 
@@ -264,6 +241,6 @@ def test_round_trip_keeps_mixed_indentation_outside_the_edit() -> None:
 
 def test_a_removal_takes_its_inline_comment_and_keeps_the_others() -> None:
     text = DOC.replace("  a: 1  # keep\n", "  a: 1  # keep\n  b: 2  # goes with b\n  # about c\n  c: 3\n")
-    lint = _fake_lint({"R1": ("b=None", (_Edit("remove", ("spec", "b")),), "safe")})
+    lint = _fake_lint({"R1": ("b=None", (FakeEdit("remove", ("spec", "b")),), "safe")})
     outcome = fix_text("p.yaml", text, lint)
     assert outcome.fixed == DOC + "  # about c\n  c: 3\n"
