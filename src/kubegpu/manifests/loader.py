@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -320,7 +320,3 @@ def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tu
                                             f"duplicate key {key!r}: the API server rejects it", fatal=False))
     _add_document(name, data, None, 1, 0, True, result, 0)
 
-
-def iter_objects(result: LoadResult) -> Iterator[Document]:
-    """Every Kubernetes object loaded, in stream order."""
-    yield from result.documents

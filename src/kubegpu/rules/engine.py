@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +16,6 @@ from kubegpu.manifests import (
     Document,
     InputProblem,
     Location,
-    PodTemplate,
     SourceText,
     discover,
     load_text,
@@ -242,10 +241,3 @@ class _Lines:
                         return True
         return False
 
-
-def iter_gpu_templates(documents: Iterable[Document], accelerators: Sequence[str]) -> Iterator[PodTemplate]:
-    """Pod templates that use accelerators, across documents (for cross-object rules)."""
-    for doc in documents:
-        for template in pod_templates(doc):
-            if uses_accelerators(template, accelerators):
-                yield template
