@@ -11,6 +11,7 @@ from kubegpu.manifests.document import (
     mapping_items,
 )
 from kubegpu.manifests.loader import InputProblem, LoadResult, load_text
+from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.resources import (
     ContainerResources,
     ResourceValue,
@@ -42,6 +43,7 @@ __all__ = [
     "gpu_count",
     "load_text",
     "mapping_items",
+    "memoised",
     "pod_templates",
     "read_source",
     "uses_accelerators",

@@ -67,6 +67,7 @@ class Document:
     line_offset: int = 0
     is_json: bool = False
     _positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _nodes: dict[FieldPath, tuple[yaml.Node, yaml.Mark]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def kind(self) -> str:
@@ -105,38 +106,72 @@ class Document:
         cached = self._positions.get(path)
         if cached is not None:
             return cached
-        node = self.node
-        if node is None:
+        if self.node is None:
             return (self.start_line, 1)
-        best = node.start_mark
-        for part in (*self.prefix, *path):
+        # Walk from the longest path prefix already walked: findings of one object share long prefixes.
+        depth = len(path)
+        while depth and path[:depth] not in self._nodes:
+            depth -= 1
+        if depth:
+            node, mark = self._nodes[path[:depth]]
+        else:
+            node, mark = self._root()
+        for i in range(depth, len(path)):
+            child = _child(node, path[i])
+            if child is None:
+                break
+            key_node, node = child
+            mark = (key_node or node).start_mark
+            self._nodes[path[: i + 1]] = (node, mark)
+        position = (mark.line + 1 + self.line_offset, mark.column + 1)
+        self._positions[path] = position
+        return position
+
+    def _root(self) -> tuple[yaml.Node, yaml.Mark]:
+        """The node of this object (below `prefix` inside its parsed document) and where it starts."""
+        node = self.node
+        assert node is not None
+        mark = node.start_mark
+        for part in self.prefix:
             child = _child(node, part)
             if child is None:
                 break
             key_node, node = child
-            best = (key_node or node).start_mark
-        position = (best.line + 1 + self.line_offset, best.column + 1)
-        self._positions[path] = position
-        return position
+            mark = (key_node or node).start_mark
+        return node, mark
 
 
 def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node | None, yaml.Node] | None:
     """The (key node, value node) of `part` in a mapping or sequence node, or None."""
-    if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-        # Index a mapping's keys on first use: findings often share long path prefixes.
-        index: dict[str, tuple[yaml.Node, yaml.Node]] | None = node.__dict__.get("_kubegpu_keys")
-        if index is None:
-            index = {}
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode):
-                    index[key_node.value] = (key_node, value_node)  # the last wins, as in the data
-            node.__dict__["_kubegpu_keys"] = index
-        return index.get(part)
-    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+    node_type = type(node)
+    if node_type is yaml.MappingNode and type(part) is str:
+        pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
+        if len(pairs) > _SCAN_LIMIT:
+            return _key_index(node).get(part)
+        for key_node, value_node in reversed(pairs):  # the last wins, as in the data
+            if key_node.value == part and type(key_node) is yaml.ScalarNode:
+                return key_node, value_node
+        return None
+    if node_type is yaml.SequenceNode and type(part) is int:
         items: Sequence[yaml.Node] = node.value
         if 0 <= part < len(items):
             return None, items[part]
     return None
+
+
+_SCAN_LIMIT = 16  # mappings up to this size are scanned; larger ones are indexed once
+
+
+def _key_index(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    """A large mapping's scalar keys, indexed on first use and kept on the node."""
+    index: dict[str, tuple[yaml.Node, yaml.Node]] | None = node.__dict__.get("_kubegpu_keys")
+    if index is None:
+        index = {}
+        for key_node, value_node in node.value:
+            if type(key_node) is yaml.ScalarNode:
+                index[key_node.value] = (key_node, value_node)  # the last wins, as in the data
+        node.__dict__["_kubegpu_keys"] = index
+    return index
 
 
 def get_path(data: Any, path: FieldPath) -> Any:

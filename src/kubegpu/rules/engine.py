@@ -113,8 +113,28 @@ def lint_text(name: str, text: str, config: LintConfig | None = None, **context:
                        config or LintConfig(), **context)
 
 
+@dataclass(frozen=True)
+class _RulePlan:
+    """The enabled checks split by what they receive, decided once per run instead of per object."""
+
+    document: tuple[Rule, ...]
+    template_any: tuple[Rule, ...]  # rules for every pod template
+    template_gpu: tuple[Rule, ...]  # rules for every template, GPU-only ones included
+
+    @classmethod
+    def of(cls, rules: Sequence[Rule]) -> _RulePlan:
+        checked = [r for r in rules if r.check is not None]
+        template = [r for r in checked if r.target is Target.TEMPLATE]
+        return cls(
+            document=tuple(r for r in checked if r.target is Target.DOCUMENT),
+            template_any=tuple(r for r in template if not r.gpu_only),
+            template_gpu=tuple(template),
+        )
+
+
 def lint_loaded(loaded: Sequence[LoadedSource], config: LintConfig, **context: Any) -> LintResult:
     rules = [rule for rule in all_rules() if config.enabled(rule)]
+    plan = _RulePlan.of(rules)
     by_name = {rule.name: rule for rule in all_rules()}
     all_documents = tuple(doc for item in loaded for doc in item.documents)
     ctx = RuleContext(
@@ -141,34 +161,28 @@ def lint_loaded(loaded: Sequence[LoadedSource], config: LintConfig, **context: A
                         location = Location(item.source.name, line, 1)
                         _add(result, config, rule, location, raw.message, raw, None, None, lines)
         for doc in item.documents:
-            _lint_document(doc, rules, ctx, config, result, lines)
+            _lint_document(doc, plan, ctx, config, result, lines)
     result.findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
     return result
 
 
 def _lint_document(
-    doc: Document, rules: Sequence[Rule], ctx: RuleContext, config: LintConfig, result: LintResult,
-    lines: _Lines,
+    doc: Document, plan: _RulePlan, ctx: RuleContext, config: LintConfig, result: LintResult, lines: _Lines,
 ) -> None:
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
-    for rule in rules:
-        if rule.target is Target.DOCUMENT and rule.check is not None:
-            for raw in rule.check(doc, ctx):
-                _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines)
-    templates = list(pod_templates(doc))
+    for rule in plan.document:
+        for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check
+            _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines)
+    templates = tuple(pod_templates(doc))
     result.templates += len(templates)
-    template_rules = [r for r in rules if r.target is Target.TEMPLATE and r.check is not None]
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
         template_suppressed = suppressed | _annotation_suppressions(
             template.metadata, doc, result, config, lines, template.metadata_path
         ) if template.metadata is not doc.metadata else suppressed
-        for rule in template_rules:
-            if rule.gpu_only and not is_gpu:
-                continue
-            assert rule.check is not None
-            for raw in rule.check(template, ctx):
+        for rule in plan.template_gpu if is_gpu else plan.template_any:
+            for raw in rule.check(template, ctx):  # type: ignore[misc]
                 _add(result, config, rule, template.document.location(raw.path), raw.message, raw,
                      template.document, template_suppressed, lines)
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kubegpu.manifests import ContainerRef, PodTemplate
+from kubegpu.manifests import ContainerRef, PodTemplate, memoised
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 
 _SECTION = "13.3"
@@ -135,6 +135,10 @@ def runtime_variant(ref: ImageRef) -> str | None:
 
 def image_of(container: ContainerRef) -> tuple[str, ImageRef] | None:
     """The container's image text and its parse, or None when there is no image or it does not parse."""
+    return memoised(container, "images.image_of", lambda: _image_of(container))
+
+
+def _image_of(container: ContainerRef) -> tuple[str, ImageRef] | None:
     image = container.data.get("image")
     if not isinstance(image, str):
         return None

@@ -22,6 +22,7 @@ from kubegpu.manifests import (
     FieldPath,
     PodTemplate,
     get_path,
+    memoised,
     pod_templates,
     uses_accelerators,
 )
@@ -199,7 +200,14 @@ def _home(container: ContainerRef, template: PodTemplate) -> str:
 
 
 def recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
-    """The inference server in a container, with its weight source and cache directories, or None."""
+    """The inference server in a container, with its weight source and cache directories, or None.
+
+    Recognised once per container (a container belongs to one template).
+    """
+    return memoised(container, "models.recognise", lambda: _recognise(template, container))
+
+
+def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     kind = template.kind
     if kind not in ("InferenceService", "LLMInferenceService", "RayService") and not _SERVER_HINT.search(
             _raw_text(container)):

@@ -9,7 +9,16 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
-from kubegpu.manifests import ContainerRef, Document, FieldPath, PodTemplate, format_path, get_path, pod_templates
+from kubegpu.manifests import (
+    ContainerRef,
+    Document,
+    FieldPath,
+    PodTemplate,
+    format_path,
+    get_path,
+    memoised,
+    pod_templates,
+)
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
@@ -27,7 +36,12 @@ def _pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[str, An
     """Every volume of the pod with its path: the pod spec's own list and, for Argo, the workflow-wide one too.
 
     A TrainJob has no volumes list of its own (its runtime's pod template has), so it has none here.
+    Found once per template (read-only).
     """
+    return memoised(template, "shm.pod_volumes", lambda: _find_pod_volumes(template))
+
+
+def _find_pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[str, Any]]]:
     if template.volumes_field is None:
         return []
     out: list[tuple[FieldPath, Mapping[str, Any]]] = []
@@ -44,7 +58,11 @@ def _volume(template: PodTemplate, name: str) -> tuple[FieldPath, Mapping[str, A
 
 
 def _memory_volumes(template: PodTemplate) -> dict[str, tuple[FieldPath, Mapping[str, Any]]]:
-    """Volumes that are memory-backed emptyDirs, by name: the emptyDir's path and its fields."""
+    """Volumes that are memory-backed emptyDirs, by name: the emptyDir's path and its fields (read-only)."""
+    return memoised(template, "shm.memory_volumes", lambda: _find_memory_volumes(template))
+
+
+def _find_memory_volumes(template: PodTemplate) -> dict[str, tuple[FieldPath, Mapping[str, Any]]]:
     out: dict[str, tuple[FieldPath, Mapping[str, Any]]] = {}
     for path, volume in _pod_volumes(template):
         empty_dir = volume.get("emptyDir")

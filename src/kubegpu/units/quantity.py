@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from functools import lru_cache
 
 from kubegpu.errors import QuantityError
 
@@ -76,6 +77,11 @@ def parse_quantity(text: object) -> Quantity:
         return Quantity(Decimal(repr(text)), "")
     if not isinstance(text, str):
         raise QuantityError(f"{text!r} is not a quantity")
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=4096)  # manifests repeat a few dozen values ("8", "64Gi") thousands of times
+def _parse_text(text: str) -> Quantity:
     match = _QUANTITY_RE.match(text.strip())
     if match is None or text != text.strip():
         raise QuantityError(f"{text!r} is not a quantity (expected a number and a unit such as 500m, 16, 64Gi)")
