@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail
 from kubegpu.errors import KubegpuError
-from kubegpu.report import findings_github, findings_json, findings_junit, findings_sarif, findings_text
 from kubegpu.rules import (
     LintConfig,
+    LintResult,
     Severity,
     all_rules,
     find_config,
@@ -69,21 +68,32 @@ def lint(
         result = lint_paths(paths, config, **context)
     except KubegpuError as err:
         raise fail(err) from err
-    if output is OutputFormat.json:
-        typer.echo(findings_json.render_json(result))
-    elif output is OutputFormat.sarif:
-        typer.echo(findings_sarif.render_sarif(result))
-    elif output is OutputFormat.junit:
-        typer.echo(findings_junit.render_junit(result))
-    elif output is OutputFormat.github:
-        typer.echo(findings_github.render_github(result))
-    else:
-        findings_text.render_text(result, Console(soft_wrap=False))
+    _report(result, output)
     if result.unreadable:
         raise typer.Exit(EXIT_USAGE)
     if result.failing(config.fail_on) and not exit_zero:
         raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_OK)
+
+
+def _report(result: LintResult, output: OutputFormat) -> None:
+    """Print the result; each format's reporter is imported only when asked for (rich is slow to import)."""
+    if output is OutputFormat.text:
+        from rich.console import Console
+
+        from kubegpu.report import findings_text
+
+        findings_text.render_text(result, Console(soft_wrap=False))
+        return
+    from kubegpu.report import findings_github, findings_json, findings_junit, findings_sarif
+
+    render = {
+        OutputFormat.json: findings_json.render_json,
+        OutputFormat.sarif: findings_sarif.render_sarif,
+        OutputFormat.junit: findings_junit.render_junit,
+        OutputFormat.github: findings_github.render_github,
+    }[output]
+    typer.echo(render(result))
 
 
 def _with_file(paths: list[str], extra: Path) -> list[str]:
@@ -109,6 +119,8 @@ def rules_command(
              "summary": r.summary, "fixable": r.fixable, "doc": r.doc_path} for r in rules
         ], indent=2))
         return
+    from rich.console import Console
+
     console = Console()
     for r in rules:
         fix = " (fix)" if r.fixable else ""
