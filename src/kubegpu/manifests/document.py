@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import yaml
@@ -68,27 +67,22 @@ class Document:
     is_json: bool = False
     _positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, repr=False)
     _nodes: dict[FieldPath, tuple[yaml.Node, yaml.Mark]] = field(default_factory=dict, repr=False)
+    # What every rule asks first, read once when the document is made (the data is not changed afterwards).
+    kind: str = field(init=False, repr=False)
+    api_version: str = field(init=False, repr=False)
+    metadata: Mapping[str, Any] = field(init=False, repr=False)
+    ref: ObjectRef = field(init=False, repr=False)
 
-    @cached_property
-    def kind(self) -> str:
-        return str(self.data.get("kind", "")) if isinstance(self.data, Mapping) else ""
-
-    @cached_property
-    def api_version(self) -> str:
-        return str(self.data.get("apiVersion", "")) if isinstance(self.data, Mapping) else ""
-
-    @cached_property
-    def metadata(self) -> Mapping[str, Any]:
-        meta = self.data.get("metadata") if isinstance(self.data, Mapping) else None
-        return meta if isinstance(meta, Mapping) else {}
-
-    @cached_property
-    def ref(self) -> ObjectRef:
-        meta = self.metadata
-        namespace = meta.get("namespace")
-        return ObjectRef(
+    def __post_init__(self) -> None:
+        data = self.data if type(self.data) is dict or isinstance(self.data, Mapping) else {}
+        self.kind = str(data.get("kind", ""))
+        self.api_version = str(data.get("apiVersion", ""))
+        meta = data.get("metadata")
+        self.metadata = meta if type(meta) is dict or isinstance(meta, Mapping) else {}
+        namespace = self.metadata.get("namespace")
+        self.ref = ObjectRef(
             kind=self.kind,
-            name=str(meta.get("name") or meta.get("generateName") or ""),
+            name=str(self.metadata.get("name") or self.metadata.get("generateName") or ""),
             namespace=None if namespace is None else str(namespace),
             api_version=self.api_version,
         )
@@ -182,16 +176,18 @@ def get_path(data: Any, path: FieldPath) -> Any:
             if not isinstance(current, list) or not 0 <= part < len(current):
                 return None
             current = current[part]
+        elif type(current) is dict:  # the loaders' mappings; skips the slower abstract check below
+            current = current.get(part)  # a missing key reads as None, which ends the walk
+        elif isinstance(current, Mapping):
+            current = current.get(part)
         else:
-            if not isinstance(current, Mapping) or part not in current:
-                return None
-            current = current[part]
+            return None
     return current
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """`value` when it is a mapping, else an empty one: for optional fields of unchecked input."""
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def mapping_items(value: Any) -> list[Mapping[str, Any]]:

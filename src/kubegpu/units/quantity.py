@@ -67,6 +67,8 @@ def parse_quantity(text: object) -> Quantity:
 
     YAML integers and floats are accepted (`nvidia.com/gpu: 2`); booleans and null are not.
     """
+    if type(text) is str:
+        return _parse_text(text)
     if isinstance(text, bool) or text is None:
         raise QuantityError(f"{text!r} is not a quantity")
     if isinstance(text, int):
