@@ -43,6 +43,9 @@ def lint(
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings.")] = False,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
     max_file_size: Annotated[int | None, typer.Option(help="Largest input file in bytes.")] = None,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", min=0, help="Processes to lint with (0: one per CPU when the input is over 512 KiB per "
+        "process). The findings are the same.")] = 0,
     node: Annotated[str | None, typer.Option(
         "--node", help="Node preset (`kubegpu nodes`) or profile file: checks admission (gpu-pod-unadmittable), "
         "SMT alignment and node-specific kubelet settings.")] = None,
@@ -65,7 +68,7 @@ def lint(
         if kubelet_config is not None:
             context["kubelet_config"] = read_kubelet_config(str(kubelet_config))
             paths = _with_file(paths, kubelet_config)
-        result = lint_paths(paths, config, **context)
+        result = lint_paths(paths, config, jobs=jobs, **context)
     except KubegpuError as err:
         raise fail(err) from err
     _report(result, output)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubegpu.manifests import (
@@ -63,22 +64,23 @@ class LoadedSource:
 
 def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource]:
     """Read and parse every input the user named (directories recursively, `-` for stdin)."""
-    loaded: list[LoadedSource] = []
-    for name, path, kind in discover(paths):
-        source = read_source(name, path, kind, max_file_bytes)
-        if source.text is None:
-            problem = InputProblem("unreadable-file", name, 1, 1, source.error or "unreadable")
-            loaded.append(LoadedSource(source, (), (problem,)))
-        elif kind == "dockerfile":
-            loaded.append(LoadedSource(source, (), ()))
-        else:
-            result = load_text(name, source.text)
-            loaded.append(LoadedSource(source, tuple(result.documents), tuple(result.problems)))
-    return loaded
+    return [load_source(name, path, kind, max_file_bytes) for name, path, kind in discover(paths)]
+
+
+def load_source(name: str, path: Path | None, kind: str, max_file_bytes: int) -> LoadedSource:
+    """Read and parse one input found by `discover` (path None: stdin)."""
+    source = read_source(name, path, kind, max_file_bytes)
+    if source.text is None:
+        problem = InputProblem("unreadable-file", name, 1, 1, source.error or "unreadable")
+        return LoadedSource(source, (), (problem,))
+    if kind == "dockerfile":
+        return LoadedSource(source, (), ())
+    result = load_text(name, source.text)
+    return LoadedSource(source, tuple(result.documents), tuple(result.problems))
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for a whole lint run, and collect once at the end.
 
     Every YAML node kept for positions, every template and finding made the collector's passes walk
@@ -98,9 +100,18 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def lint_paths(paths: Sequence[str], config: LintConfig, **context: Any) -> LintResult:
-    """Lint files, directories and `-` (stdin) with the given configuration."""
-    with _gc_paused():
+def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, **context: Any) -> LintResult:
+    """Lint files, directories and `-` (stdin) with the given configuration.
+
+    `jobs`: processes to use (0: one per CPU when the input is large enough); the result is the same.
+    """
+    if jobs != 1:
+        from kubegpu.rules import parallel  # it builds on this module
+
+        processes = parallel.plan_processes(paths, jobs)
+        if processes > 1:
+            return parallel.lint_paths_parallel(paths, config, processes, **context)
+    with gc_paused():
         loaded = load_sources(paths, config.max_file_bytes)
         return lint_loaded(loaded, config, **context)
 
@@ -132,20 +143,24 @@ class _RulePlan:
         )
 
 
-def lint_loaded(loaded: Sequence[LoadedSource], config: LintConfig, **context: Any) -> LintResult:
+def lint_loaded(
+    loaded: Sequence[LoadedSource], config: LintConfig, context_documents: Sequence[Document] | None = None,
+    **context: Any,
+) -> LintResult:
+    """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object rules may look up."""
     rules = [rule for rule in all_rules() if config.enabled(rule)]
     plan = _RulePlan.of(rules)
     by_name = {rule.name: rule for rule in all_rules()}
-    all_documents = tuple(doc for item in loaded for doc in item.documents)
+    own_documents = tuple(doc for item in loaded for doc in item.documents)
     ctx = RuleContext(
         options=config.options,
-        all_documents=all_documents,
+        all_documents=own_documents if context_documents is None else tuple(context_documents),
         accelerator_resources=config.accelerator_resources,
         node=context.get("node"),
         kubelet_config=context.get("kubelet_config"),
         smt=context.get("smt"),
     )
-    result = LintResult(files=len(loaded), documents=len(all_documents))
+    result = LintResult(files=len(loaded), documents=len(own_documents))
     for item in loaded:
         lines = _Lines(item.source.text)
         for problem in item.problems:

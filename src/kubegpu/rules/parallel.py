@@ -1,0 +1,185 @@
+"""Lint large inputs in several processes, each parsing and linting its own share of the files.
+
+Rules that look across objects (PodGroups, HPAs, training runtimes, scheduler profiles) still see every
+object: before linting, the processes swap the plain data of what they parsed; only findings come back.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from kubegpu.manifests import Document, discover
+from kubegpu.rules.config import LintConfig
+from kubegpu.rules.engine import LintResult, LoadedSource, gc_paused, lint_loaded, load_source
+
+MIN_BYTES_PER_PROCESS = 512 * 1024  # below this a second process costs more than it saves
+MAX_PROCESSES = 8
+
+# One input file: its position in discovery order, display name, path (None for stdin) and kind.
+_Entry = tuple[int, str, Path | None, str]
+# The plain data of one parsed object, enough to rebuild a Document without its node tree.
+_PortableDocument = tuple[str, int, Any, tuple[str | int, ...], int, int, bool]
+
+
+class ParallelLintError(RuntimeError):
+    """A worker process failed (a bug, not bad input: input problems are findings)."""
+
+
+@dataclass(frozen=True)
+class _Share:
+    """What one process lints: entries in discovery order."""
+
+    entries: tuple[_Entry, ...]
+
+
+def available_processes() -> int:
+    """CPUs this process may run on (the affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def plan_processes(paths: Sequence[str], requested: int) -> int:
+    """How many processes to use: `requested`, or (0) one per CPU while each gets enough bytes to parse."""
+    if requested == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if requested > 1:
+        return min(requested, MAX_PROCESSES)
+    total = 0
+    for _name, path, _kind in discover(paths):
+        if path is not None:
+            try:
+                total += path.stat().st_size
+            except OSError:
+                continue
+    return max(1, min(available_processes(), MAX_PROCESSES, total // MIN_BYTES_PER_PROCESS))
+
+
+def lint_paths_parallel(paths: Sequence[str], config: LintConfig, processes: int, **context: Any) -> LintResult:
+    """Lint with `processes` processes (this one included); the result equals a one-process run."""
+    shares = _split(list(_entries(paths)), processes)
+    fork = multiprocessing.get_context("fork")
+    workers: list[tuple[Any, Connection]] = []
+    try:
+        for share in shares[1:]:
+            ours, theirs = fork.Pipe()
+            worker = fork.Process(target=_worker, args=(share, config, context, theirs), daemon=True)
+            worker.start()
+            theirs.close()
+            workers.append((worker, ours))
+        with gc_paused():
+            loaded = _load(shares[0], config)
+            portable = {index: docs for index, docs in _portable(shares[0], loaded)}
+            for _process, connection in workers:
+                portable.update(_receive(connection))
+            for share, (_process, connection) in zip(shares[1:], workers, strict=True):
+                theirs_already = {entry[0] for entry in share.entries}
+                connection.send([(i, docs) for i, docs in portable.items() if i not in theirs_already])
+            everything = _all_documents(shares[0], loaded, portable)
+            result = lint_loaded(loaded, config, context_documents=everything, **context)
+            for _process, connection in workers:
+                _merge(result, _receive(connection))
+    finally:
+        for process, connection in workers:
+            connection.close()
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+    result.findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
+    return result
+
+
+def _entries(paths: Sequence[str]) -> Iterator[_Entry]:
+    for i, (name, path, kind) in enumerate(discover(paths)):
+        yield i, name, path, kind
+
+
+def _split(entries: Sequence[_Entry], processes: int) -> list[_Share]:
+    """Shares of about equal bytes (largest files first into the lightest share); stdin stays here."""
+    sizes = []
+    for entry in entries:
+        path = entry[2]
+        try:
+            size = path.stat().st_size if path is not None else 0
+        except OSError:
+            size = 0
+        sizes.append((size, entry))
+    bins: list[list[_Entry]] = [[] for _ in range(processes)]
+    loads = [0] * processes
+    for size, entry in sorted(sizes, key=lambda item: -item[0]):
+        target = 0 if entry[2] is None else loads.index(min(loads))
+        bins[target].append(entry)
+        loads[target] += size
+    return [_Share(tuple(sorted(b))) for b in bins]
+
+
+def _load(share: _Share, config: LintConfig) -> list[LoadedSource]:
+    return [load_source(name, path, kind, config.max_file_bytes) for _i, name, path, kind in share.entries]
+
+
+def _portable(share: _Share, loaded: Sequence[LoadedSource]) -> list[tuple[int, list[_PortableDocument]]]:
+    return [
+        (entry[0], [(d.source, d.index, d.data, d.prefix, d.start_line, d.line_offset, d.is_json)
+                    for d in item.documents])
+        for entry, item in zip(share.entries, loaded, strict=True)
+    ]
+
+
+def _all_documents(
+    share: _Share, loaded: Sequence[LoadedSource], portable: dict[int, list[_PortableDocument]]
+) -> tuple[Document, ...]:
+    """Every object of the input in discovery order: this share's own, the others' rebuilt without nodes."""
+    own = {entry[0]: item.documents for entry, item in zip(share.entries, loaded, strict=True)}
+    out: list[Document] = []
+    for index in sorted(own.keys() | portable.keys()):
+        if index in own:
+            out.extend(own[index])
+        else:
+            out.extend(Document(source=source, index=i, data=data, prefix=prefix, start_line=line,
+                                line_offset=offset, is_json=is_json)
+                       for source, i, data, prefix, line, offset, is_json in portable[index])
+    return tuple(out)
+
+
+def _worker(share: _Share, config: LintConfig, context: dict[str, Any], connection: Connection) -> None:
+    """A forked process: load the share, swap data with the parent, lint, send the findings back."""
+    try:
+        with gc_paused():
+            loaded = _load(share, config)
+            connection.send(("ok", _portable(share, loaded)))
+            others: dict[int, list[_PortableDocument]] = dict(connection.recv())
+            everything = _all_documents(share, loaded, others)
+            result = lint_loaded(loaded, config, context_documents=everything, **context)
+            result.findings = [replace(f, document=None) for f in result.findings]
+            connection.send(("ok", result))
+    except BaseException:  # reported to the parent, which raises it
+        connection.send(("error", traceback.format_exc()))
+    finally:
+        connection.close()
+
+
+def _receive(connection: Connection) -> Any:
+    try:
+        status, payload = connection.recv()
+    except EOFError as err:
+        raise ParallelLintError("a lint worker process ended without an answer") from err
+    if status != "ok":
+        raise ParallelLintError(f"a lint worker process failed:\n{payload}")
+    return payload
+
+
+def _merge(into: LintResult, part: LintResult) -> None:
+    into.findings.extend(part.findings)
+    into.files += part.files
+    into.documents += part.documents
+    into.templates += part.templates
+    into.gpu_templates += part.gpu_templates
+    into.suppressed += part.suppressed

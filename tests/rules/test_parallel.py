@@ -1,0 +1,146 @@
+"""Linting in several processes gives exactly the findings, order and counts of one process.
+
+The case tables' multi-object manifests are split one object per file, so that the objects a
+cross-object rule relates (an HPA and its Deployment, a PodGroup and its pods, a TrainJob and its
+runtime) land in different processes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kubegpu.cli.main import app
+from kubegpu.report.findings_json import render_json
+from kubegpu.rules import LintConfig, engine, lint_paths, parallel
+from tests.paths import SHARED_DIR
+from tests.rules.kg_cases import CASES_DIR
+
+CORPUS = SHARED_DIR / "corpus" / "real"
+
+
+def _split_cases(folder: Path) -> int:
+    """Write every object of every case manifest to its own file; return how many cases had several."""
+    several = 0
+    for table_path in sorted(CASES_DIR.glob("*.yaml")):
+        table = yaml.safe_load(table_path.read_text())
+        for number, case in enumerate(table["cases"]):
+            if "manifest" not in case or case.get("node") or case.get("kubelet_config"):
+                continue
+            parts = [p for p in str(case["manifest"]).split("\n---") if p.strip()]
+            several += len(parts) > 1
+            case_dir = folder / table_path.stem / f"case{number:03d}"
+            case_dir.mkdir(parents=True)
+            for i, part in enumerate(parts):
+                (case_dir / f"object{i}.yaml").write_text(part.lstrip("-\n") + "\n")
+    return several
+
+
+def test_split_case_tables_give_the_same_findings(tmp_path: Path) -> None:
+    assert _split_cases(tmp_path) >= 10  # enough cross-object cases to matter
+    config = LintConfig()
+    one = lint_paths([str(tmp_path)], config)
+    for processes in (2, 3):
+        many = lint_paths([str(tmp_path)], config, jobs=processes)
+        assert render_json(many) == render_json(one)
+    assert any(f.name == "inference-scale-to-zero" and "HPA" in f.message for f in one.findings)
+
+
+def test_cross_file_relations_survive_the_split(tmp_path: Path) -> None:
+    """An HPA in one process, its GPU Deployment in the other: the HPA is still flagged."""
+    (tmp_path / "a-deployment.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - {name: vllm, image: 'vllm/vllm-openai:v0.6.3', resources: {limits: "
+        "{nvidia.com/gpu: 1}}}\n" + "# padding\n" * 50)
+    (tmp_path / "b-hpa.yaml").write_text(
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: vllm}\nspec:\n"
+        "  minReplicas: 0\n  maxReplicas: 4\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n")
+    config = LintConfig(select=("inference-scale-to-zero",))
+    shares = parallel._split(list(parallel._entries([str(tmp_path)])), 2)
+    assert all(len(share.entries) == 1 for share in shares)
+    result = lint_paths([str(tmp_path)], config, jobs=2)
+    assert [(Path(f.location.file).name, f.location.line) for f in result.findings] == [("b-hpa.yaml", 5)]
+
+
+def test_cli_jobs_option(tmp_path: Path) -> None:
+    _split_cases(tmp_path)
+    runner = CliRunner()
+    one = runner.invoke(app, ["lint", str(tmp_path), "-o", "json", "--jobs", "1"])
+    two = runner.invoke(app, ["lint", str(tmp_path), "-o", "json", "-j", "2"])
+    assert one.exit_code == two.exit_code != 0
+    assert one.stdout == two.stdout
+    assert runner.invoke(app, ["lint", str(tmp_path), "-j", "-1"]).exit_code == 2
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus/real is not beside this checkout")
+def test_real_corpus_gives_the_same_findings() -> None:
+    config = LintConfig()
+    one = lint_paths([str(CORPUS)], config)
+    many = lint_paths([str(CORPUS)], config, jobs=2)
+    assert render_json(many) == render_json(one)
+    assert (many.files, many.documents, many.templates, many.gpu_templates, many.suppressed) == (
+        one.files, one.documents, one.templates, one.gpu_templates, one.suppressed)
+
+
+def test_a_failing_worker_raises_instead_of_hanging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(4):
+        (tmp_path / f"pod{i}.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n")
+    parent = os.getpid()
+    real = engine.lint_loaded
+
+    def broken_in_children(*args: object, **kwargs: object) -> object:
+        if os.getpid() != parent:
+            raise ValueError("boom")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "lint_loaded", broken_in_children)
+    with pytest.raises(parallel.ParallelLintError, match="boom"):
+        lint_paths([str(tmp_path)], LintConfig(), jobs=2)
+
+
+def test_process_plan(tmp_path: Path) -> None:
+    small = tmp_path / "small.yaml"
+    small.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+    assert parallel.plan_processes([str(small)], 0) == 1  # too little to parse for a second process
+    assert parallel.plan_processes([str(small)], 1) == 1
+    assert parallel.plan_processes([str(small)], 3) == 3
+    assert parallel.plan_processes([str(small)], 99) == parallel.MAX_PROCESSES
+    big = tmp_path / "big.yaml"
+    big.write_text("# filler\n" * (parallel.MIN_BYTES_PER_PROCESS // 9 * 3))
+    assert parallel.plan_processes([str(big)], 0) == min(3, parallel.available_processes())
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=30), st.integers(min_value=1, max_value=5),
+       st.booleans())
+def test_shares_cover_every_file_once_in_order(sizes: list[int], processes: int, with_stdin: bool) -> None:
+    entries: list[tuple[int, str, Any, str]] = [
+        (i, f"f{i}", _FakePath(size), "manifest") for i, size in enumerate(sizes)]
+    if with_stdin:
+        entries.append((len(sizes), "-", None, "manifest"))
+    shares = parallel._split(entries, processes)
+    assert len(shares) == processes
+    seen = [entry for share in shares for entry in share.entries]
+    assert sorted(e[0] for e in seen) == [e[0] for e in entries]
+    for share in shares:
+        assert list(share.entries) == sorted(share.entries, key=lambda e: e[0])
+    if with_stdin:
+        assert shares[0].entries[-1][2] is None  # stdin is read by the first process only
+    loads = [sum(e[2].stat().st_size for e in share.entries if e[2] is not None) for share in shares]
+    assert max(loads) - min(loads) <= max(sizes, default=0)
+
+
+class _FakePath:
+    """Only what `_split` asks of a path: its size."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def stat(self) -> os.stat_result:
+        return os.stat_result((0, 0, 0, 0, 0, 0, self.size, 0, 0, 0))
