@@ -89,18 +89,28 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
 
 
     def construct_tree(self, node: yaml.Node) -> Any:
-        """Build a document's data: strings, mappings and sequences directly, other tags by PyYAML.
+        """Build a document's data: strings, numbers, mappings and sequences directly, other tags by PyYAML.
 
         Same values as `construct_document` (the constructor's generic per-node machinery was most of
         the load time); aliases still share one object, so the alias-bomb bound applies unchanged.
         """
         memo: dict[int, Any] = {}
         scalar_node, mapping_node, sequence_node = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+        scalars = {  # plain scalars of these tags need no bookkeeping: build them straight away
+            _INT_TAG: self.construct_yaml_int,
+            _BOOL_TAG: self.construct_yaml_bool,
+            _NULL_TAG: self.construct_yaml_null,
+        }
 
         def build(item: yaml.Node) -> Any:
             tag = item.tag
-            if tag == _STR_TAG and type(item) is scalar_node:
-                return item.value
+            item_type = type(item)
+            if item_type is scalar_node:
+                if tag == _STR_TAG:
+                    return item.value
+                construct = scalars.get(tag)
+                if construct is not None:
+                    return construct(item)
             ident = id(item)
             if ident in memo:
                 return memo[ident]
@@ -115,10 +125,10 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                     for key, value in pairs:
                         mapping[key.value] = build(value)
                     return mapping
-            elif tag == _SEQ_TAG and type(item) is sequence_node:
+            elif tag == _SEQ_TAG and item_type is sequence_node:
                 sequence: list[Any] = []
                 memo[ident] = sequence
-                sequence.extend(build(value) for value in item.value)
+                sequence.extend([build(value) for value in item.value])
                 return sequence
             value = self.construct_object(item, deep=True)
             memo[ident] = value
@@ -132,6 +142,9 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 
