@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubegpu.manifests import format_path
+from kubegpu.manifests import ContainerRef, format_path
 from kubegpu.rules import LintConfig, lint_paths, lint_text
-from kubegpu.rules.models import MountView, hf_cache_dir, mount_for
+from kubegpu.rules.models import MountView, _tokens, hf_cache_dir, mount_for
 
 TABLE = yaml.safe_load((Path(__file__).parent / "cases" / "models.yaml").read_text())
 
@@ -216,3 +217,15 @@ def test_rules_never_crash_on_odd_pod_specs(containers: list[dict[str, Any]], vo
     result = lint_text("fuzz.yaml", text, LintConfig(select=("KG3", "KG4")))
     for finding in result.findings:
         assert finding.location.line >= 1 and finding.message
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab c\t\n\r-=/.$:'\"#\\\x0c\u00a0")), max_size=40))
+def test_shell_scripts_split_as_shlex_does(script: str) -> None:
+    """The fast split of quote-free scripts gives shlex's words; anything else goes through shlex."""
+    text = f"run {script} x"
+    container = ContainerRef(("spec", "containers", 0), {"args": [text]}, "container")
+    try:
+        expected = shlex.split(text.replace("\\\n", " "), comments=True)
+    except ValueError:
+        expected = text.replace("\\\n", " ").split()
+    assert [t.text for t in _tokens(container)] == expected

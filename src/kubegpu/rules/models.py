@@ -81,6 +81,11 @@ class Server:
         return f"its model ({self.evidence})" if self.evidence else "its model"
 
 
+_SHELL_SPECIAL = ("'", '"', "\\", "#")  # shlex.split treats nothing else specially (whitespace aside)
+_SHLEX_SPACE = re.compile(r"[ \t\r\n]+")  # shlex's whitespace
+_ANY_SPACE = re.compile(r"\s")  # str.isspace's characters
+
+
 def _tokens(container: ContainerRef) -> list[Token]:
     """Words of command then args; shell scripts (`sh -c "..."`) are split as a shell would."""
     out: list[Token] = []
@@ -92,12 +97,15 @@ def _tokens(container: ContainerRef) -> list[Token]:
             if not isinstance(item, (str, int, float)):
                 continue
             text = str(item)
-            if any(c.isspace() for c in text.strip()):
+            if _ANY_SPACE.search(text.strip()):
                 script = text.replace("\\\n", " ")
-                try:
-                    words = shlex.split(script, comments=True)
-                except ValueError:
-                    words = script.split()
+                if not any(c in script for c in _SHELL_SPECIAL):
+                    words = [w for w in _SHLEX_SPACE.split(script) if w]  # what shlex would give, faster
+                else:
+                    try:
+                        words = shlex.split(script, comments=True)
+                    except ValueError:
+                        words = script.split()
                 out.extend(Token(w, field) for w in words)
             else:
                 out.append(Token(text, field))
