@@ -6,16 +6,20 @@ object: before linting, the processes swap the plain data of what they parsed; o
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import pickle
+import threading
 import traceback
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from kubegpu.manifests import Document, discover
+from kubegpu.manifests import Document, Location, ObjectRef, discover
+from kubegpu.rules.base import Finding, Fix, Severity
 from kubegpu.rules.config import LintConfig
 from kubegpu.rules.engine import LintResult, LoadedSource, gc_paused, lint_loaded, load_source
 
@@ -77,16 +81,18 @@ def lint_paths_parallel(paths: Sequence[str], config: LintConfig, processes: int
             workers.append((worker, ours))
         with gc_paused():
             loaded = _load(shares[0], config)
-            portable = {index: docs for index, docs in _portable(shares[0], loaded)}
-            for _process, connection in workers:
-                portable.update(_receive(connection))
-            for share, (_process, connection) in zip(shares[1:], workers, strict=True):
-                theirs_already = {entry[0] for entry in share.entries}
-                connection.send([(i, docs) for i, docs in portable.items() if i not in theirs_already])
+            own = _portable(shares[0], loaded)
+            blobs = _swap(pickle.dumps(own, pickle.HIGHEST_PROTOCOL), [c for _w, c in workers])
+            for i, (_worker_process, connection) in enumerate(workers):
+                connection.send_bytes(pickle.dumps([b for j, b in enumerate(blobs) if j != i], pickle.HIGHEST_PROTOCOL))
+            portable = dict(own)
+            for blob in blobs:
+                portable.update(pickle.loads(blob))
             everything = _all_documents(shares[0], loaded, portable)
             result = lint_loaded(loaded, config, context_documents=everything, **context)
-            for _process, connection in workers:
-                _merge(result, _receive(connection))
+            refs: dict[tuple[str, str, str | None, str], ObjectRef] = {}
+            for _worker_process, connection in workers:
+                _merge(result, pickle.loads(_receive(connection)), refs)
     finally:
         for process, connection in workers:
             connection.close()
@@ -95,6 +101,24 @@ def lint_paths_parallel(paths: Sequence[str], config: LintConfig, processes: int
                 process.kill()
     result.findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
     return result
+
+
+def _swap(own: bytes, connections: Sequence[Connection]) -> list[bytes]:
+    """Send `own` to every worker while receiving theirs, so that both sides pickle and send at once."""
+    senders = [threading.Thread(target=_send_quietly, args=(connection, own), daemon=True)
+               for connection in connections]
+    for sender in senders:
+        sender.start()
+    try:
+        return [_receive(connection) for connection in connections]
+    finally:
+        for sender in senders:
+            sender.join()
+
+
+def _send_quietly(connection: Connection, payload: bytes) -> None:
+    with contextlib.suppress(OSError):  # the worker died; receiving from it reports that
+        connection.send_bytes(payload)
 
 
 def _entries(paths: Sequence[str]) -> Iterator[_Entry]:
@@ -154,32 +178,61 @@ def _worker(share: _Share, config: LintConfig, context: dict[str, Any], connecti
     try:
         with gc_paused():
             loaded = _load(share, config)
-            connection.send(("ok", _portable(share, loaded)))
-            others: dict[int, list[_PortableDocument]] = dict(connection.recv())
-            everything = _all_documents(share, loaded, others)
+            connection.send_bytes(_OK + pickle.dumps(_portable(share, loaded), pickle.HIGHEST_PROTOCOL))
+            portable: dict[int, list[_PortableDocument]] = dict(pickle.loads(connection.recv_bytes()))
+            for blob in pickle.loads(connection.recv_bytes()):
+                portable.update(pickle.loads(blob))
+            everything = _all_documents(share, loaded, portable)
             result = lint_loaded(loaded, config, context_documents=everything, **context)
-            result.findings = [replace(f, document=None) for f in result.findings]
-            connection.send(("ok", result))
+            payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed),
+                       [_finding_tuple(f) for f in result.findings])
+            connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
+    except EOFError:  # the parent is gone or failed: nothing to report to
+        pass
     except BaseException:  # reported to the parent, which raises it
-        connection.send(("error", traceback.format_exc()))
+        connection.send_bytes(_FAILED + traceback.format_exc().encode())
     finally:
         connection.close()
 
 
-def _receive(connection: Connection) -> Any:
+_OK = b"k"
+_FAILED = b"x"
+# A finding as plain data: code, name, severity, message, file, line, column, path, object, fix.
+_FindingTuple = tuple[str, str, str, str, str, int, int, tuple[str | int, ...],
+                      tuple[str, str, str | None, str] | None, Fix | None]
+
+
+def _finding_tuple(finding: Finding) -> _FindingTuple:
+    where, obj = finding.location, finding.obj
+    return (finding.code, finding.name, finding.severity.value, finding.message, where.file, where.line,
+            where.column, where.path, None if obj is None else (obj.kind, obj.name, obj.namespace, obj.api_version),
+            finding.fix)
+
+
+def _receive(connection: Connection) -> bytes:
     try:
-        status, payload = connection.recv()
+        message = connection.recv_bytes()
     except EOFError as err:
         raise ParallelLintError("a lint worker process ended without an answer") from err
-    if status != "ok":
-        raise ParallelLintError(f"a lint worker process failed:\n{payload}")
-    return payload
+    if message[:1] != _OK:
+        raise ParallelLintError(f"a lint worker process failed:\n{message[1:].decode(errors='replace')}")
+    return message[1:]
 
 
-def _merge(into: LintResult, part: LintResult) -> None:
-    into.findings.extend(part.findings)
-    into.files += part.files
-    into.documents += part.documents
-    into.templates += part.templates
-    into.gpu_templates += part.gpu_templates
-    into.suppressed += part.suppressed
+def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int], list[_FindingTuple]],
+           refs: dict[tuple[str, str, str | None, str], ObjectRef]) -> None:
+    counts, findings = part
+    into.files += counts[0]
+    into.documents += counts[1]
+    into.templates += counts[2]
+    into.gpu_templates += counts[3]
+    into.suppressed += counts[4]
+    severities = {s.value: s for s in Severity}
+    for code, name, severity, message, file, line, column, path, obj, fix in findings:
+        ref = None
+        if obj is not None:
+            ref = refs.get(obj)
+            if ref is None:
+                ref = refs[obj] = ObjectRef(*obj)
+        into.findings.append(Finding(code, name, severities[severity], message, Location(file, line, column, path),
+                                     ref, fix))
