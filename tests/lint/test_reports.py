@@ -7,11 +7,15 @@ import xml.etree.ElementTree as ET
 from importlib import resources
 
 import jsonschema
+from hypothesis import given
+from hypothesis import strategies as st
 
+from kubegpu.manifests import Location, ObjectRef
 from kubegpu.report.findings_github import render_github
+from kubegpu.report.findings_json import finding_line, finding_to_dict, render_json
 from kubegpu.report.findings_junit import render_junit
 from kubegpu.report.findings_sarif import render_sarif
-from kubegpu.rules import lint_text
+from kubegpu.rules import Finding, Fix, Safety, Severity, lint_text
 
 TEXT = """\
 apiVersion: apps/v1
@@ -66,3 +70,32 @@ def test_github_annotations_escape_properties() -> None:
     lines = render_github(result).splitlines()
     assert lines and all(line.startswith(("::warning ", "::error ", "::notice ")) for line in lines)
     assert "file=dir%2Cwith%3Aodd.yaml" in lines[0]
+
+
+_text = st.text(max_size=30)
+
+
+@given(file=_text, line=st.integers(1, 10**6), column=st.integers(1, 500), message=_text,
+       path=st.lists(st.one_of(_text, st.integers(0, 50)), max_size=6),
+       obj=st.one_of(st.none(), st.tuples(_text, _text, st.one_of(st.none(), _text))),
+       fix=st.one_of(st.none(), st.tuples(_text, st.sampled_from(list(Safety)))),
+       severity=st.sampled_from(list(Severity)))
+def test_json_lines_equal_json_dumps(file: str, line: int, column: int, message: str, path: list[str | int],
+                                     obj: tuple[str, str, str | None] | None, fix: tuple[str, Safety] | None,
+                                     severity: Severity) -> None:
+    """The hand-formatted JSON line is exactly json.dumps of the finding's dict, for any text."""
+    finding = Finding(
+        code="KG101", name="gpu-pod-not-guaranteed", severity=severity, message=message,
+        location=Location(file, line, column, tuple(path)),
+        obj=None if obj is None else ObjectRef(kind=obj[0], name=obj[1], namespace=obj[2]),
+        fix=None if fix is None else Fix(fix[0], fix[1], ()),
+    )
+    assert finding_line(finding) == json.dumps(finding_to_dict(finding))
+    assert finding_line(finding, {}) == json.dumps(finding_to_dict(finding))
+
+
+def test_json_report_parses() -> None:
+    result = lint_text("d.yaml", TEXT)
+    payload = json.loads(render_json(result))
+    assert payload["summary"]["findings"] == len(result.findings) > 0
+    assert payload["findings"] == [finding_to_dict(f) for f in result.findings]

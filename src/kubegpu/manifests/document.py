@@ -67,6 +67,7 @@ class Document:
     is_json: bool = False
     _positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, repr=False)
     _nodes: dict[FieldPath, tuple[yaml.Node, yaml.Mark]] = field(default_factory=dict, repr=False)
+    _locations: dict[FieldPath, Location] = field(default_factory=dict, repr=False)
     # What every rule asks first, read once when the document is made (the data is not changed afterwards).
     kind: str = field(init=False, repr=False)
     api_version: str = field(init=False, repr=False)
@@ -93,8 +94,12 @@ class Document:
         `path` is relative to this object; the Location's path is relative to the parsed document,
         so an item of a `kind: List` reads `items[3].spec…` as it does in the file.
         """
-        line, column = self._position(path)
-        return Location(self.source, line, column, (*self.prefix, *path))
+        found = self._locations.get(path)
+        if found is None:
+            line, column = self._position(path)
+            found = Location(self.source, line, column, (*self.prefix, *path) if self.prefix else path)
+            self._locations[path] = found
+        return found
 
     def _position(self, path: FieldPath) -> tuple[int, int]:
         cached = self._positions.get(path)

@@ -209,7 +209,7 @@ def _add(
     if suppressed and (rule.code in suppressed or rule.name in suppressed):
         result.suppressed += 1
         return
-    if lines.ignores(location.line, rule):
+    if lines.has_comments and lines.ignores(location.line, rule):
         result.suppressed += 1
         return
     severity = config.severity.get(rule.code) or config.severity.get(rule.name) or (
@@ -253,11 +253,11 @@ class _Lines:
 
     def __init__(self, text: str | None) -> None:
         self._text = text
-        self._has_comments = text is not None and "kubegpu:" in text
+        self.has_comments = text is not None and "kubegpu:" in text
         self._lines: list[str] | None = None
 
     def ignores(self, line: int, rule: Rule) -> bool:
-        if not self._has_comments or self._text is None:
+        if not self.has_comments or self._text is None:
             return False
         if self._lines is None:
             self._lines = self._text.splitlines()
