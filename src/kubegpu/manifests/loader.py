@@ -116,15 +116,17 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 return memo[ident]
             if tag == _MAP_TAG and type(item) is mapping_node:
                 pairs = item.value
-                keys = [key.value for key, _ in pairs if key.tag == _STR_TAG and type(key) is scalar_node]
-                if len(keys) == len(pairs):  # plain string keys only: no merge keys, no complex keys
-                    if len(set(keys)) != len(keys):
-                        self.construct_mapping(item)  # records the duplicate keys with their marks
-                    mapping: dict[Any, Any] = {}
-                    memo[ident] = mapping
-                    for key, value in pairs:
-                        mapping[key.value] = build(value)
+                mapping: dict[Any, Any] = {}
+                memo[ident] = mapping
+                for key, value in pairs:
+                    if key.tag != _STR_TAG or type(key) is not scalar_node:
+                        break  # a merge key or a complex key: PyYAML's constructor below handles it
+                    mapping[key.value] = build(value)
+                else:
+                    if len(mapping) != len(pairs):
+                        self.construct_mapping(item)  # rare: records the duplicate keys with their marks
                     return mapping
+                del memo[ident]
             elif tag == _SEQ_TAG and item_type is sequence_node:
                 sequence: list[Any] = []
                 memo[ident] = sequence
