@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
+from kubegpu.manifests import Document, load_text
 from kubegpu.report.findings_json import render_json
 from kubegpu.rules import LintConfig, engine, lint_paths, parallel
+from kubegpu.rules.base import WHOLE_INPUT_KINDS, ContextError, RuleContext
 from tests.paths import SHARED_DIR
 from tests.rules.kg_cases import CASES_DIR
 
@@ -51,6 +53,41 @@ def test_split_case_tables_give_the_same_findings(tmp_path: Path) -> None:
         many = lint_paths([str(tmp_path)], config, jobs=processes)
         assert render_json(many) == render_json(one)
     assert any(f.name == "inference-scale-to-zero" and "HPA" in f.message for f in one.findings)
+
+
+def test_each_table_alone_gives_the_same_findings(tmp_path: Path) -> None:
+    """Tables without autoscalers or PodGroups share only the looked-up kinds between processes."""
+    _split_cases(tmp_path)
+    config = LintConfig()
+    partial = 0
+    for table in sorted(p for p in tmp_path.iterdir() if p.is_dir()):
+        one = lint_paths([str(table)], config)
+        assert render_json(lint_paths([str(table)], config, jobs=2)) == render_json(one), table.name
+        partial += not any(d.kind in WHOLE_INPUT_KINDS
+                           for item in engine.load_sources([str(table)], config.max_file_bytes)
+                           for d in item.documents)
+    assert partial >= 5
+
+
+def test_checks_read_other_objects_only_as_declared() -> None:
+    """The contract that lets processes share less: lookups by declared kind, whole input for some kinds."""
+    docs = lint_text_documents(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n"
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\n")
+    ctx = RuleContext(options={}, all_documents=docs)
+    assert ctx.documents_of("PersistentVolumeClaim") == ()
+    with pytest.raises(ContextError, match="LOOKED_UP_KINDS"):
+        ctx.documents_of("Deployment")
+    assert ctx.whole_input(docs[1]) == docs
+    with pytest.raises(ContextError, match="WHOLE_INPUT_KINDS"):
+        ctx.whole_input(docs[0])
+    partial = RuleContext(options={}, all_documents=docs[:1], whole_input_shared=False)
+    with pytest.raises(ContextError, match="not shared"):
+        partial.whole_input(docs[1])
+
+
+def lint_text_documents(text: str) -> tuple[Document, ...]:
+    return tuple(load_text("objects.yaml", text).documents)
 
 
 def test_cross_file_relations_survive_the_split(tmp_path: Path) -> None:

@@ -114,9 +114,32 @@ class Rule:
         return f"https://github.com/kubegpu/kubegpu/blob/main/docs/rules/{self.code}.md"
 
 
+# What a check may read besides its own object. Checks look objects of these kinds up (documents_of):
+LOOKED_UP_KINDS = frozenset({
+    "TrainingRuntime", "ClusterTrainingRuntime",  # a TrainJob's runtime: gang policy, /dev/shm
+    "Workload", "PodGroup",  # the gang a pod template names
+    "LocalModelCache", "ClusterLocalModel", "PersistentVolumeClaim",  # where model weights are cached
+    "ComputeDomain", "ResourceClaimTemplate", "ResourceClaim",  # GB200 NVLink domains
+    "KubeSchedulerConfiguration",  # bin-packing profiles
+})
+# ...and checks of objects of these kinds read the whole input (whole_input): an autoscaler's scale
+# target, a PodGroup's or Workload's member pods can be any object.
+WHOLE_INPUT_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "PodGroup", "Workload"})
+
+
+class ContextError(LookupError):
+    """A check read other objects outside the declared lookups (a rule bug: declare the kind above)."""
+
+
 @dataclass(frozen=True)
 class RuleContext:
-    """What a check may know besides its target: options, the whole input, the node model."""
+    """What a check may know besides its target: options, other objects of the input, the node model.
+
+    Other objects are read only through `documents_of` (kinds in LOOKED_UP_KINDS) and `whole_input`
+    (from checks of WHOLE_INPUT_KINDS objects). That contract lets `lint --jobs` give each process
+    only the objects its checks can read; `whole_input_shared` is False when the input's other
+    objects were left out because no object of those kinds is in it.
+    """
 
     options: Mapping[str, Any]
     all_documents: tuple[Document, ...] = ()
@@ -125,6 +148,7 @@ class RuleContext:
     kubelet_config: Any = None  # a KubeletConfiguration dict when --kubelet-config is given
     smt: int | None = None
     documents_by_kind: Mapping[str, tuple[Document, ...]] = field(default_factory=dict)
+    whole_input_shared: bool = True
 
     def __post_init__(self) -> None:
         # Derived once from all_documents, so a context built anywhere answers documents_of().
@@ -136,9 +160,20 @@ class RuleContext:
 
     def documents_of(self, *kinds: str) -> tuple[Document, ...]:
         """Every object of the given kinds in the whole input (indexed once per run)."""
+        undeclared = set(kinds) - LOOKED_UP_KINDS
+        if undeclared:
+            raise ContextError(f"a check looks up {sorted(undeclared)}: add them to LOOKED_UP_KINDS")
         if len(kinds) == 1:
             return tuple(self.documents_by_kind.get(kinds[0], ()))
         return tuple(doc for kind in kinds for doc in self.documents_by_kind.get(kind, ()))
+
+    def whole_input(self, about: Document) -> tuple[Document, ...]:
+        """Every object of the input, for the check of `about` (an object of a WHOLE_INPUT_KINDS kind)."""
+        if about.kind not in WHOLE_INPUT_KINDS:
+            raise ContextError(f"a check of a {about.kind} reads the whole input: add it to WHOLE_INPUT_KINDS")
+        if not self.whole_input_shared:
+            raise ContextError("the whole input was not shared with this process")
+        return self.all_documents
 
     def option(self, rule: str, name: str, default: Any) -> Any:
         per_rule = self.options.get(rule)

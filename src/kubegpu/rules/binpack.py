@@ -210,7 +210,7 @@ def _check_unused(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindin
     current = template.spec.get("schedulerName")
     if current and current != DEFAULT_SCHEDULER:
         return
-    profiles = gpu_packing_profiles(ctx.all_documents, ctx.accelerator_resources)
+    profiles = gpu_packing_profiles(ctx.documents_of("KubeSchedulerConfiguration"), ctx.accelerator_resources)
     if not profiles or DEFAULT_SCHEDULER in profiles:
         return
     path = (*template.path, "schedulerName")

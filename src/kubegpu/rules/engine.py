@@ -145,9 +145,9 @@ class _RulePlan:
 
 def lint_loaded(
     loaded: Sequence[LoadedSource], config: LintConfig, context_documents: Sequence[Document] | None = None,
-    **context: Any,
+    whole_input_shared: bool = True, **context: Any,
 ) -> LintResult:
-    """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object rules may look up."""
+    """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read."""
     rules = [rule for rule in all_rules() if config.enabled(rule)]
     plan = _RulePlan.of(rules)
     by_name = {rule.name: rule for rule in all_rules()}
@@ -159,6 +159,7 @@ def lint_loaded(
         node=context.get("node"),
         kubelet_config=context.get("kubelet_config"),
         smt=context.get("smt"),
+        whole_input_shared=whole_input_shared,
     )
     result = LintResult(files=len(loaded), documents=len(own_documents))
     for item in loaded:

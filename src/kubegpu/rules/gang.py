@@ -400,7 +400,7 @@ def _referencing_pods(group_doc: Document, ctx: RuleContext) -> tuple[int | None
     family = PODGROUP_GROUPS.get(_group(group_doc))
     total: int | None = 0
     gpu = False
-    for doc in ctx.all_documents:
+    for doc in ctx.whole_input(group_doc):
         if doc is group_doc or not _same_namespace(doc, group_doc):
             continue
         for template in pod_templates(doc):
@@ -452,7 +452,7 @@ def _check_workload(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
             continue
         pods: int | None = 0
         gpu = False
-        for other in ctx.all_documents:
+        for other in ctx.whole_input(doc):
             if not _same_namespace(other, doc):
                 continue
             for template in pod_templates(other):

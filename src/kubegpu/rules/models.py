@@ -544,16 +544,18 @@ def _gpu_templates(doc: Document, ctx: RuleContext) -> list[PodTemplate]:
     return [t for t in pod_templates(doc) if uses_accelerators(t, ctx.accelerator_resources)]
 
 
-def _target(ctx: RuleContext, ref: Any, namespace: str | None, default_kind: str) -> Document | None:
-    """The scale target named by a scaleTargetRef, when it is in the input."""
+def _target(ctx: RuleContext, scaler: Document, ref: Any, default_kind: str) -> Document | None:
+    """The scale target named by an autoscaler's scaleTargetRef, when it is in the input."""
     if not isinstance(ref, Mapping) or not isinstance(ref.get("name"), str):
         return None
-    kind = str(ref.get("kind") or default_kind)
-    candidates = [d for k, docs in ctx.documents_by_kind.items() if k.lower() == kind.lower() for d in docs]
-    for doc in candidates:
-        if doc.ref.name == ref["name"] and _same_namespace(
-                doc.ref.namespace, namespace):
-            return doc
+    ctx.whole_input(scaler)  # declares the read; the kind index below answers it without a scan
+    kind = str(ref.get("kind") or default_kind).lower()
+    for indexed_kind, docs in ctx.documents_by_kind.items():
+        if indexed_kind.lower() != kind:
+            continue
+        for doc in docs:
+            if doc.ref.name == ref["name"] and _same_namespace(doc.ref.namespace, scaler.ref.namespace):
+                return doc
     return None
 
 
@@ -578,7 +580,7 @@ def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
     group = doc.api_version.split("/")[0]
     if kind == "HorizontalPodAutoscaler" and group == "autoscaling":
         minimum = _int_value(spec.get("minReplicas"))
-        target = _target(ctx, spec.get("scaleTargetRef"), doc.ref.namespace, "Deployment")
+        target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
         if minimum == 0 and target is not None and _gpu_templates(target, ctx):
             yield RawFinding(("spec", "minReplicas"),
                              f"HPA minReplicas 0 scales the GPU {target.kind} '{target.ref.name}' to zero "
@@ -586,7 +588,7 @@ def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
                              Fix("keep one warm replica", Safety.UNSAFE,
                                  (Edit("replace", ("spec", "minReplicas"), 1),)))
     elif kind == "ScaledObject" and group == "keda.sh":
-        target = _target(ctx, spec.get("scaleTargetRef"), doc.ref.namespace, "Deployment")
+        target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
         if target is None or not _gpu_templates(target, ctx):
             return
         minimum = _int_value(spec.get("minReplicaCount"))

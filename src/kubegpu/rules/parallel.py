@@ -1,7 +1,9 @@
 """Lint large inputs in several processes, each parsing and linting its own share of the files.
 
-Rules that look across objects (PodGroups, HPAs, training runtimes, scheduler profiles) still see every
-object: before linting, the processes swap the plain data of what they parsed; only findings come back.
+Checks that read other objects (a TrainJob's runtime, an HPA's target, a PodGroup's pods) still see them:
+before linting, the processes swap the plain data of the objects such checks can read (RuleContext's
+contract: the looked-up kinds, or everything when an object whose check reads the whole input is
+there); only findings come back.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.manifests import Document, Location, ObjectRef, discover
-from kubegpu.rules.base import Finding, Fix, Severity
+from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, Severity
 from kubegpu.rules.config import LintConfig
 from kubegpu.rules.engine import LintResult, LoadedSource, gc_paused, lint_loaded, load_source
 
@@ -81,7 +83,12 @@ def lint_paths_parallel(paths: Sequence[str], config: LintConfig, processes: int
             workers.append((worker, ours))
         with gc_paused():
             loaded = _load(shares[0], config)
-            own = _portable(shares[0], loaded)
+            # Share every object only when some check reads the whole input; else only the looked-up kinds.
+            wanted = [_receive(connection) == b"1" for _worker_process, connection in workers]
+            whole = _reads_whole_input(loaded) or any(wanted)
+            for _worker_process, connection in workers:
+                connection.send_bytes(b"1" if whole else b"0")
+            own = _portable(shares[0], loaded, whole)
             blobs = _swap(pickle.dumps(own, pickle.HIGHEST_PROTOCOL), [c for _w, c in workers])
             for i, (_worker_process, connection) in enumerate(workers):
                 connection.send_bytes(pickle.dumps([b for j, b in enumerate(blobs) if j != i], pickle.HIGHEST_PROTOCOL))
@@ -89,7 +96,7 @@ def lint_paths_parallel(paths: Sequence[str], config: LintConfig, processes: int
             for blob in blobs:
                 portable.update(pickle.loads(blob))
             everything = _all_documents(shares[0], loaded, portable)
-            result = lint_loaded(loaded, config, context_documents=everything, **context)
+            result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, **context)
             refs: dict[tuple[str, str, str | None, str], ObjectRef] = {}
             for _worker_process, connection in workers:
                 _merge(result, pickle.loads(_receive(connection)), refs)
@@ -149,10 +156,17 @@ def _load(share: _Share, config: LintConfig) -> list[LoadedSource]:
     return [load_source(name, path, kind, config.max_file_bytes) for _i, name, path, kind in share.entries]
 
 
-def _portable(share: _Share, loaded: Sequence[LoadedSource]) -> list[tuple[int, list[_PortableDocument]]]:
+def _reads_whole_input(loaded: Sequence[LoadedSource]) -> bool:
+    return any(doc.kind in WHOLE_INPUT_KINDS for item in loaded for doc in item.documents)
+
+
+def _portable(
+    share: _Share, loaded: Sequence[LoadedSource], whole: bool
+) -> list[tuple[int, list[_PortableDocument]]]:
+    """The plain data of the share's objects: all of them, or only those of kinds that checks look up."""
     return [
         (entry[0], [(d.source, d.index, d.data, d.prefix, d.start_line, d.line_offset, d.is_json)
-                    for d in item.documents])
+                    for d in item.documents if whole or d.kind in LOOKED_UP_KINDS])
         for entry, item in zip(share.entries, loaded, strict=True)
     ]
 
@@ -178,12 +192,14 @@ def _worker(share: _Share, config: LintConfig, context: dict[str, Any], connecti
     try:
         with gc_paused():
             loaded = _load(share, config)
-            connection.send_bytes(_OK + pickle.dumps(_portable(share, loaded), pickle.HIGHEST_PROTOCOL))
+            connection.send_bytes(_OK + (b"1" if _reads_whole_input(loaded) else b"0"))
+            whole = connection.recv_bytes() == b"1"
+            connection.send_bytes(_OK + pickle.dumps(_portable(share, loaded, whole), pickle.HIGHEST_PROTOCOL))
             portable: dict[int, list[_PortableDocument]] = dict(pickle.loads(connection.recv_bytes()))
             for blob in pickle.loads(connection.recv_bytes()):
                 portable.update(pickle.loads(blob))
             everything = _all_documents(share, loaded, portable)
-            result = lint_loaded(loaded, config, context_documents=everything, **context)
+            result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, **context)
             payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed),
                        [_finding_tuple(f) for f in result.findings])
             connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
