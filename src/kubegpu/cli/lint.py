@@ -88,14 +88,14 @@ def _report(result: LintResult, output: OutputFormat) -> None:
 
         findings_text.render_text(result, Console(soft_wrap=False))
         return
-    from kubegpu.report import findings_github, findings_json, findings_junit, findings_sarif
-
-    render = {
-        OutputFormat.json: findings_json.render_json,
-        OutputFormat.sarif: findings_sarif.render_sarif,
-        OutputFormat.junit: findings_junit.render_junit,
-        OutputFormat.github: findings_github.render_github,
-    }[output]
+    if output is OutputFormat.json:
+        from kubegpu.report.findings_json import render_json as render
+    elif output is OutputFormat.sarif:
+        from kubegpu.report.findings_sarif import render_sarif as render
+    elif output is OutputFormat.junit:
+        from kubegpu.report.findings_junit import render_junit as render
+    else:
+        from kubegpu.report.findings_github import render_github as render
     typer.echo(render(result))
 
 
