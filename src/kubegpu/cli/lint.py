@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +12,6 @@ import typer
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail
 from kubegpu.errors import KubegpuError
 from kubegpu.rules import (
-    Finding,
     LintConfig,
     LintResult,
     Severity,
@@ -70,12 +68,7 @@ def lint(
         if kubelet_config is not None:
             context["kubelet_config"] = read_kubelet_config(str(kubelet_config))
             paths = _with_file(paths, kubelet_config)
-        renderer: Callable[[Finding], str] | None = None
-        if output is OutputFormat.json:  # each lint process writes its own findings' lines
-            from kubegpu.report.findings_json import finding_line
-
-            renderer = finding_line
-        result = lint_paths(paths, config, jobs=jobs, line_renderer=renderer, **context)
+        result = lint_paths(paths, config, jobs=jobs, **context)
     except KubegpuError as err:
         raise fail(err) from err
     _report(result, output)

@@ -65,10 +65,7 @@ def render_json(result: LintResult) -> str:
         "findings": len(result.findings),
         "suppressed": result.suppressed,
     }
-    if result.lines is not None and result.line_renderer is finding_line:
-        findings = ",\n    ".join(result.lines)  # written by the processes that found them (lint --jobs)
-    else:
-        dotted: dict[FieldPath, str] = {}
-        findings = ",\n    ".join(finding_line(f, dotted) for f in result.findings)
+    dotted: dict[FieldPath, str] = {}
+    findings = ",\n    ".join(finding_line(f, dotted) for f in result.findings)
     body = f"[\n    {findings}\n  ]" if findings else "[]"
     return f'{{\n  "findings": {body},\n  "summary": {json.dumps(summary)}\n}}'

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +43,6 @@ class LintResult:
     templates: int = 0
     gpu_templates: int = 0
     suppressed: int = 0
-    # With `lint --jobs`, each process writes its findings' report lines as it finds them: `lines[i]` is
-    # `line_renderer(findings[i])`, or `lines` is None and the reporter writes them all.
-    lines: list[str] | None = None
-    line_renderer: Callable[[Finding], str] | None = None
 
     @property
     def unreadable(self) -> bool:
@@ -104,21 +100,17 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def lint_paths(
-    paths: Sequence[str], config: LintConfig, jobs: int = 1, line_renderer: Callable[[Finding], str] | None = None,
-    **context: Any,
-) -> LintResult:
+def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, **context: Any) -> LintResult:
     """Lint files, directories and `-` (stdin) with the given configuration.
 
-    `jobs`: processes to use (0: one per CPU when the input is large enough); the findings are the same.
-    `line_renderer`: a line-per-finding reporter's formatter, run by each process on its own findings.
+    `jobs`: processes to use (0: one per CPU when the input is large enough); the result is the same.
     """
     if jobs != 1:
         from kubegpu.rules import parallel  # it builds on this module
 
         processes = parallel.plan_processes(paths, jobs)
         if processes > 1:
-            return parallel.lint_paths_parallel(paths, config, processes, line_renderer, **context)
+            return parallel.lint_paths_parallel(paths, config, processes, **context)
     with gc_paused():
         loaded = load_sources(paths, config.max_file_bytes)
         return lint_loaded(loaded, config, **context)

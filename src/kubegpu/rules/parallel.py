@@ -14,7 +14,7 @@ import os
 import pickle
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -69,19 +69,15 @@ def plan_processes(paths: Sequence[str], requested: int) -> int:
     return max(1, min(available_processes(), MAX_PROCESSES, total // MIN_BYTES_PER_PROCESS))
 
 
-def lint_paths_parallel(
-    paths: Sequence[str], config: LintConfig, processes: int,
-    line_renderer: Callable[[Finding], str] | None = None, **context: Any,
-) -> LintResult:
-    """Lint with `processes` processes (this one included); the findings equal a one-process run's."""
+def lint_paths_parallel(paths: Sequence[str], config: LintConfig, processes: int, **context: Any) -> LintResult:
+    """Lint with `processes` processes (this one included); the result equals a one-process run."""
     shares = _split(list(_entries(paths)), processes)
     fork = multiprocessing.get_context("fork")
     workers: list[tuple[Any, Connection]] = []
     try:
         for share in shares[1:]:
             ours, theirs = fork.Pipe()
-            worker = fork.Process(target=_worker, args=(share, config, line_renderer, context, theirs),
-                                  daemon=True)
+            worker = fork.Process(target=_worker, args=(share, config, context, theirs), daemon=True)
             worker.start()
             theirs.close()
             workers.append((worker, ours))
@@ -101,9 +97,6 @@ def lint_paths_parallel(
                 portable.update(pickle.loads(blob))
             everything = _all_documents(shares[0], loaded, portable)
             result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, **context)
-            if line_renderer is not None:
-                result.lines = [line_renderer(f) for f in result.findings]
-                result.line_renderer = line_renderer
             refs: dict[tuple[str, str, str | None, str], ObjectRef] = {}
             for _worker_process, connection in workers:
                 _merge(result, pickle.loads(_receive(connection)), refs)
@@ -113,21 +106,8 @@ def lint_paths_parallel(
             process.join(timeout=5)
             if process.is_alive():
                 process.kill()
-    _sort(result)
+    result.findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
     return result
-
-
-def _sort(result: LintResult) -> None:
-    """Findings in the one-process order (by file, line, column, rule; stable), their lines with them."""
-    def key(finding: Finding) -> tuple[str, int, int, str]:
-        return (finding.location.file, finding.location.line, finding.location.column, finding.code)
-
-    if result.lines is None:
-        result.findings.sort(key=key)
-        return
-    pairs = sorted(zip(result.findings, result.lines, strict=True), key=lambda pair: key(pair[0]))
-    result.findings = [finding for finding, _line in pairs]
-    result.lines = [line for _finding, line in pairs]
 
 
 def _swap(own: bytes, connections: Sequence[Connection]) -> list[bytes]:
@@ -207,10 +187,7 @@ def _all_documents(
     return tuple(out)
 
 
-def _worker(
-    share: _Share, config: LintConfig, line_renderer: Callable[[Finding], str] | None, context: dict[str, Any],
-    connection: Connection,
-) -> None:
+def _worker(share: _Share, config: LintConfig, context: dict[str, Any], connection: Connection) -> None:
     """A forked process: load the share, swap data with the parent, lint, send the findings back."""
     try:
         with gc_paused():
@@ -223,9 +200,8 @@ def _worker(
                 portable.update(pickle.loads(blob))
             everything = _all_documents(share, loaded, portable)
             result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, **context)
-            lines = None if line_renderer is None else [line_renderer(f) for f in result.findings]
             payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed),
-                       [_finding_tuple(f) for f in result.findings], lines)
+                       [_finding_tuple(f) for f in result.findings])
             connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
     except EOFError:  # the parent is gone or failed: nothing to report to
         pass
@@ -259,11 +235,9 @@ def _receive(connection: Connection) -> bytes:
     return message[1:]
 
 
-def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int], list[_FindingTuple], list[str] | None],
+def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int], list[_FindingTuple]],
            refs: dict[tuple[str, str, str | None, str], ObjectRef]) -> None:
-    counts, findings, lines = part
-    if into.lines is not None and lines is not None:
-        into.lines.extend(lines)
+    counts, findings = part
     into.files += counts[0]
     into.documents += counts[1]
     into.templates += counts[2]
