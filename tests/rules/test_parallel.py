@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from kubegpu.cli.main import app
 from kubegpu.manifests import Document, load_text
 from kubegpu.report.findings_json import render_json
-from kubegpu.rules import LintConfig, engine, lint_paths, parallel
+from kubegpu.rules import LintConfig, engine, lint_paths, parallel, processes
 from kubegpu.rules.base import WHOLE_INPUT_KINDS, ContextError, RuleContext
 from tests.paths import SHARED_DIR
 from tests.rules.kg_cases import CASES_DIR
@@ -49,8 +49,8 @@ def test_split_case_tables_give_the_same_findings(tmp_path: Path) -> None:
     assert _split_cases(tmp_path) >= 10  # enough cross-object cases to matter
     config = LintConfig()
     one = lint_paths([str(tmp_path)], config)
-    for processes in (2, 3):
-        many = lint_paths([str(tmp_path)], config, jobs=processes)
+    for count in (2, 3):
+        many = lint_paths([str(tmp_path)], config, jobs=count)
         assert render_json(many) == render_json(one)
     assert any(f.name == "inference-scale-to-zero" and "HPA" in f.message for f in one.findings)
 
@@ -145,24 +145,24 @@ def test_a_failing_worker_raises_instead_of_hanging(tmp_path: Path, monkeypatch:
 def test_process_plan(tmp_path: Path) -> None:
     small = tmp_path / "small.yaml"
     small.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
-    assert parallel.plan_processes([str(small)], 0) == 1  # too little to parse for a second process
-    assert parallel.plan_processes([str(small)], 1) == 1
-    assert parallel.plan_processes([str(small)], 3) == 3
-    assert parallel.plan_processes([str(small)], 99) == parallel.MAX_PROCESSES
+    assert processes.plan_processes([str(small)], 0) == 1  # too little to parse for a second process
+    assert processes.plan_processes([str(small)], 1) == 1
+    assert processes.plan_processes([str(small)], 3) == 3
+    assert processes.plan_processes([str(small)], 99) == processes.MAX_PROCESSES
     big = tmp_path / "big.yaml"
-    big.write_text("# filler\n" * (parallel.MIN_BYTES_PER_PROCESS // 9 * 3))
-    assert parallel.plan_processes([str(big)], 0) == min(3, parallel.available_processes())
+    big.write_text("# filler\n" * (processes.MIN_BYTES_PER_PROCESS // 9 * 3))
+    assert processes.plan_processes([str(big)], 0) == min(3, processes.available_processes())
 
 
 @given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=30), st.integers(min_value=1, max_value=5),
        st.booleans())
-def test_shares_cover_every_file_once_in_order(sizes: list[int], processes: int, with_stdin: bool) -> None:
+def test_shares_cover_every_file_once_in_order(sizes: list[int], count: int, with_stdin: bool) -> None:
     entries: list[tuple[int, str, Any, str]] = [
         (i, f"f{i}", _FakePath(size), "manifest") for i, size in enumerate(sizes)]
     if with_stdin:
         entries.append((len(sizes), "-", None, "manifest"))
-    shares = parallel._split(entries, processes)
-    assert len(shares) == processes
+    shares = parallel._split(entries, count)
+    assert len(shares) == count
     seen = [entry for share in shares for entry in share.entries]
     assert sorted(e[0] for e in seen) == [e[0] for e in entries]
     for share in shares:

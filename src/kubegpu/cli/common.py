@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 
-import click
 import typer
 
 from kubegpu.errors import KubegpuError
@@ -37,7 +36,7 @@ def run_app(app: typer.Typer, prog: str) -> None:
     except KubegpuError as err:  # a command forgot to catch it: still one line, exit 2
         typer.echo(f"kubegpu: error: {err}", err=True)
         code = EXIT_USAGE
-    except click.exceptions.Abort:
+    except typer.Abort:
         code = 130
     try:
         sys.stdout.flush()

@@ -27,6 +27,7 @@ from kubegpu.manifests import (
 from kubegpu.rules import inputs
 from kubegpu.rules.base import Finding, RawFinding, Rule, RuleContext, Severity, Target
 from kubegpu.rules.config import LintConfig
+from kubegpu.rules.processes import plan_processes
 from kubegpu.rules.registry import all_rules
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"
@@ -105,12 +106,11 @@ def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, **contex
 
     `jobs`: processes to use (0: one per CPU when the input is large enough); the result is the same.
     """
-    if jobs != 1:
+    processes = plan_processes(paths, jobs)
+    if processes > 1:
         from kubegpu.rules import parallel  # it builds on this module
 
-        processes = parallel.plan_processes(paths, jobs)
-        if processes > 1:
-            return parallel.lint_paths_parallel(paths, config, processes, **context)
+        return parallel.lint_paths_parallel(paths, config, processes, **context)
     with gc_paused():
         loaded = load_sources(paths, config.max_file_bytes)
         return lint_loaded(loaded, config, **context)

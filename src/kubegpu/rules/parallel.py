@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import os
 import pickle
 import threading
 import traceback
@@ -24,9 +23,6 @@ from kubegpu.manifests import Document, Location, ObjectRef, discover
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, Severity
 from kubegpu.rules.config import LintConfig
 from kubegpu.rules.engine import LintResult, LoadedSource, gc_paused, lint_loaded, load_source
-
-MIN_BYTES_PER_PROCESS = 512 * 1024  # below this a second process costs more than it saves
-MAX_PROCESSES = 8
 
 # One input file: its position in discovery order, display name, path (None for stdin) and kind.
 _Entry = tuple[int, str, Path | None, str]
@@ -43,30 +39,6 @@ class _Share:
     """What one process lints: entries in discovery order."""
 
     entries: tuple[_Entry, ...]
-
-
-def available_processes() -> int:
-    """CPUs this process may run on (the affinity mask, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def plan_processes(paths: Sequence[str], requested: int) -> int:
-    """How many processes to use: `requested`, or (0) one per CPU while each gets enough bytes to parse."""
-    if requested == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    if requested > 1:
-        return min(requested, MAX_PROCESSES)
-    total = 0
-    for _name, path, _kind in discover(paths):
-        if path is not None:
-            try:
-                total += path.stat().st_size
-            except OSError:
-                continue
-    return max(1, min(available_processes(), MAX_PROCESSES, total // MIN_BYTES_PER_PROCESS))
 
 
 def lint_paths_parallel(paths: Sequence[str], config: LintConfig, processes: int, **context: Any) -> LintResult:
