@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kubegpu.errors import QuantityError
@@ -66,12 +67,13 @@ def _entries(container: ContainerRef, section: str) -> dict[str, ResourceValue]:
     if not isinstance(values, Mapping):
         return {}
     out: dict[str, ResourceValue] = {}
+    base = (*container.path, "resources", section)
     for name, raw in values.items():
-        path = (*container.path, "resources", section, str(name))
+        key = name if type(name) is str else str(name)
         try:
-            out[str(name)] = ResourceValue(str(name), raw, path, parse_quantity(raw))
+            out[key] = ResourceValue(key, raw, (*base, key), parse_quantity(raw))
         except QuantityError as err:
-            out[str(name)] = ResourceValue(str(name), raw, path, None, str(err))
+            out[key] = ResourceValue(key, raw, (*base, key), None, str(err))
     return out
 
 
@@ -86,6 +88,11 @@ def container_resources(container: ContainerRef) -> ContainerResources:
 
 def is_accelerator(name: str, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:
     """True when a resource name is an accelerator: exact match or a prefix ending in '-' or '/'."""
+    return _is_accelerator(name, tuple(prefixes))
+
+
+@lru_cache(maxsize=1024)  # a manifest set names a handful of resources thousands of times
+def _is_accelerator(name: str, prefixes: tuple[str, ...]) -> bool:
     for prefix in prefixes:
         if name == prefix or (prefix.endswith(("-", "/")) and name.startswith(prefix)):
             return True
