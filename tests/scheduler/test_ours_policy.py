@@ -61,6 +61,21 @@ def test_cpu_only_pod_avoids_the_node_it_would_strand_gpus_on() -> None:
     assert chosen.schedule(cluster, pod) == 1
 
 
+def test_stranding_outranks_fgd_score() -> None:
+    """FGD prefers filling node a's fragmented GPU, but that leaves 25 cores for 3 idle GPUs (30 needed)."""
+    typical = (TypicalPod(1000, 300, 1, (), 0.5), TypicalPod(12000, 1000, 1, (), 0.5))  # 10 cores per GPU
+    cluster = GpuCluster([NodeSpec("a", 45000, 256 * GIB, 4, "G"), NodeSpec("b", 64000, 256 * GIB, 2, "G")])
+    cluster.bind(0, GpuPod("f", 0, 0, 1, 700), (0,))
+    pod = GpuPod("heavy", 20000, GIB, 1, 300)
+    nodes = np.arange(2, dtype=np.int64)
+    ours = FragBestFitScore(typical)
+    assert ours.strand_steps(cluster, pod, nodes).tolist() == [5, 0]
+    fgd_scores = FGDScore(typical).score(cluster, pod, nodes, np.random.default_rng(0))
+    assert fgd_scores[0] > fgd_scores[1]
+    assert Framework([Weighted(FGDScore(typical), 1000)], tie_break="lowest-name").schedule(cluster, pod) == 0
+    assert Framework([Weighted(ours, 1000)], tie_break="lowest-name").schedule(cluster, pod) == 1
+
+
 def test_cpu_light_gpu_pod_may_use_a_cpu_poor_node() -> None:
     # a pod that relieves stranding is not penalised: both nodes rank 0 steps
     cluster = _two_nodes()
