@@ -90,6 +90,25 @@ def lint_text_documents(text: str) -> tuple[Document, ...]:
     return tuple(load_text("objects.yaml", text).documents)
 
 
+def test_unreadable_files_and_dockerfiles_give_the_same_findings(tmp_path: Path) -> None:
+    """Bad input is reported by whichever process reads it, exactly as one process reports it."""
+    (tmp_path / "binary.yaml").write_bytes(b"\x00\x01kind: Pod\n")
+    (tmp_path / "latin1.yaml").write_bytes("metadata: {name: caf\u00e9}\n".encode("latin-1"))
+    (tmp_path / "broken.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [\n")
+    (tmp_path / "dup.yaml").write_text("apiVersion: v1\nkind: Pod\nkind: Pod\nmetadata: {name: p}\n")
+    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN make\n")
+    for i in range(3):
+        (tmp_path / f"job{i}.yaml").write_text(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - {name: c, image: 'nvcr.io/nvidia/pytorch:24.05-py3', "
+            "resources: {limits: {nvidia.com/gpu: $GPUS}}}\n")
+    config = LintConfig()
+    one = lint_paths([str(tmp_path)], config)
+    assert {"KG001", "KG003", "KG004", "KG006"} <= {f.code for f in one.findings}
+    assert render_json(lint_paths([str(tmp_path)], config, jobs=2)) == render_json(one)
+    assert lint_paths([str(tmp_path)], config, jobs=2).unreadable
+
+
 def test_cross_file_relations_survive_the_split(tmp_path: Path) -> None:
     """An HPA in one process, its GPU Deployment in the other: the HPA is still flagged."""
     (tmp_path / "a-deployment.yaml").write_text(
