@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from kubegpu.manifests.memo import memoised
+
 FieldPath = tuple[str | int, ...]
 
 
@@ -163,13 +165,14 @@ _SCAN_LIMIT = 16  # mappings up to this size are scanned; larger ones are indexe
 
 def _key_index(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
     """A large mapping's scalar keys, indexed on first use and kept on the node."""
-    index: dict[str, tuple[yaml.Node, yaml.Node]] | None = node.__dict__.get("_kubegpu_keys")
-    if index is None:
-        index = {}
-        for key_node, value_node in node.value:
-            if type(key_node) is yaml.ScalarNode:
-                index[key_node.value] = (key_node, value_node)  # the last wins, as in the data
-        node.__dict__["_kubegpu_keys"] = index
+    return memoised(node, "keys", _index_keys, node)
+
+
+def _index_keys(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    index: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for key_node, value_node in node.value:
+        if type(key_node) is yaml.ScalarNode:
+            index[key_node.value] = (key_node, value_node)  # the last wins, as in the data
     return index
 
 

@@ -1,25 +1,25 @@
-"""Remember what a rule derived from a document, template or container, for the other rules that ask.
+"""Remember what was derived from a document, template, container or YAML node, for everyone who asks.
 
 Loaded objects are never changed while they are linted, so a derived fact is computed once per object.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def memoised(owner: Any, key: str, compute: Callable[[], T]) -> T:
-    """`compute()` the first time `key` is asked of `owner`, the same value afterwards.
+def memoised(owner: Any, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
+    """`compute(*args)` the first time `key` is asked of `owner`, the same value afterwards.
 
     The value lives in the owner's own `__dict__` (frozen dataclasses included) and dies with it;
-    callers must treat it as read-only.
+    callers must treat it as read-only. `key` must say everything the value depends on besides the owner.
     """
-    cache: dict[str, Any] = owner.__dict__.setdefault("_kubegpu_memo", {})
+    cache: dict[Hashable, Any] = owner.__dict__.setdefault("_kubegpu_memo", {})
     try:
         value: T = cache[key]
     except KeyError:
-        value = cache[key] = compute()
+        value = cache[key] = compute(*args)
     return value

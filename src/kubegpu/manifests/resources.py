@@ -12,6 +12,7 @@ from typing import Any
 
 from kubegpu.errors import QuantityError
 from kubegpu.manifests.document import as_mapping
+from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.workloads import ContainerRef, PodTemplate
 from kubegpu.units import Quantity, parse_quantity
 
@@ -79,11 +80,11 @@ def _entries(container: ContainerRef, section: str) -> dict[str, ResourceValue]:
 
 def container_resources(container: ContainerRef) -> ContainerResources:
     """Parsed requests and limits, computed once per container (every rule asks for them)."""
-    cached = container.__dict__.get("_resources")
-    if cached is None:
-        cached = ContainerResources(container, _entries(container, "requests"), _entries(container, "limits"))
-        object.__setattr__(container, "_resources", cached)
-    return cached
+    return memoised(container, "resources", _container_resources, container)
+
+
+def _container_resources(container: ContainerRef) -> ContainerResources:
+    return ContainerResources(container, _entries(container, "requests"), _entries(container, "limits"))
 
 
 def is_accelerator(name: str, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:
@@ -106,15 +107,13 @@ def accelerator_requests(
 
     Computed once per container and accelerator list; callers must not modify the result.
     """
-    key = tuple(prefixes)
-    cache: dict[tuple[str, ...], dict[str, ResourceValue]] = resources.container.__dict__.setdefault(
-        "_accelerators", {})
-    found = cache.get(key)
-    if found is None:
-        merged = {**resources.requests, **resources.limits}
-        found = {name: value for name, value in merged.items() if is_accelerator(name, prefixes)}
-        cache[key] = found
-    return found
+    key = ("accelerator_requests", tuple(prefixes))
+    return memoised(resources.container, key, _accelerator_requests, resources, prefixes)
+
+
+def _accelerator_requests(resources: ContainerResources, prefixes: Sequence[str]) -> dict[str, ResourceValue]:
+    merged = {**resources.requests, **resources.limits}
+    return {name: value for name, value in merged.items() if is_accelerator(name, prefixes)}
 
 
 def uses_accelerators(
@@ -124,11 +123,7 @@ def uses_accelerators(
 
     Answered once per template and accelerator list: every GPU-only rule asks.
     """
-    key = ("_uses_accelerators", tuple(prefixes))
-    cache: dict[object, bool] = template.__dict__.setdefault("_cache", {})
-    if key not in cache:
-        cache[key] = _uses_accelerators(template, prefixes)
-    return cache[key]
+    return memoised(template, ("uses_accelerators", tuple(prefixes)), _uses_accelerators, template, prefixes)
 
 
 def _uses_accelerators(template: PodTemplate, prefixes: Sequence[str]) -> bool:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path
+from kubegpu.manifests.memo import memoised
 
 _REPLICATED = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
 _KUBEFLOW_SPECS = {
@@ -154,11 +155,11 @@ def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | N
 
 def pod_templates(doc: Document) -> Iterator[PodTemplate]:
     """Every pod template of one object, whatever its kind (found once per document, then reused)."""
-    cached: tuple[PodTemplate, ...] | None = doc.__dict__.get("_pod_templates")
-    if cached is None:
-        cached = tuple(_find_templates(doc))
-        doc.__dict__["_pod_templates"] = cached
-    return iter(cached)
+    return iter(memoised(doc, "pod_templates", _templates_of, doc))
+
+
+def _templates_of(doc: Document) -> tuple[PodTemplate, ...]:
+    return tuple(_find_templates(doc))
 
 
 def _find_templates(doc: Document) -> Iterator[PodTemplate]:

@@ -135,7 +135,7 @@ def runtime_variant(ref: ImageRef) -> str | None:
 
 def image_of(container: ContainerRef) -> tuple[str, ImageRef] | None:
     """The container's image text and its parse, or None when there is no image or it does not parse."""
-    return memoised(container, "images.image_of", lambda: _image_of(container))
+    return memoised(container, "images.image_of", _image_of, container)
 
 
 def _image_of(container: ContainerRef) -> tuple[str, ImageRef] | None:

@@ -212,7 +212,7 @@ def recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
 
     Recognised once per container (a container belongs to one template).
     """
-    return memoised(container, "models.recognise", lambda: _recognise(template, container))
+    return memoised(container, "models.recognise", _recognise, template, container)
 
 
 def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:

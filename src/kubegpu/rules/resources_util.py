@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from kubegpu.manifests import ContainerRef, ContainerResources, PodTemplate, container_resources
+from kubegpu.manifests import ContainerRef, ContainerResources, PodTemplate, container_resources, memoised
 from kubegpu.manifests.resources import accelerator_requests
 from kubegpu.rules.base import RuleContext
 
@@ -15,17 +15,16 @@ def gpu_containers(template: PodTemplate, ctx: RuleContext) -> Iterator[tuple[Co
     Those that request an accelerator resource; failing that, those holding a DRA claim; failing that
     (GPU given by a sharing annotation such as KAI's gpu-fraction), every app container.
     """
-    key = ("gpu_containers", ctx.accelerator_resources)
-    cache: dict[object, list[ContainerRef]] = template.__dict__.setdefault("_cache", {})
-    chosen = cache.get(key)
-    if chosen is None:
-        app = [c for c in template.containers if c.kind == "container"]
-        chosen = [c for c in app if accelerator_requests(container_resources(c), ctx.accelerator_resources)]
-        if not chosen:
-            chosen = [c for c in app if _claims(c)] or app
-        cache[key] = chosen
+    chosen = memoised(template, ("gpu_containers", ctx.accelerator_resources), _gpu_containers, template,
+                      ctx.accelerator_resources)
     for container in chosen:
         yield container, container_resources(container)
+
+
+def _gpu_containers(template: PodTemplate, accelerators: tuple[str, ...]) -> list[ContainerRef]:
+    app = [c for c in template.containers if c.kind == "container"]
+    chosen = [c for c in app if accelerator_requests(container_resources(c), accelerators)]
+    return chosen or [c for c in app if _claims(c)] or app
 
 
 def _claims(container: ContainerRef) -> bool:

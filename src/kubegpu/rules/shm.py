@@ -38,7 +38,7 @@ def _pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[str, An
     A TrainJob has no volumes list of its own (its runtime's pod template has), so it has none here.
     Found once per template (read-only).
     """
-    return memoised(template, "shm.pod_volumes", lambda: _find_pod_volumes(template))
+    return memoised(template, "shm.pod_volumes", _find_pod_volumes, template)
 
 
 def _find_pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[str, Any]]]:
@@ -59,7 +59,7 @@ def _volume(template: PodTemplate, name: str) -> tuple[FieldPath, Mapping[str, A
 
 def _memory_volumes(template: PodTemplate) -> dict[str, tuple[FieldPath, Mapping[str, Any]]]:
     """Volumes that are memory-backed emptyDirs, by name: the emptyDir's path and its fields (read-only)."""
-    return memoised(template, "shm.memory_volumes", lambda: _find_memory_volumes(template))
+    return memoised(template, "shm.memory_volumes", _find_memory_volumes, template)
 
 
 def _find_memory_volumes(template: PodTemplate) -> dict[str, tuple[FieldPath, Mapping[str, Any]]]:
