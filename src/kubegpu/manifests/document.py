@@ -67,7 +67,6 @@ class Document:
     start_line: int = 1
     line_offset: int = 0
     is_json: bool = False
-    _positions: dict[FieldPath, tuple[int, int]] = field(default_factory=dict, repr=False)
     _nodes: dict[FieldPath, tuple[yaml.Node, yaml.Mark]] = field(default_factory=dict, repr=False)
     _locations: dict[FieldPath, Location] = field(default_factory=dict, repr=False)
     # What every rule asks first, read once when the document is made (the data is not changed afterwards).
@@ -104,59 +103,49 @@ class Document:
         return found
 
     def _position(self, path: FieldPath) -> tuple[int, int]:
-        cached = self._positions.get(path)
-        if cached is not None:
-            return cached
         if self.node is None:
             return (self.start_line, 1)
-        # Walk from the longest path prefix already walked: findings of one object share long prefixes.
+        if not self._nodes:  # this object's own node: `prefix` walked down from its parsed document's
+            self._nodes[()] = _walk(self.node, self.node.start_mark, self.prefix)
+        # Walk on from the longest prefix of `path` already walked: findings of one object share long prefixes.
         depth = len(path)
-        while depth and path[:depth] not in self._nodes:
+        while path[:depth] not in self._nodes:
             depth -= 1
-        if depth:
-            node, mark = self._nodes[path[:depth]]
-        else:
-            node, mark = self._root()
+        node, mark = self._nodes[path[:depth]]
         for i in range(depth, len(path)):
-            child = _child(node, path[i])
-            if child is None:
+            step = _child(node, path[i])
+            if step is None:
                 break
-            key_node, node = child
-            mark = (key_node or node).start_mark
-            self._nodes[path[: i + 1]] = (node, mark)
-        position = (mark.line + 1 + self.line_offset, mark.column + 1)
-        self._positions[path] = position
-        return position
-
-    def _root(self) -> tuple[yaml.Node, yaml.Mark]:
-        """The node of this object (below `prefix` inside its parsed document) and where it starts."""
-        node = self.node
-        assert node is not None
-        mark = node.start_mark
-        for part in self.prefix:
-            child = _child(node, part)
-            if child is None:
-                break
-            key_node, node = child
-            mark = (key_node or node).start_mark
-        return node, mark
+            node, mark = self._nodes[path[: i + 1]] = step
+        return (mark.line + 1 + self.line_offset, mark.column + 1)
 
 
-def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node | None, yaml.Node] | None:
-    """The (key node, value node) of `part` in a mapping or sequence node, or None."""
+def _walk(node: yaml.Node, mark: yaml.Mark, parts: FieldPath) -> tuple[yaml.Node, yaml.Mark]:
+    """The deepest node along `parts` below `node`, and where its field starts."""
+    for part in parts:
+        step = _child(node, part)
+        if step is None:
+            break
+        node, mark = step
+    return node, mark
+
+
+def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Mark] | None:
+    """The value node of `part` in a mapping or sequence node and where its field starts (its key), or None."""
     node_type = type(node)
     if node_type is yaml.MappingNode and type(part) is str:
         pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
         if len(pairs) > _SCAN_LIMIT:
-            return _key_index(node).get(part)
+            found = _key_index(node).get(part)
+            return None if found is None else (found[1], found[0].start_mark)
         for key_node, value_node in reversed(pairs):  # the last wins, as in the data
             if key_node.value == part and type(key_node) is yaml.ScalarNode:
-                return key_node, value_node
+                return value_node, key_node.start_mark
         return None
     if node_type is yaml.SequenceNode and type(part) is int:
         items: Sequence[yaml.Node] = node.value
         if 0 <= part < len(items):
-            return None, items[part]
+            return items[part], items[part].start_mark
     return None
 
 
