@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
-from kubegpu.manifests import Document, load_text
+from kubegpu.manifests import Document, discover, load_text
 from kubegpu.report.findings_json import render_json
 from kubegpu.rules import LintConfig, engine, lint_paths, parallel, processes
 from kubegpu.rules.base import WHOLE_INPUT_KINDS, ContextError, RuleContext
@@ -119,7 +118,8 @@ def test_cross_file_relations_survive_the_split(tmp_path: Path) -> None:
         "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: vllm}\nspec:\n"
         "  minReplicas: 0\n  maxReplicas: 4\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n")
     config = LintConfig(select=("inference-scale-to-zero",))
-    shares = parallel._split(list(parallel._entries([str(tmp_path)])), 2)
+    inputs = list(discover([str(tmp_path)]))
+    shares = parallel._split(inputs, processes.input_sizes(inputs), 2)
     assert all(len(share.entries) == 1 for share in shares)
     result = lint_paths([str(tmp_path)], config, jobs=2)
     assert [(Path(f.location.file).name, f.location.line) for f in result.findings] == [("b-hpa.yaml", 5)]
@@ -164,23 +164,27 @@ def test_a_failing_worker_raises_instead_of_hanging(tmp_path: Path, monkeypatch:
 def test_process_plan(tmp_path: Path) -> None:
     small = tmp_path / "small.yaml"
     small.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
-    assert processes.plan_processes([str(small)], 0) == 1  # too little to parse for a second process
-    assert processes.plan_processes([str(small)], 1) == 1
-    assert processes.plan_processes([str(small)], 3) == 3
-    assert processes.plan_processes([str(small)], 99) == processes.MAX_PROCESSES
+    small_sizes = processes.input_sizes(list(discover([str(small)])))
+    assert small_sizes == [small.stat().st_size]
+    assert processes.plan_processes(small_sizes, 0) == 1  # too little to parse for a second process
+    assert processes.plan_processes(small_sizes, 1) == 1
+    assert processes.plan_processes(small_sizes, 3) == 3
+    assert processes.plan_processes(small_sizes, 99) == processes.MAX_PROCESSES
     big = tmp_path / "big.yaml"
     big.write_text("# filler\n" * (processes.MIN_BYTES_PER_PROCESS // 9 * 3))
-    assert processes.plan_processes([str(big)], 0) == min(3, processes.available_processes())
+    big_sizes = processes.input_sizes(list(discover([str(big)])))
+    assert processes.plan_processes(big_sizes, 0) == min(3, processes.available_processes())
+    assert processes.input_sizes([("-", None, "manifest"), ("gone", tmp_path / "gone.yaml", "manifest")]) == [0, 0]
 
 
 @given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=30), st.integers(min_value=1, max_value=5),
        st.booleans())
 def test_shares_cover_every_file_once_in_order(sizes: list[int], count: int, with_stdin: bool) -> None:
-    entries: list[tuple[int, str, Any, str]] = [
-        (i, f"f{i}", _FakePath(size), "manifest") for i, size in enumerate(sizes)]
+    inputs: list[tuple[str, Path | None, str]] = [(f"f{i}", Path(f"f{i}"), "manifest") for i in range(len(sizes))]
     if with_stdin:
-        entries.append((len(sizes), "-", None, "manifest"))
-    shares = parallel._split(entries, count)
+        inputs.append(("-", None, "manifest"))
+    entries = [(i, *item) for i, item in enumerate(inputs)]
+    shares = parallel._split(inputs, [*sizes, 0] if with_stdin else sizes, count)
     assert len(shares) == count
     seen = [entry for share in shares for entry in share.entries]
     assert sorted(e[0] for e in seen) == [e[0] for e in entries]
@@ -188,15 +192,5 @@ def test_shares_cover_every_file_once_in_order(sizes: list[int], count: int, wit
         assert list(share.entries) == sorted(share.entries, key=lambda e: e[0])
     if with_stdin:
         assert shares[0].entries[-1][2] is None  # stdin is read by the first process only
-    loads = [sum(e[2].stat().st_size for e in share.entries if e[2] is not None) for share in shares]
+    loads = [sum(sizes[e[0]] for e in share.entries if e[2] is not None) for share in shares]
     assert max(loads) - min(loads) <= max(sizes, default=0)
-
-
-class _FakePath:
-    """Only what `_split` asks of a path: its size."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-
-    def stat(self) -> os.stat_result:
-        return os.stat_result((0, 0, 0, 0, 0, 0, self.size, 0, 0, 0))

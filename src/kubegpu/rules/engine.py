@@ -27,7 +27,7 @@ from kubegpu.manifests import (
 from kubegpu.rules import inputs
 from kubegpu.rules.base import Finding, RawFinding, Rule, RuleContext, Severity, Target
 from kubegpu.rules.config import LintConfig
-from kubegpu.rules.processes import plan_processes
+from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"
@@ -106,13 +106,16 @@ def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, **contex
 
     `jobs`: processes to use (0: one per CPU when the input is large enough); the result is the same.
     """
-    processes = plan_processes(paths, jobs)
-    if processes > 1:
-        from kubegpu.rules import parallel  # it builds on this module
+    inputs = list(discover(paths))
+    if jobs != 1:
+        sizes = input_sizes(inputs)
+        processes = plan_processes(sizes, jobs)
+        if processes > 1:
+            from kubegpu.rules import parallel  # it builds on this module
 
-        return parallel.lint_paths_parallel(paths, config, processes, **context)
+            return parallel.lint_inputs_parallel(inputs, sizes, config, processes, **context)
     with gc_paused():
-        loaded = load_sources(paths, config.max_file_bytes)
+        loaded = [load_source(name, path, kind, config.max_file_bytes) for name, path, kind in inputs]
         return lint_loaded(loaded, config, **context)
 
 

@@ -13,16 +13,17 @@ import multiprocessing
 import pickle
 import threading
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from kubegpu.manifests import Document, Location, ObjectRef, discover
+from kubegpu.manifests import Document, Location, ObjectRef
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, Severity
 from kubegpu.rules.config import LintConfig
 from kubegpu.rules.engine import LintResult, LoadedSource, gc_paused, lint_loaded, load_source
+from kubegpu.rules.processes import Input
 
 # One input file: its position in discovery order, display name, path (None for stdin) and kind.
 _Entry = tuple[int, str, Path | None, str]
@@ -41,9 +42,11 @@ class _Share:
     entries: tuple[_Entry, ...]
 
 
-def lint_paths_parallel(paths: Sequence[str], config: LintConfig, processes: int, **context: Any) -> LintResult:
-    """Lint with `processes` processes (this one included); the result equals a one-process run."""
-    shares = _split(list(_entries(paths)), processes)
+def lint_inputs_parallel(
+    inputs: Sequence[Input], sizes: Sequence[int], config: LintConfig, processes: int, **context: Any
+) -> LintResult:
+    """Lint discovered inputs of these sizes with `processes` processes (this one included), as one would."""
+    shares = _split(inputs, sizes, processes)
     fork = multiprocessing.get_context("fork")
     workers: list[tuple[Any, Connection]] = []
     try:
@@ -100,24 +103,12 @@ def _send_quietly(connection: Connection, payload: bytes) -> None:
         connection.send_bytes(payload)
 
 
-def _entries(paths: Sequence[str]) -> Iterator[_Entry]:
-    for i, (name, path, kind) in enumerate(discover(paths)):
-        yield i, name, path, kind
-
-
-def _split(entries: Sequence[_Entry], processes: int) -> list[_Share]:
+def _split(inputs: Sequence[Input], sizes: Sequence[int], processes: int) -> list[_Share]:
     """Shares of about equal bytes (largest files first into the lightest share); stdin stays here."""
-    sizes = []
-    for entry in entries:
-        path = entry[2]
-        try:
-            size = path.stat().st_size if path is not None else 0
-        except OSError:
-            size = 0
-        sizes.append((size, entry))
+    entries = [(i, name, path, kind) for i, (name, path, kind) in enumerate(inputs)]
     bins: list[list[_Entry]] = [[] for _ in range(processes)]
     loads = [0] * processes
-    for size, entry in sorted(sizes, key=lambda item: -item[0]):
+    for size, entry in sorted(zip(sizes, entries, strict=True), key=lambda item: -item[0]):
         target = 0 if entry[2] is None else loads.index(min(loads))
         bins[target].append(entry)
         loads[target] += size
