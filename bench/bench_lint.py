@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -29,10 +30,10 @@ CHECKOV = ROOT / "bench" / ".venv-checkov" / "bin" / "checkov"
 KUBEGPU = Path(sys.executable).parent / "kubegpu"
 
 
-def _times(run: object) -> tuple[float, float]:
+def _times(run: Callable[[], object]) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of `run()` in this process."""
     cpu, wall = time.process_time(), time.perf_counter()
-    run()  # type: ignore[operator]
+    run()
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
