@@ -118,7 +118,9 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("apiVersion: v1\nkind: Pod\nspec: [\n")
     bad_cfg = tmp_path / "kubelet.yaml"
-    bad_cfg.write_text("topologyManagerScope: node\n")
+    bad_cfg.write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerScope: node\n"
+    )
     cases = [
         ([str(bad_pod), "--node", "dgx-h100"], "bad.yaml:4: pod x: spec.containers[0]"),
         ([str(broken), "--node", "dgx-h100"], "broken.yaml:"),

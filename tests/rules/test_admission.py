@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
 from kubegpu.errors import InputError
-from kubegpu.rules.admission import read_kubelet_config
+from kubegpu.kubelet.config import read_kubelet_config_data as read_kubelet_config
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
 TABLE = load_table("admission.yaml")

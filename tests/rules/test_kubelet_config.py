@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubegpu.rules import LintConfig, lint_text
-from kubegpu.rules.kubelet_config import eviction_memory_bytes, format_bytes, go_parse_bool
+from kubegpu.rules.kubelet_config import eviction_memory_bytes, go_parse_bool
 from kubegpu.topology.model import CPUInfo, NodeTopology, NUMANode
+from kubegpu.units.quantity import format_bytes
 from tests.paths import SHARED_DIR
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
@@ -73,9 +74,8 @@ def test_more_numa_nodes_than_the_topology_manager_allows(tmp_path: Path) -> Non
 @given(
     st.sampled_from([None, "1Gi", "2Gi", "512Mi"]),
     st.sampled_from([None, "1Gi", "2Gi"]),
-    # Percentages other than 0%/100% are left out: upstream computes them in float32 (see the test above) and
-    # kubegpu.kubelet, at the time of writing, in exact arithmetic; the lint rule follows upstream.
-    st.sampled_from(["absent", "100Mi", "500Mi", "0%", "nodefs-only"]),
+    # Both compute percentages in float32 as upstream does (kubegpu.kubelet.eviction).
+    st.sampled_from(["absent", "100Mi", "500Mi", "0%", "5%", "7.5%", "nodefs-only"]),
     st.booleans(),
     st.integers(-1, 1),
     st.booleans(),

@@ -8,14 +8,14 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-import yaml
 
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_USAGE, fail
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
+from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.manifests import load_text, pod_templates, read_source
 from kubegpu.topology.cpulist import format_cpulist
@@ -57,7 +57,7 @@ def admit(
         topology = load_node(node)
         try:
             config = (
-                _load_config(kubelet_config, kubernetes_version)
+                read_kubelet_config(kubelet_config, kubernetes_version)
                 if kubelet_config
                 else KubeletConfig(version=kubernetes_version, source="<kubelet defaults>")
             )
@@ -90,29 +90,6 @@ def admit(
             typer.echo("\n".join(_render(result, explain)))
     if not all(r.admitted for r in results):
         raise typer.Exit(EXIT_FINDINGS)
-
-
-def _load_config(path: str, version: str) -> KubeletConfig:
-    data = _read_yaml_docs(path)
-    docs = [d for d in data if isinstance(d, dict)]
-    configs = [d for d in docs if d.get("kind") == "KubeletConfiguration"] or docs
-    if len(configs) != 1:
-        raise InputError("expected exactly one KubeletConfiguration document", file=path)
-    return KubeletConfig.from_dict(configs[0], source=path, version=version)
-
-
-def _read_yaml_docs(path: str) -> list[Any]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read: {err}", file=path) from err
-    try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = None if mark is None else int(mark.line) + 1
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise InputError(f"invalid YAML: {problem}", file=path, line=line) from err
 
 
 def _load_pods(name: str) -> list[PodRequest]:

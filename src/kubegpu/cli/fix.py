@@ -17,7 +17,6 @@ from kubegpu.errors import KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
-from kubegpu.rules.admission import read_kubelet_config
 from kubegpu.topology.presets import load_node
 
 STDIN = "-"
@@ -75,7 +74,9 @@ def fix(
         if node is not None:
             context["node"] = load_node(node)
         if kubelet_config is not None:
-            context["kubelet_config"] = read_kubelet_config(str(kubelet_config))
+            from kubegpu.kubelet.config import read_kubelet_config_data
+
+            context["kubelet_config"] = read_kubelet_config_data(str(kubelet_config))
     except KubegpuError as err:
         raise fail(err) from err
     options = FixOptions(unsafe=unsafe_fixes, max_passes=max_passes)

@@ -21,7 +21,6 @@ from kubegpu.rules import (
     lint_paths,
     load_config,
 )
-from kubegpu.rules.admission import read_kubelet_config
 from kubegpu.rules.docs import rule_doc
 
 
@@ -66,7 +65,9 @@ def lint(
 
             context["node"] = load_node(node)
         if kubelet_config is not None:
-            context["kubelet_config"] = read_kubelet_config(str(kubelet_config))
+            from kubegpu.kubelet.config import read_kubelet_config_data
+
+            context["kubelet_config"] = read_kubelet_config_data(str(kubelet_config))
             paths = _with_file(paths, kubelet_config)
         result = lint_paths(paths, config, jobs=jobs, **context)
     except KubegpuError as err:

@@ -273,22 +273,14 @@ def _events(nodes: Sequence[NodeSpec], profiles: Sequence[NodeTopology | None] |
             gang_sizes: str, gpus_per_pod: str, duration: float, policies: Sequence[str],
             seeds: Sequence[int], gang: str, tas_algorithm: Algorithm | None, tie_break: str,
             kubelet_config: Path | None, fmt: Format, plot: Path | None, report: Path | None) -> None:
-    from kubegpu.kubelet import KubeletConfig
+    from kubegpu.kubelet.config import read_kubelet_config
     from kubegpu.sim.simulation import SimConfig, Simulation
     from kubegpu.sim.workload import jobs_from_pods, load_job_manifests, synthetic_jobs
 
     modes = list(GangMode) if gang == "both" else [GangMode(gang)] if gang in {m.value for m in GangMode} else None
     if modes is None:
         raise InputError(f"--gang: {gang!r}; choose all-or-nothing, pod-by-pod or both")
-    kubelet = None
-    if kubelet_config is not None:
-        import yaml
-
-        try:
-            raw = yaml.safe_load(kubelet_config.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as err:
-            raise InputError(f"cannot read the kubelet config: {err}", file=str(kubelet_config)) from None
-        kubelet = KubeletConfig.from_dict(raw or {}, source=str(kubelet_config))
+    kubelet = None if kubelet_config is None else read_kubelet_config(str(kubelet_config))
     rows: list[dict[str, object]] = []
     series: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
     runs = [(p, s, m) for p in policies for s in seeds for m in modes]

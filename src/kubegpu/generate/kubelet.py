@@ -18,6 +18,7 @@ from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
 from kubegpu.generate.workload import containers, gpu_count, load_workloads, sum_requests
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
+from kubegpu.kubelet.eviction import DEFAULT_EVICTION_HARD, MEMORY_AVAILABLE
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.model import NodeTopology
 from kubegpu.units.quantity import parse_quantity
@@ -25,12 +26,7 @@ from kubegpu.units.quantity import parse_quantity
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 MiB = 2**20
 GiB = 2**30
-EVICTION_HARD = {
-    "memory.available": "100Mi",
-    "nodefs.available": "10%",
-    "nodefs.inodesFree": "5%",
-    "imagefs.available": "15%",
-}
+EVICTION_HARD = DEFAULT_EVICTION_HARD  # written out in full: the kubelet's defaults (five signals since v1.30)
 POLICIES = ("single-numa-node", "restricted", "best-effort", "none")
 DEFAULT_SHARE = (
     0.9  # of allocatable CPU and memory for the default pod shape (DaemonSets get the rest)
@@ -231,7 +227,7 @@ def _config(
 ) -> dict[str, Any]:
     kube_mem = parse_quantity(options.kube_reserved_memory).ceil
     sys_mem = parse_quantity(options.system_reserved_memory).ceil
-    eviction = parse_quantity(EVICTION_HARD["memory.available"]).ceil
+    eviction = parse_quantity(EVICTION_HARD[MEMORY_AVAILABLE]).ceil
     cfg: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "KubeletConfiguration"}
     cfg["cpuManagerPolicy"] = "static"
     if node.threads_per_core > 1:
@@ -265,7 +261,7 @@ def _allocatable(node: NodeTopology, options: KubeletOptions, reserved: int) -> 
     reservation = (
         parse_quantity(options.kube_reserved_memory).ceil
         + parse_quantity(options.system_reserved_memory).ceil
-        + parse_quantity(EVICTION_HARD["memory.available"]).ceil
+        + parse_quantity(EVICTION_HARD[MEMORY_AVAILABLE]).ceil
     )
     cpu = (node.num_cpus - reserved) * 1000
     return int(cpu * DEFAULT_SHARE), int((total_mem - reservation) * DEFAULT_SHARE)
@@ -378,7 +374,7 @@ def _notes(node: NodeTopology, options: KubeletOptions, p: KubeletPlan) -> list[
         Note(
             ("reservedMemory", 0),
             f"{options.kube_reserved_memory} kubeReserved + {options.system_reserved_memory} "
-            f"systemReserved + {EVICTION_HARD['memory.available']} eviction = {limit}, exactly:\n"
+            f"systemReserved + {EVICTION_HARD[MEMORY_AVAILABLE]} eviction = {limit}, exactly:\n"
             "the kubelet does not start when the sum differs. Put on the reserved CPUs' node.",
         )
     )

@@ -13,21 +13,18 @@ from typing import Any
 
 from kubegpu.errors import InputError, ModelError, QuantityError
 from kubegpu.kubelet.cpumanager import cpuset
-from kubegpu.kubelet.features import SUPPORTED_VERSIONS, FeatureGates
+from kubegpu.kubelet.eviction import hard_thresholds, memory_threshold
+from kubegpu.kubelet.features import DEFAULT_VERSION, SUPPORTED_VERSIONS, FeatureGates
 from kubegpu.kubelet.memorymanager.reserved import Amount, ReservedMemory, is_memory_type
 from kubegpu.kubelet.topologymanager.manager import SCOPES
 from kubegpu.kubelet.topologymanager.policy import POLICIES
+from kubegpu.manifests import load_text
 from kubegpu.topology.model import NodeTopology
 from kubegpu.units.quantity import parse_quantity
 
 _BINARY = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
-DEFAULT_EVICTION_HARD = {
-    "memory.available": "100Mi",
-    "nodefs.available": "10%",
-    "nodefs.inodesFree": "5%",
-    "imagefs.available": "15%",
-}
 KIND = "KubeletConfiguration"
+API_GROUP = "kubelet.config.k8s.io"
 API_VERSIONS = ("kubelet.config.k8s.io/v1beta1", "kubelet.config.k8s.io/v1")
 
 
@@ -68,7 +65,7 @@ class KubeletConfig:
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     max_pods: int = 110
     merge_default_eviction_settings: bool = False
-    version: str = "1.35"
+    version: str = DEFAULT_VERSION
     source: str = "<kubelet-config>"
 
     @classmethod
@@ -83,7 +80,7 @@ class KubeletConfig:
 
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Any], source: str = "<kubelet-config>", version: str = "1.35"
+        cls, data: Mapping[str, Any], source: str = "<kubelet-config>", version: str = DEFAULT_VERSION
     ) -> KubeletConfig:
         """Read a KubeletConfiguration mapping and run the kubelet's static validation."""
         if not isinstance(data, Mapping):
@@ -183,21 +180,21 @@ class KubeletConfig:
         return kube, system
 
     def eviction_thresholds(self) -> Mapping[str, str]:
-        """evictionHard as loaded: the defaults when omitted; merged with the defaults only when
-        mergeDefaultEvictionSettings is true (a field added in 1.33), else taken as given."""
-        if self.eviction_hard is None:
-            return DEFAULT_EVICTION_HARD
-        if self.merge_default_eviction_settings and self.version != "1.32":
-            return {**DEFAULT_EVICTION_HARD, **self.eviction_hard}
-        return self.eviction_hard
+        """evictionHard as the kubelet uses it (see kubegpu.kubelet.eviction)."""
+        return hard_thresholds(self.eviction_hard, self.merge_default_eviction_settings, self.version)
 
     def allocatable_reservation(self, capacity: Mapping[str, Amount]) -> dict[str, Amount]:
         """GetNodeAllocatableReservation: system + kube reserved + hard eviction, non-zero."""
         kube, system = self.effective_reserved()
         eviction: dict[str, Amount] = {}
-        mem = self.eviction_thresholds().get("memory.available")
-        if mem is not None:
-            eviction["memory"] = _threshold(mem, capacity.get("memory", Amount(0)), self.source)
+        if "memory" in capacity:
+            threshold = memory_threshold(
+                self.eviction_hard, self.merge_default_eviction_settings, self.version, capacity["memory"].value
+            )
+            if threshold.bytes is None:
+                raise InputError(f"evictionHard memory.available: {threshold.error}", file=self.source)
+            if threshold.bytes:
+                eviction["memory"] = Amount(threshold.bytes, True)
         out: dict[str, Amount] = {}
         for resource in capacity:
             value = Amount(0)
@@ -209,18 +206,6 @@ class KubeletConfig:
             if value.value != 0:
                 out[resource] = value
         return out
-
-
-def _threshold(text: str, capacity: Amount, source: str) -> Amount:
-    if text.endswith("%"):
-        try:
-            pct = float(text[:-1]) / 100
-        except ValueError as err:
-            raise InputError(
-                f"evictionHard memory.available: bad percentage {text!r}", file=source
-            ) from err
-        return Amount(int(capacity.value * pct), True)
-    return amount(text, "evictionHard memory.available", source)
 
 
 def _reserved_memory_errors(entries: Sequence[ReservedMemory]) -> list[str]:
@@ -319,3 +304,36 @@ def _gates(raw: Any, source: str) -> dict[str, bool]:
     if not isinstance(raw, Mapping) or not all(isinstance(v, bool) for v in raw.values()):
         raise InputError("featureGates must map gate names to true/false", file=source)
     return {str(k): bool(v) for k, v in raw.items()}
+
+
+def is_kubelet_configuration(kind: object, api_version: object) -> bool:
+    """A KubeletConfiguration of the kubelet.config.k8s.io group (any version)."""
+    return kind == KIND and isinstance(api_version, str) and api_version.split("/")[0] == API_GROUP
+
+
+def read_kubelet_config_data(path: str) -> Mapping[str, Any]:
+    """The one KubeletConfiguration document of a YAML or JSON file, as loaded (the reader every command
+    uses); InputError naming the file (and line) when it cannot be read, has none, or has several."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read the kubelet configuration: {err}", file=path) from err
+    loaded = load_text(path, text)
+    fatal = [p for p in loaded.problems if p.fatal]
+    if fatal:
+        raise InputError(fatal[0].message, file=path, line=fatal[0].line)
+    found = [doc for doc in loaded.documents if is_kubelet_configuration(doc.kind, doc.api_version)]
+    if not found:
+        raise InputError(f"no {KIND} ({API_VERSIONS[0]}) in this file", file=path)
+    if len(found) > 1:
+        raise InputError(f"{len(found)} {KIND} documents in this file; give exactly one", file=path,
+                         line=found[1].location().line)
+    data = found[0].data
+    assert isinstance(data, Mapping)  # is_kubelet_configuration read a kind from it
+    return data
+
+
+def read_kubelet_config(path: str, version: str = DEFAULT_VERSION) -> KubeletConfig:
+    """Read and validate the KubeletConfiguration in `path` (see read_kubelet_config_data)."""
+    return KubeletConfig.from_dict(read_kubelet_config_data(path), source=path, version=version)

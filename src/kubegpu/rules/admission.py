@@ -6,34 +6,16 @@ Uses kubegpu.kubelet (kubelet v1.35 admission: topology, CPU, memory and device 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.manifests import PodTemplate, load_text
+from kubegpu.manifests import PodTemplate
 from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
-from kubegpu.rules.kubelet_config import is_kubelet_config
 
 if TYPE_CHECKING:  # the kubelet model is imported only when a --node run needs it (lint start-up stays fast)
     from kubegpu.kubelet import NodeState
 
 _SECTION = "13.1"
-
-
-def read_kubelet_config(path: str) -> dict[str, Any]:
-    """The KubeletConfiguration in a YAML/JSON file, as a plain mapping; InputError naming the file otherwise."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the kubelet configuration: {err}", file=path) from err
-    loaded = load_text(path, text)
-    fatal = [p for p in loaded.problems if p.fatal]
-    if fatal:
-        raise InputError(fatal[0].message, file=path, line=fatal[0].line)
-    for doc in loaded.documents:
-        if is_kubelet_config(doc):
-            return dict(doc.data)
-    raise InputError("no KubeletConfiguration (kubelet.config.k8s.io/v1beta1) in this file", file=path)
 
 
 def _node_state(ctx: RuleContext) -> NodeState | KubegpuError:

@@ -1,61 +1,47 @@
 """KubeletConfiguration rules (KG8xx): CPU manager, topology manager, memory-manager reservations, reserved CPUs.
 
-Follows kubernetes v1.35: cmd/kubelet/app/server.go, pkg/kubelet/apis/config/validation and pkg/kubelet/cm.
+Follows kubernetes v1.35: cmd/kubelet/app/server.go, pkg/kubelet/apis/config/validation and pkg/kubelet/cm. The
+facts (policy names, option maturity per release, eviction defaults, the reserved-memory arithmetic) come from
+kubegpu.kubelet, imported only once a KubeletConfiguration is seen so that lint start-up stays fast.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import Document, FieldPath, as_mapping
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.topology.cpulist import format_cpulist, parse_cpulist
-from kubegpu.units.quantity import parse_quantity
+from kubegpu.units.quantity import format_bytes, parse_quantity
+
+if TYPE_CHECKING:
+    from kubegpu.kubelet.features import FeatureGates
 
 _SECTION = "13.1"
-API_GROUP = "kubelet.config.k8s.io"
-DEFAULT_EVICTION_MEMORY = 100 * 2**20  # evictionHard memory.available default on Linux: 100Mi
-TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-TOPOLOGY_SCOPES = ("container", "pod")
+_KIND = "KubeletConfiguration"
+_API_GROUP = "kubelet.config.k8s.io"
 CPU_POLICIES = ("none", "static")
 MEMORY_POLICIES = ("None", "Static")
-DEFAULT_MAX_NUMA_NODES = 8
-_BINARY_SUFFIXES = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
-# Static CPU manager options and their maturity in Kubernetes 1.35 (alpha ones need CPUManagerPolicyAlphaOptions).
-CPU_OPTION_MATURITY = {
-    "full-pcpus-only": "ga", "distribute-cpus-across-numa": "beta", "align-by-socket": "alpha",
-    "distribute-cpus-across-cores": "alpha", "strict-cpu-reservation": "ga", "prefer-align-cpus-by-uncorecache": "beta",
-}
-TOPOLOGY_OPTIONS = ("prefer-closest-numa-nodes", "max-allowable-numa-nodes")
-_GO_TRUE = {"1", "t", "T", "TRUE", "true", "True"}
-_GO_FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
 
 def is_kubelet_config(doc: Document) -> bool:
-    """A KubeletConfiguration of the kubelet.config.k8s.io group (any version)."""
-    return doc.kind == "KubeletConfiguration" and doc.api_version.split("/")[0] == API_GROUP
-
-
-def format_bytes(value: int) -> str:
-    """Bytes in the largest binary suffix that divides them exactly (4196Mi), else plain bytes."""
-    for suffix, size in _BINARY_SUFFIXES:
-        if value and value % size == 0:
-            return f"{value // size}{suffix}"
-    return str(value)
+    """A KubeletConfiguration of the kubelet.config.k8s.io group (any version); the same test as
+    kubegpu.kubelet.config.is_kubelet_configuration, kept here so lint need not import the kubelet model."""
+    return doc.kind == _KIND and doc.api_version.split("/")[0] == _API_GROUP
 
 
 def go_parse_bool(value: str) -> bool | None:
-    """strconv.ParseBool: the spellings Go accepts, None for anything else."""
-    if value in _GO_TRUE:
-        return True
-    if value in _GO_FALSE:
-        return False
-    return None
+    """strconv.ParseBool (kubegpu.kubelet.features.parse_go_bool): True/False, None for what Go refuses."""
+    from kubegpu.kubelet.features import parse_go_bool
+
+    try:
+        return parse_go_bool(value)
+    except ValueError:
+        return None
 
 
 
@@ -73,6 +59,14 @@ def _quantity(value: Any) -> Decimal | None:
 
 def _policy_options(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return as_mapping(data.get("cpuManagerPolicyOptions"))
+
+
+def _gates(data: Mapping[str, Any]) -> FeatureGates:
+    """The featureGates the file sets (boolean values only) over the modelled release's defaults."""
+    from kubegpu.kubelet.features import FeatureGates
+
+    raw = as_mapping(data.get("featureGates"))
+    return FeatureGates(gates={str(k): v for k, v in raw.items() if isinstance(v, bool)})
 
 
 def _option_true(options: Mapping[str, Any], name: str) -> bool:
@@ -163,9 +157,12 @@ def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
                              f"('\"{str(value).lower()}\"')", severity=Severity.ERROR)
     if data.get("cpuManagerPolicy") != "static":
         return  # the none policy refuses any option (kubelet-cpu-manager-not-static reports it)
-    gates = as_mapping(data.get("featureGates"))
+    from kubegpu.kubelet.cpumanager.options import INCOMPATIBLE_OPTIONS
+    from kubegpu.kubelet.features import CPU_ALPHA_GATE, CPU_BETA_GATE, CPU_OPTION_MATURITY
+
+    gates = _gates(data)
     for name, value in options.items():
-        maturity = CPU_OPTION_MATURITY.get(str(name))
+        maturity = gates.maturity(CPU_OPTION_MATURITY, str(name))
         where = ("cpuManagerPolicyOptions", str(name))
         if maturity is None:
             yield RawFinding(where, f"{name!r} is not a CPU manager policy option (known: "
@@ -174,17 +171,18 @@ def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         elif isinstance(value, str) and go_parse_bool(value) is None:
             yield RawFinding(where, f"cpuManagerPolicyOptions.{name} {value!r} is not a boolean: the kubelet does not "
                              "start (bad value for option)", severity=Severity.ERROR)
-        elif maturity == "alpha" and gates.get("CPUManagerPolicyAlphaOptions") is not True:
-            yield RawFinding(where, f"{name} is an alpha option in Kubernetes 1.35: without featureGates "
-                             "CPUManagerPolicyAlphaOptions: true the kubelet does not start", severity=Severity.ERROR)
-        elif maturity == "beta" and gates.get("CPUManagerPolicyBetaOptions") is False:
-            yield RawFinding(where, f"{name} is a beta option and featureGates CPUManagerPolicyBetaOptions is false: "
+        elif maturity == "alpha" and not gates.enabled(CPU_ALPHA_GATE):
+            yield RawFinding(where, f"{name} is an alpha option in Kubernetes {gates.version}: without featureGates "
+                             f"{CPU_ALPHA_GATE}: true the kubelet does not start", severity=Severity.ERROR)
+        elif maturity == "beta" and not gates.enabled(CPU_BETA_GATE):
+            yield RawFinding(where, f"{name} is a beta option and featureGates {CPU_BETA_GATE} is false: "
                              "the kubelet does not start", severity=Severity.ERROR)
+    for first, second in INCOMPATIBLE_OPTIONS:
+        if _option_true(options, first) and _option_true(options, second):
+            yield RawFinding(("cpuManagerPolicyOptions",),
+                             f"{first} and {second} cannot be used together: the kubelet does not start",
+                             severity=Severity.ERROR)
     full = _option_true(options, "full-pcpus-only")
-    if full and _option_true(options, "distribute-cpus-across-cores"):
-        yield RawFinding(("cpuManagerPolicyOptions",),
-                         "full-pcpus-only and distribute-cpus-across-cores cannot be used together: the kubelet does "
-                         "not start", severity=Severity.ERROR)
     if full or ("full-pcpus-only" in options and not isinstance(options["full-pcpus-only"], str)):
         return
     node = ctx.node
@@ -208,6 +206,11 @@ def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
 def _check_topology_policy(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     if not is_kubelet_config(doc):
         return
+    from kubegpu.kubelet.features import TM_OPTION_MATURITY
+    from kubegpu.kubelet.topologymanager.manager import SCOPES as TOPOLOGY_SCOPES
+    from kubegpu.kubelet.topologymanager.options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES as DEFAULT_MAX_NUMA_NODES
+    from kubegpu.kubelet.topologymanager.policy import POLICIES as TOPOLOGY_POLICIES
+
     data = as_mapping(doc.data)
     policy = data.get("topologyManagerPolicy", "none")
     path = _field(data, "topologyManagerPolicy")
@@ -241,9 +244,9 @@ def _check_topology_policy(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
     tm_options = as_mapping(data.get("topologyManagerPolicyOptions"))
     for name, value in tm_options.items():
         where = ("topologyManagerPolicyOptions", str(name))
-        if name not in TOPOLOGY_OPTIONS:
+        if name not in TM_OPTION_MATURITY:
             yield RawFinding(where, f"{name!r} is not a topology manager policy option (known: "
-                             f"{', '.join(TOPOLOGY_OPTIONS)}): the kubelet does not start", severity=Severity.ERROR)
+                             f"{', '.join(TM_OPTION_MATURITY)}): the kubelet does not start", severity=Severity.ERROR)
         elif not isinstance(value, str):
             yield RawFinding(where, f"topologyManagerPolicyOptions.{name} is written as {value!r} without quotes: the "
                              "field is a map of strings, so the kubelet cannot decode its configuration",
@@ -277,34 +280,16 @@ def _check_topology_policy(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
 # --- KG804 ---------------------------------------------------------------------------------------------------
 
 
-def _float32(value: float) -> float:
-    packed: tuple[float] = struct.unpack("f", struct.pack("f", value))
-    return packed[0]
-
-
 def eviction_memory_bytes(data: Mapping[str, Any], capacity: int | None) -> tuple[int | None, str]:
-    """The hard-eviction memory.available threshold in bytes (None when a percentage needs the node) and its source."""
+    """The hard-eviction memory.available threshold in bytes (None when a percentage needs the node) and its source,
+    as kubegpu.kubelet.eviction computes it for the release modelled."""
+    from kubegpu.kubelet.eviction import memory_threshold
+    from kubegpu.kubelet.features import DEFAULT_VERSION
+
     hard = data.get("evictionHard")
-    if hard is None:
-        return DEFAULT_EVICTION_MEMORY, "the default evictionHard memory.available 100Mi"
-    raw = as_mapping(hard).get("memory.available")
-    if raw is None:
-        if data.get("mergeDefaultEvictionSettings") is True:
-            return DEFAULT_EVICTION_MEMORY, "memory.available 100Mi merged from the defaults"
-        return 0, "no memory.available in evictionHard (other signals given, so its default is dropped)"
-    text = str(raw).strip()
-    if text.endswith("%"):
-        if text in ("0%", "100%"):
-            return 0, f"evictionHard memory.available {text} (disabled)"
-        if capacity is None:
-            return None, f"evictionHard memory.available {text} of the node's memory"
-        percent = _float32(float(text[:-1]))
-        fraction = _float32(percent / 100)
-        return int(float(capacity) * fraction), f"evictionHard memory.available {text} of {format_bytes(capacity)}"
-    value = _quantity(raw)
-    if value is None:
-        return None, f"evictionHard memory.available {raw!r} (not a quantity)"
-    return int(value), f"evictionHard memory.available {raw}"
+    given = None if hard is None else {str(k): str(v) for k, v in as_mapping(hard).items()}
+    threshold = memory_threshold(given, data.get("mergeDefaultEvictionSettings") is True, DEFAULT_VERSION, capacity)
+    return threshold.bytes, threshold.source
 
 
 def _reserved_entries(data: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:

@@ -129,3 +129,14 @@ def cpu_millis(text: object) -> int:
 def memory_bytes(text: object) -> int:
     """Memory or storage quantity in bytes (rounded up)."""
     return parse_quantity(text).ceil
+
+
+_LARGEST_FIRST = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def format_bytes(value: int) -> str:
+    """Bytes in the largest binary suffix that divides them exactly (4196Mi), else plain bytes."""
+    for suffix, size in _LARGEST_FIRST:
+        if value and value % size == 0:
+            return f"{value // size}{suffix}"
+    return str(value)

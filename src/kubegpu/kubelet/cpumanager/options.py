@@ -47,7 +47,8 @@ _FIELDS = {
     PREFER_ALIGN_BY_UNCORE_CACHE: "prefer_align_by_uncore_cache",
 }
 
-_INCOMPATIBLE = (
+# Pairs of options the static policy refuses together (NewStaticPolicyOptions).
+INCOMPATIBLE_OPTIONS = (
     (FULL_PCPUS_ONLY, DISTRIBUTE_CPUS_ACROSS_CORES),
     (DISTRIBUTE_CPUS_ACROSS_NUMA, DISTRIBUTE_CPUS_ACROSS_CORES),
     (PREFER_ALIGN_BY_UNCORE_CACHE, DISTRIBUTE_CPUS_ACROSS_CORES),
@@ -91,7 +92,7 @@ def parse_options(
         except ValueError as err:
             raise ModelError(f'bad value for option "{name}": {err}') from err
     opts = StaticPolicyOptions(**values)
-    for first, second in _INCOMPATIBLE:
+    for first, second in INCOMPATIBLE_OPTIONS:
         if getattr(opts, _FIELDS[first]) and getattr(opts, _FIELDS[second]):
             raise ModelError(
                 f"static policy options {first} and {second} can not be used at the same time"
