@@ -102,6 +102,7 @@ class Admission:
     containers: tuple[ContainerAssignment, ...] = ()
     trace: tuple[TraceStep, ...] = ()
     notes: tuple[str, ...] = ()
+    pod_key: str = ""  # the key the node holds an admitted pod under (NodeState.release takes it)
 
     def to_dict(self) -> dict[str, Any]:
         return {

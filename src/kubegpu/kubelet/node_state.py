@@ -3,13 +3,14 @@
 Follows kubernetes v1.35: container-manager start-up order (topology, device, CPU, memory
 manager), TopologyManager scopes (container: one merge per container; pod: one merge for the
 pod), provider/allocation order device -> CPU -> memory, GetPodAdmitResult reasons, and then the
-predicate admit handler's node-resources check. A rejected pod leaves the state unchanged.
+predicate admit handler's node-resources check. A rejected pod leaves the state unchanged; `release`
+removes an admitted pod as the kubelet does when it is deleted (each manager's RemoveContainer).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from kubegpu.errors import ModelError
 from kubegpu.kubelet.admission import (
@@ -37,6 +38,14 @@ from kubegpu.kubelet.memorymanager.reserved import (
     validate_reserved_memory,
 )
 from kubegpu.kubelet.pod import CPU, MEMORY, ContainerRequest, PodRequest
+from kubegpu.kubelet.providers import (
+    CPU_MANAGER,
+    MEMORY_MANAGER,
+    CPUProvider,
+    DeviceProvider,
+    HintProvider,
+    MemoryProvider,
+)
 from kubegpu.kubelet.qos import qos_class
 from kubegpu.kubelet.reasons import (
     Rejection,
@@ -55,9 +64,6 @@ from kubegpu.kubelet.topologymanager.policy import (
 from kubegpu.topology.model import NodeTopology
 from kubegpu.units.quantity import parse_quantity
 
-DEVICE_MANAGER = "device manager"
-CPU_MANAGER = "cpu manager"
-MEMORY_MANAGER = "memory manager"
 EMPTY_HINT = TopologyHint(None, False)
 
 
@@ -65,8 +71,16 @@ def _hugepages_key(size: str) -> str:
     return size if size.startswith(HUGEPAGES_PREFIX) else HUGEPAGES_PREFIX + size
 
 
+@dataclass(frozen=True)
+class _Held:
+    """An admitted pod and the node resources it counts against (for release)."""
+
+    pod: PodRequest
+    used: Mapping[str, int]
+
+
 class NodeState:
-    """A node's allocation state under one kubelet configuration; `admit` adds pods in order."""
+    """A node's allocation state under one kubelet configuration; `admit` adds pods, `release` removes them."""
 
     def __init__(self, node: NodeTopology, config: KubeletConfig) -> None:
         self.node = node
@@ -74,22 +88,27 @@ class NodeState:
         self.gates = config.gates
         self.policy, self.scope = self._topology_manager()
         self.devices = self._device_manager()
-        self.dev_state = DeviceState()
         self._capacity = self._node_capacity()
         self._reservation = config.allocatable_reservation(
             {r: a for r, a in self._capacity.items() if is_memory_type(r)}
         )
         self._cpu_reserved_millis = self._cpu_reservation()
         self.cpu: StaticPolicy | None = self._cpu_manager()
-        self.cpu_state = CPUState()
-        if self.cpu is not None:
-            self.cpu.start(self.cpu_state)
         self.memory: StaticMemoryPolicy | None = self._memory_manager()
-        self.mem_state = self.memory.initial_state() if self.memory else MemoryState({})
+        # The Topology Manager's hint providers, in the kubelet's order: device, CPU, memory manager.
+        providers: list[HintProvider] = [DeviceProvider(self.devices, DeviceState())]
+        if self.cpu is not None:
+            cpu_state = CPUState()
+            self.cpu.start(cpu_state)
+            providers.append(CPUProvider(self.cpu, cpu_state))
+        if self.memory is not None:
+            providers.append(MemoryProvider(self.memory, self.memory.initial_state()))
+        self.providers: tuple[HintProvider, ...] = tuple(providers)
         self.allocatable = self._allocatable()
         self.used: dict[str, int] = {}
         self.pods: list[str] = []
         self._keys: set[str] = set()
+        self._held: dict[str, _Held] = {}
 
     # -- start-up ------------------------------------------------------------------------
     def _fail(self, component: str, message: str) -> KubeletStartupError:
@@ -196,13 +215,25 @@ class NodeState:
     def copy(self) -> NodeState:
         twin = object.__new__(NodeState)
         twin.__dict__.update(self.__dict__)
-        twin.cpu_state = self.cpu_state.copy()
-        twin.mem_state = self.mem_state.copy()
-        twin.dev_state = self.dev_state.copy()
+        twin.providers = tuple(p.copy() for p in self.providers)
         twin.used = dict(self.used)
         twin.pods = list(self.pods)
         twin._keys = set(self._keys)
+        twin._held = dict(self._held)
         return twin
+
+    # The managers' states (read-only views for reports and tests).
+    @property
+    def dev_state(self) -> DeviceState:
+        return next(p.state for p in self.providers if isinstance(p, DeviceProvider))
+
+    @property
+    def cpu_state(self) -> CPUState:
+        return next((p.state for p in self.providers if isinstance(p, CPUProvider)), CPUState())
+
+    @property
+    def mem_state(self) -> MemoryState:
+        return next((p.state for p in self.providers if isinstance(p, MemoryProvider)), MemoryState({}))
 
     def exclusive_cpus(self) -> dict[str, tuple[int, ...]]:
         """'pod/container' -> exclusive CPU ids, for every assignment in the CPU state."""
@@ -261,12 +292,14 @@ class NodeState:
                 trace=tuple(run.trace),
                 notes=tuple(run.notes),
             )
-        self.cpu_state, self.mem_state, self.dev_state = run.cpu_state, run.mem_state, run.dev_state
-        for resource in self._fit_resources(pod):
-            self.used[resource] = self.used.get(resource, 0) + pod.effective(resource)
-        self.used["pods"] = self.used.get("pods", 0) + 1
+        self.providers = run.providers
+        held = {resource: pod.effective(resource) for resource in self._fit_resources(pod)}
+        held["pods"] = 1
+        for resource, amount in held.items():
+            self.used[resource] = self.used.get(resource, 0) + amount
         self.pods.append(pod.key)
         self._keys.add(pod.key)
+        self._held[pod.key] = _Held(pod, held)
         return Admission(
             pod=pod.name,
             admitted=True,
@@ -276,7 +309,22 @@ class NodeState:
             containers=tuple(run.assignments),
             trace=tuple(run.trace),
             notes=tuple(run.notes),
+            pod_key=pod.key,
         )
+
+    def release(self, key: str) -> bool:
+        """Remove the admitted pod with this key (Admission.pod_key): every provider gives back what it
+        allocated and the node's counts drop; False when no such pod is held."""
+        held = self._held.pop(key, None)
+        if held is None:
+            return False
+        for provider in self.providers:
+            provider.release(held.pod)
+        for resource, amount in held.used.items():
+            self.used[resource] -= amount
+        self.pods.remove(key)
+        self._keys.discard(key)
+        return True
 
     def _fit_resources(self, pod: PodRequest) -> list[str]:
         known = set(self.allocatable) - {"pods"}
@@ -303,9 +351,7 @@ class _Run:
         self.node = node
         self.pod = pod
         self.qos = qos
-        self.cpu_state = node.cpu_state.copy()
-        self.mem_state = node.mem_state.copy()
-        self.dev_state = node.dev_state.copy()
+        self.providers = tuple(p.copy() for p in node.providers)
         self.trace: list[TraceStep] = []
         self.notes: list[str] = []
         self.assignments: list[ContainerAssignment] = []
@@ -339,30 +385,10 @@ class _Run:
         return None
 
     def container_answers(self, c: ContainerRequest) -> list[tuple[str, ProviderHints]]:
-        n = self.node
-        answers: list[tuple[str, ProviderHints]] = [
-            (DEVICE_MANAGER, n.devices.container_hints(self.dev_state, self.pod, c))
-        ]
-        if n.cpu is not None:
-            answers.append(
-                (CPU_MANAGER, n.cpu.container_hints(self.cpu_state, self.pod, c, self.qos))
-            )
-        if n.memory is not None:
-            answers.append(
-                (MEMORY_MANAGER, n.memory.container_hints(self.mem_state, self.pod, c, self.qos))
-            )
-        return answers
+        return [(p.name, p.container_hints(self.pod, c, self.qos)) for p in self.providers]
 
     def pod_answers(self) -> list[tuple[str, ProviderHints]]:
-        n = self.node
-        answers: list[tuple[str, ProviderHints]] = [
-            (DEVICE_MANAGER, n.devices.pod_hints(self.dev_state, self.pod))
-        ]
-        if n.cpu is not None:
-            answers.append((CPU_MANAGER, n.cpu.pod_hints(self.cpu_state, self.pod, self.qos)))
-        if n.memory is not None:
-            answers.append((MEMORY_MANAGER, n.memory.pod_hints(self.mem_state, self.pod, self.qos)))
-        return answers
+        return [(p.name, p.pod_hints(self.pod, self.qos)) for p in self.providers]
 
     def record(
         self, target: str, answers: Sequence[tuple[str, ProviderHints]], result: MergeResult
@@ -381,26 +407,22 @@ class _Run:
         self.trace.append(TraceStep(target, tuple(flat), result.hint, result.admit, note))
 
     def allocate(self, c: ContainerRequest, hint: TopologyHint) -> None:
-        n = self.node
-        provider = DEVICE_MANAGER
-        try:
-            devices = n.devices.allocate(self.dev_state, self.pod, c, hint.affinity)
-            cpus = 0
-            if n.cpu is not None:
-                provider = CPU_MANAGER
-                cpus = n.cpu.allocate(self.cpu_state, self.pod, c, self.qos, hint.affinity)
-            memory: dict[str, dict[int, int]] = {}
-            if n.memory is not None:
-                provider = MEMORY_MANAGER
-                for block in n.memory.allocate(self.mem_state, self.pod, c, self.qos, hint):
-                    memory[block.type] = dict(block.per_node)
-        except ModelError as err:
-            stored = "none" if n.policy.name == POLICY_NONE else hint.describe()
-            self.notes.append(
-                f"container {c.name}: topology hint {stored}; the {provider}'s Allocate "
-                f"failed: {err.message}"
-            )
-            raise
+        devices: dict[str, tuple[str, ...]] = {}
+        cpus = 0
+        memory: dict[str, dict[int, int]] = {}
+        for provider in self.providers:
+            try:
+                got = provider.allocate(self.pod, c, self.qos, hint)
+            except ModelError as err:
+                stored = "none" if self.node.policy.name == POLICY_NONE else hint.describe()
+                self.notes.append(
+                    f"container {c.name}: topology hint {stored}; the {provider.name}'s Allocate "
+                    f"failed: {err.message}"
+                )
+                raise
+            devices.update(got.devices)
+            cpus |= got.cpus
+            memory.update({t: dict(per_node) for t, per_node in got.memory.items()})
         self.assignments.append(
             ContainerAssignment(
                 name=c.name,

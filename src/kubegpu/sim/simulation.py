@@ -102,12 +102,11 @@ class SimulationResult:
 
 
 class _Kubelets:
-    """Per-node kubelet admission (one NodeState per node with a profile); replays on release."""
+    """Per-node kubelet admission (one NodeState per node with a profile); a completed pod is released."""
 
     def __init__(self, profiles: Sequence[NodeTopology | None], config: KubeletConfig) -> None:
-        self.empty = [NodeState(p, config) if p is not None else None for p in profiles]
-        self.states = [s.copy() if s is not None else None for s in self.empty]
-        self.admitted: list[list[PodRequest]] = [[] for _ in profiles]
+        self.states = [NodeState(p, config) if p is not None else None for p in profiles]
+        self.admitted: list[dict[str, str]] = [{} for _ in profiles]  # per node: pod name -> the node's key
         self.rejections: dict[str, int] = {}
 
     @staticmethod
@@ -126,21 +125,16 @@ class _Kubelets:
         pod = self.request(b, gpus[0].resource_name if gpus else "nvidia.com/gpu")
         result = state.admit(pod)
         if result.admitted:
-            self.admitted[b.node].append(pod)
+            self.admitted[b.node][b.pod.name] = result.pod_key
             return True
         self.rejections[result.reason] = self.rejections.get(result.reason, 0) + 1
         return False
 
     def release(self, b: Binding) -> None:
-        empty = self.empty[b.node]
-        if empty is None:
-            return
-        keep = [p for p in self.admitted[b.node] if p.name != b.pod.name]
-        state = empty.copy()
-        for p in keep:
-            state.admit(p)
-        self.states[b.node] = state
-        self.admitted[b.node] = keep
+        state = self.states[b.node]
+        key = self.admitted[b.node].pop(b.pod.name, None)
+        if state is not None and key is not None:
+            state.release(key)
 
 
 class Simulation:

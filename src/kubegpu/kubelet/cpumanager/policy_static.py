@@ -218,6 +218,12 @@ class StaticPolicy:
             del state.assignments[pod_key]
         state.default |= released
 
+    def remove_pod(self, state: CPUState, pod: PodRequest) -> None:
+        """RemoveContainer for every container of the pod (the kubelet's pod removal), then its reusable CPUs."""
+        for c in pod.all_containers():
+            self.remove_container(state, pod.key, c.name)
+        state.reusable.pop(pod.key, None)
+
     # -- hints -------------------------------------------------------------------------
     def generate_hints(self, available: int, reusable: int, request: int) -> list[TopologyHint]:
         """generateCPUTopologyHints: feasible masks; preferred = minimal capacity-sized masks."""

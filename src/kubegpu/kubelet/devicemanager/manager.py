@@ -327,3 +327,16 @@ class DeviceManager:
             for resource, ids in result.items():
                 reuse.setdefault(resource, set()).difference_update(ids)
         return result
+
+    @staticmethod
+    def remove_pod(state: DeviceState, pod_key: str) -> None:
+        """UpdateAllocatedDevices after the pod is gone: drop its devices, recount the allocated ones."""
+        state.reuse.pop(pod_key, None)
+        if state.pod_devices.pop(pod_key, None) is None:
+            return
+        allocated: dict[str, set[str]] = {}
+        for containers in state.pod_devices.values():
+            for resources in containers.values():
+                for resource, ids in resources.items():
+                    allocated.setdefault(resource, set()).update(ids)
+        state.allocated = {r: allocated.get(r, set()) for r in state.allocated}

@@ -2,13 +2,15 @@
 
 Follows kubernetes v1.35 pkg/kubelet/cm/memorymanager/policy_static.go: allocatable per NUMA node
 (total - reservedMemory - hugepages), calculateHints with the multi-NUMA group rules, preferred =
-minimal capacity-sized masks, Allocate with default/extended hints and init-container reuse.
+minimal capacity-sized masks, Allocate with default/extended hints and init-container reuse
+(updateInitContainersMemoryBlocks shrinks init containers' blocks by what later containers reuse, so
+that the blocks of a pod add up to what it holds) and RemoveContainer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kubegpu.errors import ModelError
 from kubegpu.kubelet.bitmask import NUMAMask, iterate_masks
@@ -310,7 +312,65 @@ class StaticMemoryPolicy:
             blocks.append(block)
         self._update_reusable(state, pod, container, blocks)
         state.blocks.setdefault(pod.key, {})[container.name] = blocks
+        self._update_init_container_blocks(state, pod, container, blocks)
         return blocks
+
+    @staticmethod
+    def _update_init_container_blocks(
+        state: MemoryState, pod: PodRequest, container: ContainerRequest, blocks: Sequence[MemoryBlock]
+    ) -> None:
+        """updateInitContainersMemoryBlocks: the earlier regular init containers' blocks of the same type and
+        NUMA group give up what this container reused, so a pod's blocks add up to what it holds (a block may
+        reach size 0). Blocks are replaced, never changed in place: admission attempts share them."""
+        pod_blocks = state.blocks.get(pod.key, {})
+        for block in blocks:
+            size = block.size
+            for init in pod.init_containers:
+                if init.name == container.name or size == 0:
+                    break
+                if init.restartable or not pod_blocks.get(init.name):
+                    continue
+                updated: list[MemoryBlock] = []
+                for old in pod_blocks[init.name]:
+                    if old.size == 0 or old.type != block.type or set(old.numa) != set(block.numa):
+                        updated.append(old)
+                        continue
+                    taken = min(old.size, size)
+                    size -= taken
+                    updated.append(replace(old, size=old.size - taken, per_node=dict(old.per_node)))
+                pod_blocks[init.name] = updated
+
+    def remove_container(self, state: MemoryState, pod_key: str, name: str) -> None:
+        """RemoveContainer: drop the container's blocks and give their sizes back to the NUMA nodes in the
+        blocks' order (as reserved memory allows); a node with no assignment left leaves its group."""
+        containers = state.blocks.get(pod_key)
+        if not containers or name not in containers:
+            return
+        blocks = containers.pop(name)
+        if not containers:
+            del state.blocks[pod_key]
+        for block in blocks:
+            released = block.size
+            for n in block.numa:
+                node = state.machine[n]
+                node.assignments -= 1
+                if node.assignments == 0:
+                    node.cells = (n,)
+                if released == 0:
+                    continue
+                table = node.tables.get(block.type)
+                if table is None or table.reserved == 0:
+                    continue
+                freed = min(table.reserved, released)
+                table.reserved -= freed
+                table.free += freed
+                released -= freed
+
+    def remove_pod(self, state: MemoryState, pod: PodRequest) -> None:
+        """Remove every container of the pod (the kubelet's RemoveContainer for each) and its reusable memory."""
+        for c in pod.all_containers():
+            self.remove_container(state, pod.key, c.name)
+        state.reusable.pop(pod.key, None)
 
     def _satisfies(self, state: MemoryState, mask: NUMAMask, requested: Mapping[str, int]) -> bool:
         for resource, size in requested.items():
