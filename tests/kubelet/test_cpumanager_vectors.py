@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -185,3 +187,20 @@ def test_pod_guaranteed_cpus(case: dict[str, Any]) -> None:
     pod = _pod({"init_containers": case["init_containers"], "containers": case["containers"]})
     policy = StaticPolicy(CPUTopology.from_node(V.fixture_topology("topoSingleSocketHT")), 0)
     assert policy.pod_guaranteed_cpus(qos_class(pod), pod) == case["expected_cpus"]
+
+
+START = json.loads((Path(__file__).parent / "data" / "cpumanager_static_policy_start.json").read_text())
+
+
+@pytest.mark.parametrize("case", START["cases"], ids=[c["description"] for c in START["cases"]])
+def test_start_validates_a_saved_state(case: dict[str, Any]) -> None:
+    """TestStaticPolicyStart: Start() refuses a saved state the node's CPUs do not match."""
+    policy = _policy(case, case["options"])
+    state = _state(case)
+    if case["expected_error"]:
+        with pytest.raises(ModelError) as err:
+            policy.start(state)
+        assert str(err.value) == case["expected_error"]
+        return
+    policy.start(state)
+    assert ids_of(state.default) == tuple(case["expected_default_cpuset"])

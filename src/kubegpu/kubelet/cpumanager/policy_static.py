@@ -74,7 +74,8 @@ class StaticPolicy:
 
     # -- start -------------------------------------------------------------------------
     def start(self, state: CPUState) -> None:
-        """validateState: initialise an empty state, else check reserved CPUs and overlaps."""
+        """validateState: initialise an empty state, else check reserved CPUs, overlaps and that the
+        default set plus the assignments are exactly the node's CPUs (less strictly reserved ones)."""
         all_cpus = self.topo.all_bits
         if self.options.strict_cpu_reservation:
             all_cpus &= ~self.reserved
@@ -95,6 +96,7 @@ class StaticPolicy:
                 f'not all reserved cpus: "{to_string(self.reserved)}" are present in '
                 f'defaultCpuSet: "{to_string(state.default)}"'
             )
+        known = state.default
         for pod, containers in state.assignments.items():
             for name, cpus in containers.items():
                 if cpus & state.default:
@@ -102,6 +104,14 @@ class StaticPolicy:
                         f'pod: {pod}, container: {name} cpuset: "{to_string(cpus)}" overlaps '
                         f'with default cpuset "{to_string(state.default)}"'
                     )
+                known |= cpus
+        # The CPUs may have changed since the state was written (a CPU taken offline while the
+        # kubelet was down): the default set plus the assignments must be exactly the node's CPUs.
+        if known != all_cpus:
+            raise ModelError(
+                f'current set of available CPUs "{to_string(all_cpus)}" doesn\'t match with CPUs in '
+                f'state "{to_string(known)}"'
+            )
 
     # -- sizes -------------------------------------------------------------------------
     def guaranteed_cpus(self, qos: str, container: ContainerRequest) -> int:
