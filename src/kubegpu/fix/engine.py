@@ -1,11 +1,14 @@
 """The fix loop: lint, apply the allowed fixes document by document, re-read, lint again; at most N passes.
 
 Only documents with edits go through the round-trip parser; every other byte of the stream is kept as it was.
+One planner serves files (`fix_text`) and single objects (`fix_object`, which the admission webhook turns into
+a JSON Patch): the same order, overlap deferral, parent creation and pass loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +27,7 @@ from kubegpu.fix.model import (
 )
 from kubegpu.fix.protocols import DISPLAY_ONLY, SAFE, UNSAFE, FindingLike, FixLike, LintFunction
 from kubegpu.fix.stream import chunk_of_line, cut_chunk, split_stream
-from kubegpu.manifests import FieldPath, LoadResult, load_text
+from kubegpu.manifests import Document, FieldPath, LoadResult, load_text
 
 _FATAL_PROBLEMS = ("parse-error", "alias-bomb")
 
@@ -137,24 +140,12 @@ def _fix_pass(name: str, text: str, candidates: Sequence[FindingLike], text_edit
             json_data = jsondoc.parse_json(text)
         except ValueError:
             json_mode = False
-    plans: dict[int, list[_Planned]] = {}
-    claimed: dict[int, list[_ClaimPath]] = {}
     result = _PassResult(text)
-    ordered = sorted(candidates, key=lambda f: (f.location.line, f.code))
-    for finding in ordered:
-        doc = finding.document
-        fix = finding.fix
-        assert doc is not None and fix is not None
-        key = 0 if json_mode else chunk_of_line(chunks, doc.start_line)
-        paths = tuple((*doc.prefix, *edit.path) for edit in fix.edits)
-        unique: list[_ClaimPath] = [tuple(_Append() if p == patch.APPEND else p for p in path) for path in paths]
-        taken = claimed.setdefault(key, [])
-        if any(_overlaps(u, t) for u in unique for t in taken):
-            result.skipped[(finding.code, finding.location.line)] = (
-                "its edits overlap another fix's; retried after re-linting")
-            continue
-        taken.extend(unique)
-        plans.setdefault(key, []).append(_Planned(finding, fix, paths))
+
+    def key_of(doc: Document) -> int:
+        return 0 if json_mode else chunk_of_line(chunks, doc.start_line)
+
+    plans = _plan(candidates, key_of, result)
     if json_mode:
         chosen = _select(json_data, plans.get(0, []), patch.Style(round_trip=False), result)
         if chosen:
@@ -168,6 +159,29 @@ def _fix_pass(name: str, text: str, candidates: Sequence[FindingLike], text_edit
     return result
 
 
+def _plan(candidates: Sequence[FindingLike], key_of: Callable[[Document], int],
+          result: _PassResult) -> dict[int, list[_Planned]]:
+    """This pass's fixes per document key, in (line, code) order; a fix whose edits touch a path an earlier fix
+    of the same document claimed waits for the next pass (noted in `result.skipped`)."""
+    plans: dict[int, list[_Planned]] = {}
+    claimed: dict[int, list[_ClaimPath]] = {}
+    for finding in sorted(candidates, key=lambda f: (f.location.line, f.code)):
+        doc = finding.document
+        fix = finding.fix
+        assert doc is not None and fix is not None
+        key = key_of(doc)
+        paths = tuple((*doc.prefix, *edit.path) for edit in fix.edits)
+        unique: list[_ClaimPath] = [tuple(_Append() if p == patch.APPEND else p for p in path) for path in paths]
+        taken = claimed.setdefault(key, [])
+        if any(_overlaps(u, t) for u in unique for t in taken):
+            result.skipped[(finding.code, finding.location.line)] = (
+                "its edits overlap another fix's; retried after re-linting")
+            continue
+        taken.extend(unique)
+        plans.setdefault(key, []).append(_Planned(finding, fix, paths))
+    return plans
+
+
 class _Append:
     """A stand-in for `-` that equals nothing else, so two appends to one list never overlap."""
 
@@ -178,8 +192,10 @@ class _Append:
         return id(self)
 
 
-def _select(tree: Any, planned: Sequence[_Planned], style: patch.Style, result: _PassResult) -> list[_Planned]:
-    """Apply whole fixes to `tree` in order, skipping (and noting) each fix whose path is gone; the applied ones."""
+def _select(tree: Any, planned: Sequence[_Planned], style: patch.Style, result: _PassResult,
+            ops: list[dict[str, Any]] | None = None) -> list[_Planned]:
+    """Apply whole fixes to `tree` in order, skipping (and noting) each fix whose path is gone; the applied ones.
+    With `ops`, append the RFC 6902 operations of every applied edit (parents it creates first)."""
     chosen: list[_Planned] = []
     for item in planned:
         created: set[FieldPath] = set()
@@ -193,9 +209,57 @@ def _select(tree: Any, planned: Sequence[_Planned], style: patch.Style, result: 
             result.skipped[(item.finding.code, item.finding.location.line)] = f"not applied: {reason}"
             continue
         for edit, path in zip(item.fix.edits, item.paths, strict=True):
+            if ops is not None:
+                ops.extend(patch.json_patch(tree, edit.op, path, edit.value))
             patch.apply_edit(tree, edit.op, path, edit.value, style)
         chosen.append(item)
     return chosen
+
+
+# The findings of one object (the fixed object is linted again after each pass).
+ObjectLint = Callable[[Mapping[str, Any]], Sequence[FindingLike]]
+
+
+@dataclass(frozen=True)
+class ObjectOutcome:
+    """What fixing one object did: the fixed object, the fixes applied (in order), the findings of the fixed
+    object, and the RFC 6902 operations that turn the original into it."""
+
+    fixed: dict[str, Any]
+    applied: tuple[AppliedFix, ...]
+    remaining: tuple[FindingLike, ...]
+    patch: tuple[dict[str, Any], ...]
+    passes: int = 0
+
+
+def fix_object(obj: Mapping[str, Any], lint: ObjectLint, options: FixOptions | None = None,
+               findings: Sequence[FindingLike] | None = None) -> ObjectOutcome:
+    """Fix one object (plain JSON data, e.g. an admission request's pod) with the fix loop of `fix_text`: the
+    allowed fixes in the same order, overlapping ones deferred to a re-lint, at most `options.max_passes`
+    passes. `findings` are those of `obj` when the caller already has them."""
+    options = options or FixOptions()
+    current: dict[str, Any] = copy.deepcopy(dict(obj))
+    found: Sequence[FindingLike] = lint(current) if findings is None else findings
+    applied: list[AppliedFix] = []
+    ops: list[dict[str, Any]] = []
+    passes = 0
+    while passes < options.max_passes:
+        candidates = [f for f in found if f.fix is not None and f.document is not None and allowed(f.fix, options)]
+        if not candidates:
+            break
+        passes += 1
+        result = _PassResult("")
+        planned = _plan(candidates, lambda doc: doc.index, result)
+        chosen = [c for key in sorted(planned) for c in _select(current, planned[key], _PLAIN, result, ops)]
+        if not chosen:
+            break
+        _record(result, chosen)
+        applied.extend(result.applied)
+        found = lint(current)
+    return ObjectOutcome(current, tuple(applied), tuple(found), tuple(ops), passes)
+
+
+_PLAIN = patch.Style(round_trip=False)
 
 
 def _record(result: _PassResult, chosen: Sequence[_Planned]) -> None:

@@ -6,6 +6,7 @@ is appended or removed, so a comment that introduced the next field still sits r
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,30 @@ def check_edit(root: Any, op: str, path: FieldPath, created: set[FieldPath]) -> 
         else:
             return f"path {_show(path)} does not exist (any more)"
     return None
+
+
+def json_patch(root: Any, op: str, path: FieldPath, value: Any) -> list[dict[str, Any]]:
+    """The RFC 6902 operations that do what apply_edit(root, op, path, value) does: first an `add {}` for each
+    mapping the edit creates (RFC 6902 refuses an add under a missing parent), then the edit itself. Call it
+    before applying the edit, on a tree where check_edit passed."""
+    ops: list[dict[str, Any]] = []
+    node = root
+    for depth, part in enumerate(path[:-1]):
+        if op == "add" and isinstance(node, MutableMapping) and isinstance(part, str) and part not in node:
+            ops.extend({"op": "add", "path": pointer(path[: d + 1]), "value": {}}
+                       for d in range(depth, len(path) - 1))
+            break
+        node = node[part] if isinstance(node, MutableMapping) else node[int(part)]  # check_edit passed
+    edit: dict[str, Any] = {"op": op, "path": pointer(path)}
+    if op != "remove":
+        edit["value"] = value
+    ops.append(edit)
+    return ops
+
+
+def pointer(path: FieldPath) -> str:
+    """An RFC 6901 JSON Pointer (`~` and `/` escaped); `-` stays the append position."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
 def apply_edit(root: Any, op: str, path: FieldPath, value: Any, style: Style) -> None:
@@ -184,7 +209,7 @@ def _convert(value: Any, parent: Any, style: Style, old: Any) -> Any:
     """Make a new value a round-trip node: collections take the parent's flow/block style, strings get quotes
     when YAML 1.1 would read them as something else (or when the value they replace was quoted)."""
     if not style.round_trip:
-        return value
+        return copy.deepcopy(value)  # the edit's value is the rule's: the tree must not share it
     flow = isinstance(parent, CommentedBase) and bool(parent.fa.flow_style())
     if isinstance(value, dict):
         made_map = CommentedMap()

@@ -1,6 +1,7 @@
 """The admission decision as a pure function: AdmissionReview v1 in, AdmissionReview response out.
 
-Follows admission.k8s.io/v1 (Kubernetes v1.35): JSONPatch responses, warnings, denial status.
+Follows admission.k8s.io/v1 (Kubernetes v1.35): JSONPatch responses, warnings, denial status. The safe fixes
+and their JSON Patch come from the fix engine (kubegpu.fix.fix_object), which `kubegpu fix` uses too.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import jsonpatch
-
 from kubegpu.errors import InputError
+from kubegpu.fix.engine import fix_object
+from kubegpu.fix.model import FixOptions
+from kubegpu.fix.protocols import FindingLike
 from kubegpu.manifests.resources import GPU_SHARING_ANNOTATIONS, HAMI_RESOURCES
-from kubegpu.rules import Finding, LintConfig, Safety, Severity, lint_text
-from kubegpu.rules.base import Fix
+from kubegpu.rules import Finding, LintConfig, Severity, lint_text
 
 ADMISSION_API = "admission.k8s.io/v1"
 ALWAYS_EXCLUDED = frozenset({"kube-system"})
@@ -80,48 +81,6 @@ def _response(uid: str, **fields: Any) -> dict[str, Any]:
             "response": {"uid": uid, "allowed": True, **fields}}
 
 
-def _pointer(path: Sequence[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def fix_to_patch(fix: Fix, doc: Any = None) -> list[dict[str, Any]]:
-    """A rule fix as RFC 6902 operations (paths relative to the object, as edits are).
-
-    Like the fix engine, an `add` under a mapping that does not exist yet creates it: with `doc`
-    given, each missing parent mapping gets its own `add {}` first (RFC 6902 would refuse).
-    """
-    ops: list[dict[str, Any]] = []
-    created: set[tuple[str | int, ...]] = set()
-    for edit in fix.edits:
-        path = tuple(edit.path)
-        if edit.op == "add" and doc is not None:
-            node = doc
-            for depth, step in enumerate(path[:-1]):
-                prefix = path[: depth + 1]
-                if prefix in created:
-                    continue
-                if isinstance(node, Mapping) and isinstance(step, str):
-                    if step not in node:
-                        ops.append({"op": "add", "path": _pointer(prefix), "value": {}})
-                        created.add(prefix)
-                        continue
-                    node = node[step]
-                elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
-                    node = node[step]
-                else:
-                    break  # a missing list entry or a scalar: leave it for the patch to refuse
-        op: dict[str, Any] = {"op": edit.op, "path": _pointer(path)}
-        if edit.op != "remove":
-            op["value"] = edit.value
-        ops.append(op)
-    return ops
-
-
-def _overlaps(a: tuple[str | int, ...], b: tuple[str | int, ...]) -> bool:
-    n = min(len(a), len(b))
-    return a[:n] == b[:n]
-
-
 def _lint(pod: Mapping[str, Any], config: WebhookConfig,
           text: str | None = None) -> tuple[list[Finding], bool]:
     if text is None:
@@ -142,50 +101,19 @@ def may_use_accelerators(text: str, config: WebhookConfig) -> bool:
 
 
 def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
-                     findings: list[Finding] | None = None) -> tuple[
-        dict[str, Any], list[Finding], list[str], list[dict[str, Any]]]:
-    """Apply every safe fix; fixes touching a field another fix touched wait for a re-lint pass.
+                     findings: Sequence[Finding] | None = None) -> tuple[
+        dict[str, Any], Sequence[FindingLike], list[str], list[dict[str, Any]]]:
+    """Apply every safe fix through the fix engine (its order, overlap deferral, parent creation and passes).
 
-    `findings` are those of `pod` when the caller has them. Returns the fixed pod, the findings
-    that remain, the rules whose fixes were applied, and the RFC 6902 operations that turn `pod`
-    into the fixed pod (each applied fix's operations, in the order they were applied).
+    `findings` are those of `pod` when the caller has them. Returns the fixed pod, the findings that remain,
+    the rules whose fixes were applied, and the RFC 6902 operations that turn `pod` into the fixed pod.
     """
-    current: dict[str, Any] = dict(pod)
-    applied: list[str] = []
-    ops: list[dict[str, Any]] = []
-    if findings is None:
-        findings, _ = _lint(current, config)
-    for _ in range(config.max_fix_passes):
-        touched: list[tuple[str | int, ...]] = []
-        fixed: list[Finding] = []
-        deferred = False
-        for finding in findings:
-            fix = finding.fix
-            if fix is None or fix.safety is not Safety.SAFE or not fix.edits:
-                continue
-            paths = [tuple(e.path) for e in fix.edits]
-            if any(_overlaps(p, t) for p in paths for t in touched):
-                deferred = True
-                continue
-            fix_ops = fix_to_patch(fix, current)
-            try:
-                current = jsonpatch.apply_patch(current, fix_ops, in_place=False)
-            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException):
-                continue  # the fix does not apply to this object as sent: leave it to the author
-            touched.extend(paths)
-            applied.append(finding.code)
-            fixed.append(finding)
-            ops.extend(fix_ops)
-        if not fixed:
-            break
-        if not deferred:  # every safe fix went in: what remains is what was not fixed
-            findings = [f for f in findings if not any(f is g for g in fixed)]
-            break
-        findings, _ = _lint(current, config)
-    return current, findings, applied, ops
+    outcome = fix_object(pod, lambda obj: _lint(obj, config)[0], FixOptions(max_passes=config.max_fix_passes),
+                         findings)
+    return outcome.fixed, outcome.remaining, [a.code for a in outcome.applied], list(outcome.patch)
 
 
-def _warnings(findings: Sequence[Finding]) -> list[str]:
+def _warnings(findings: Sequence[FindingLike]) -> list[str]:
     out = []
     for f in findings[:MAX_WARNINGS]:
         text = f"kubegpu {f.code} {f.name}: {f.message}"
