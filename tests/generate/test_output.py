@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import string
 from pathlib import Path
 
@@ -15,9 +16,9 @@ from kubegpu.generate.output import (
     OutFile,
     YamlDoc,
     render_documents,
-    write_atomic,
     write_generated,
 )
+from kubegpu.manifests.atomic import write_atomic
 
 _keys = st.text(alphabet=string.ascii_letters + string.digits + "./-_", min_size=1, max_size=12)
 _scalars = (
@@ -78,11 +79,21 @@ def test_top_level_list_documents() -> None:
     assert yaml.safe_load(text) == ops
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def test_write_atomic_and_folders(tmp_path: Path) -> None:
     target = tmp_path / "sub" / "out.yaml"
     write_atomic(target, "a: 1\n")
     assert target.read_text() == "a: 1\n"
     assert [p.name for p in tmp_path.joinpath("sub").iterdir()] == ["out.yaml"]
+    assert target.stat().st_mode & 0o777 == 0o666 & ~_umask()  # a new file gets the usual mode, not 0600
+    target.chmod(0o640)
+    write_atomic(target, b"a: 2\n")
+    assert (target.read_text(), target.stat().st_mode & 0o777) == ("a: 2\n", 0o640)  # a replaced one keeps its mode
     two = Generated((OutFile("x.yaml", (YamlDoc({"a": 1}),)), OutFile("d/y.toml", text="k = 1\n")))
     written = write_generated(two, tmp_path / "bundle")
     assert sorted(p.relative_to(tmp_path / "bundle").as_posix() for p in written) == [

@@ -20,11 +20,22 @@ def fail(error: KubegpuError | str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def run_app(app: typer.Typer, prog: str) -> None:
+# Commands that end with os._exit once their output is flushed: measured on `kubegpu lint` of 2000 workloads,
+# where tearing down the interpreter (freeing every parsed document object by object) took longer than the lint.
+# Never a long-running server (the webhook), which must shut down normally.
+FAST_EXIT_COMMANDS = frozenset({"lint"})
+
+
+def command_of(argv: list[str]) -> str:
+    """The command word of a command line (its first word that is not an option), or ''."""
+    return next((word for word in argv if not word.startswith("-")), "")
+
+
+def run_app(app: typer.Typer, prog: str, fast_exit: bool = False) -> None:
     """Run the app and exit; a KubegpuError escaping a command is reported without a traceback.
 
-    The process ends with os._exit once output is flushed: tearing down the interpreter freed every
-    parsed document object by object, which took longer than linting 2000 workloads.
+    With `fast_exit` (FAST_EXIT_COMMANDS only) the process ends with os._exit once output is flushed,
+    skipping the interpreter's teardown; otherwise it exits normally.
     """
     code: int = EXIT_OK
     try:
@@ -43,4 +54,8 @@ def run_app(app: typer.Typer, prog: str) -> None:
         sys.stderr.flush()
     except (BrokenPipeError, OSError):  # `kubegpu lint … | head`: the reader left
         code = code or EXIT_OK
-    os._exit(code)
+        devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more to say: keep the final flush quiet
+        os.dup2(devnull, sys.stdout.fileno())
+    if fast_exit:
+        os._exit(code)
+    sys.exit(code)

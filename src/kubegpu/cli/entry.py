@@ -11,7 +11,8 @@ from kubegpu.cli.app import build_app, modules_for
 def run() -> None:
     """Run the command line; user errors become one line and exit code 2."""
     prog = "kubectl gpu" if sys.argv and sys.argv[0].rsplit("/", 1)[-1].startswith("kubectl-") else "kubegpu"
-    common.run_app(build_app(modules_for(sys.argv[1:])), prog)
+    args = sys.argv[1:]
+    common.run_app(build_app(modules_for(args)), prog, fast_exit=common.command_of(args) in common.FAST_EXIT_COMMANDS)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@
 """
 
 from kubegpu.fix.engine import allowed, fix_text
-from kubegpu.fix.files import InputFile, fix_input, read_input, read_inputs, write_atomic, write_outcome
+from kubegpu.fix.files import InputFile, fix_input, read_input, read_inputs, write_outcome
 from kubegpu.fix.model import AppliedFix, FileOutcome, FixOptions, Remaining
 from kubegpu.fix.protocols import EditLike, FindingLike, FixLike, LintFunction
+from kubegpu.manifests.atomic import write_atomic
 
 __all__ = [
     "AppliedFix",

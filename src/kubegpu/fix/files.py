@@ -1,23 +1,18 @@
-"""Read inputs for fixing (keeping a BOM) and write results atomically: temp file, fsync, rename, same mode.
-
-A failed write leaves the original file as it was; the temp file lives in the same folder so rename is atomic.
+"""Read inputs for fixing (keeping a BOM) and write results atomically (kubegpu.manifests.atomic: temp file,
+fsync, rename, same mode); a failed write leaves the original file as it was.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kubegpu.errors import InputError
 from kubegpu.fix.engine import fix_text
 from kubegpu.fix.model import FileOutcome, FixOptions
 from kubegpu.fix.protocols import LintFunction
 from kubegpu.manifests import discover
+from kubegpu.manifests.atomic import write_atomic
 
 BOM = "\ufeff"
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -78,44 +73,6 @@ def fix_input(item: InputFile, lint: LintFunction, options: FixOptions) -> FileO
     outcome = fix_text(item.name, item.text, lint, options)
     return FileOutcome(outcome.name, outcome.original, outcome.fixed, outcome.applied, outcome.remaining,
                        outcome.skipped, outcome.error, outcome.passes, outcome.converged, item.bom)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically, keeping its permission bits (and owner when allowed)."""
-    target = path.resolve()
-    try:
-        info = target.stat()
-    except OSError as err:
-        raise InputError(f"cannot write: {err.strerror or err}", file=str(path)) from err
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kubegpu-fix", dir=target.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        with contextlib.suppress(OSError):
-            os.chown(tmp, info.st_uid, info.st_gid)
-        os.replace(tmp, target)
-    except OSError as err:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise InputError(f"cannot write: {err.strerror or err}", file=str(path)) from err
-    _fsync_dir(target.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename durable; some filesystems cannot open a directory, which is harmless here."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def write_outcome(item: InputFile, outcome: FileOutcome) -> bool:

@@ -1,12 +1,15 @@
 """What the fix engine needs from a linter: findings with fixes made of JSON-Patch-like edits.
 
-Structural types, so that kubegpu.fix stays independent of kubegpu.rules (a sibling layer); the CLI passes a linter in.
+kubegpu.fix sits above kubegpu.rules in the layers (import-linter). The engine reads findings through these
+small structural types all the same, so that it depends only on the attributes it uses and its tests can feed
+it hand-made findings; kubegpu.rules.Finding satisfies them (mypy checks it at the end of this module). The
+caller passes the linter in (a LintFunction bound to kubegpu.rules.lint_text and a configuration).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubegpu.manifests import Document, FieldPath, Location
 
@@ -68,3 +71,10 @@ LintFunction = Callable[[str, str], Sequence[FindingLike]]
 SAFE = "safe"
 UNSAFE = "unsafe"
 DISPLAY_ONLY = "display-only"
+
+
+if TYPE_CHECKING:
+    from kubegpu.rules.base import Finding
+
+    def _rules_findings_are_what_the_engine_reads(finding: Finding) -> FindingLike:
+        return finding

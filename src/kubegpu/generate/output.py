@@ -6,8 +6,6 @@ emitted YAML explains itself; writing is atomic (temp file in the target folder,
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 import yaml
 
 from kubegpu.errors import InputError
+from kubegpu.manifests.atomic import write_atomic
 
 FieldPath = tuple[str | int, ...]
 _INDENT = 2
@@ -223,23 +222,6 @@ def _double_quoted(value: str) -> str:
 
 
 # --------------------------------------------------------------------------- writing
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file in the same folder and a rename."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as err:
-        raise InputError(f"cannot write here: {err.strerror}", file=str(path)) from err
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"cannot write: {err.strerror}", file=str(path)) from err
 
 
 def write_generated(result: Generated, target: Path) -> list[Path]:

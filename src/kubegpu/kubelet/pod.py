@@ -118,28 +118,6 @@ class PodRequest:
             source=source,
         )
 
-    @classmethod
-    def from_object(cls, doc: Mapping[str, Any], source: str | None = None) -> PodRequest:
-        """A Pod, or a workload's pod template (spec.template or spec.jobTemplate.spec.template)."""
-        if not isinstance(doc, Mapping):
-            raise InputError("a manifest document must be a mapping", file=source)
-        kind = str(doc.get("kind") or "")
-        meta = doc.get("metadata") or {}
-        name = str(meta.get("name") or meta.get("generateName") or "pod")
-        namespace = str(meta.get("namespace") or "default")
-        spec = doc.get("spec") or {}
-        if kind == "Pod" or (not kind and "containers" in spec):
-            return cls.from_pod_spec(name, spec, source, namespace, str(meta.get("uid") or ""))
-        template = spec.get("template") if isinstance(spec, Mapping) else None
-        if template is None and isinstance(spec, Mapping):
-            job = spec.get("jobTemplate") or {}
-            template = (job.get("spec") or {}).get("template")
-        if not isinstance(template, Mapping) or "spec" not in template:
-            raise InputError(
-                f"{kind or 'document'} {name!r} has no pod spec or pod template", file=source
-            )
-        return cls.from_pod_spec(name, template["spec"], source, namespace)
-
 
 def _seq(value: Any, field_name: str, pod: str, source: str | None) -> Sequence[Any]:
     if value is None:

@@ -37,15 +37,6 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
     return max(found, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def default_normalize(scores: IntArray, reverse: bool = False) -> IntArray:
-    """helper.DefaultNormalizeScore: scale to 0..100 by the maximum, optionally reversed."""
-    top = int(scores.max()) if scores.size else 0
-    if top == 0:
-        return np.full_like(scores, MAX_NODE_SCORE) if reverse else scores.copy()
-    out: IntArray = MAX_NODE_SCORE * scores // top
-    return MAX_NODE_SCORE - out if reverse else out
-
-
 def min_max_normalize(scores: IntArray) -> IntArray:
     """Min-max normalization to 0..100 with integer division (all equal -> 0)."""
     if scores.size == 0:
