@@ -3,14 +3,13 @@ fgd-repro` (the FGD paper's experiment beside the published numbers): argument p
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -19,29 +18,24 @@ from rich.table import Table
 
 from kubegpu.cli.common import fail
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.scheduler.gang import GangMode
+from kubegpu.report.simulation import Format, summaries_text
 from kubegpu.scheduler.gpu.registry import PROFILES, parse_policies
 from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
 from kubegpu.scheduler.tas import Algorithm
 from kubegpu.sim.experiment import (
     RunResult,
-    Summary,
     read_published,
     run_matrix,
     summarize,
 )
-from kubegpu.sim.outputs import COLUMNS, plot_allocation, plot_timeline, rows_csv, summaries_markdown
+from kubegpu.sim.outputs import plot_allocation, plot_timeline, summaries_markdown
 from kubegpu.sim.traces.openb import read_nodes, read_pods, variant_files, workload_name
 from kubegpu.topology.model import NodeTopology
 
+if TYPE_CHECKING:  # the simulator is imported when a run needs it
+    from kubegpu.sim.events import EventsPlan, SyntheticJobs
+
 PUBLISHED_FILE = "fgd_expected_results/analysis_allo_discrete.csv"
-
-
-class Format(StrEnum):
-    text = "text"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
 
 
 class Mode(StrEnum):
@@ -99,27 +93,19 @@ def _progress(total: int, label: str) -> Iterator[Callable[[], None]]:
         yield lambda: bar.advance(task)
 
 
-def _emit(summaries: Sequence[Summary], fmt: Format, title: str) -> None:
-    rows = [s.to_dict() for s in summaries]
-    if fmt is Format.json:
-        typer.echo(json.dumps(rows, indent=2))
-    elif fmt is Format.csv:
-        typer.echo(rows_csv(rows, COLUMNS), nl=False)
-    elif fmt is Format.markdown:
-        typer.echo(summaries_markdown(summaries, title), nl=False)
+def _print(out: str | Table) -> None:
+    """A rendered result: text as it is (one final newline), a table on the console."""
+    if isinstance(out, str):
+        typer.echo(out, nl=not out.endswith("\n"))
     else:
-        table = Table(title=title)
-        for col in ("workload", "policy", "seeds", "ours %", "± std", "published %", "Δ",
-                    "unallocated GPUs", "failed pods"):
-            table.add_column(col, justify="right" if col not in ("workload", "policy") else "left")
-        for s in summaries:
-            pub = s.published_mean
-            table.add_row(s.workload, s.policy, f"{s.seeds[0]}-{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0]),
-                          f"{s.gpu_alloc_ratio_mean:.2f}", f"{s.gpu_alloc_ratio_std:.2f}",
-                          "" if pub is None else f"{pub:.2f}",
-                          "" if pub is None else f"{s.gpu_alloc_ratio_mean - pub:+.2f}",
-                          f"{s.unallocated_gpus_mean:.0f}", f"{s.failed_pods_mean:.0f}")
-        _console().print(table)
+        _console().print(out)
+
+
+def _write_report(report: Path, text: str) -> None:
+    try:
+        report.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"cannot write the report: {err.strerror}", file=str(report)) from None
 
 
 def _static(nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], policies: Sequence[str],
@@ -133,17 +119,14 @@ def _static(nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], p
     if data is not None and (data / PUBLISHED_FILE).is_file() and round(arrival * 100) <= 130:
         published = read_published(data / PUBLISHED_FILE, round(arrival * 100))
     summaries = summarize(results, published)
-    _emit(summaries, fmt, title)
+    _print(summaries_text(summaries, fmt, title))
     if plot is not None:
         for workload in traces:
             target = plot if len(traces) == 1 else plot.with_name(f"{plot.stem}-{workload}{plot.suffix}")
             plot_allocation([r for r in results if r.workload == workload], target,
                             f"{title}: {workload}")
     if report is not None:
-        try:
-            report.write_text(summaries_markdown(summaries, title), encoding="utf-8")
-        except OSError as err:
-            raise InputError(f"cannot write the report: {err.strerror}", file=str(report)) from None
+        _write_report(report, summaries_markdown(summaries, title))
 
 
 def _load_nodes(path: Path) -> tuple[list[NodeSpec], list[NodeTopology | None] | None, tuple[str, ...] | None]:
@@ -207,9 +190,13 @@ def simulate_main(
             _static(node_list, traces, policies, seed_list, arrival, workers, tie_break or "lowest-name",
                     nodes.parent, fmt, plot, report, "kubegpu simulate")
             return
-        _events(node_list, profiles, levels, pods or [], synthetic, rate, gang_sizes, gpus_per_pod, duration,
-                parse_policies(policy or "k8s-default"), seed_list, gang, tas_algorithm,
-                tie_break or "random", kubelet_config, fmt, plot, report)
+        from kubegpu.sim.events import SyntheticJobs
+
+        jobs = SyntheticJobs(synthetic, rate, _int_list(gang_sizes, "gang-sizes"), _int_list(gpus_per_pod,
+                             "gpus-per-pod"), duration) if synthetic else None
+        plan = _events_plan(node_list, profiles, levels, pods or [], jobs, parse_policies(policy or "k8s-default"),
+                            seed_list, gang, tas_algorithm, tie_break or "random", kubelet_config)
+        _events(plan, fmt, plot, report)
     except KubegpuError as err:
         raise fail(err) from None
 
@@ -219,43 +206,18 @@ def _whatif(paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int]
     """Place a snapshot's pending GPU pods on its running cluster under each policy and seed."""
     from kubegpu.live import load_snapshot
     from kubegpu.live.simstart import simulation_start
+    from kubegpu.report.simulation import whatif_text
     from kubegpu.sim.whatif import place_pending
 
     start = simulation_start(load_snapshot(list(paths)))
     running = [placement.pod for placement in start.placed]
     results = [place_pending(start.cluster(), running, start.pending, name, seed, tie_break)
                for name in policies for seed in seeds]
-    if fmt is Format.json:
-        typer.echo(json.dumps([r.to_dict() for r in results], indent=2))
+    _print(whatif_text(results, fmt))
+    if fmt is not Format.text:
         return
-    header = ("policy", "seed", "placed", "of pending", "GPU alloc before %", "after %",
-              "frag GPUs before", "after")
-    rows = [(r.policy, str(r.seed), str(r.placed_pods), str(r.pending_pods), f"{r.gpu_alloc_before_pct:.2f}",
-             f"{r.gpu_alloc_after_pct:.2f}", f"{r.frag_gpus_before:.2f}", f"{r.frag_gpus_after:.2f}")
-            for r in results]
-    if fmt is Format.csv:
-        typer.echo("\n".join(",".join(row) for row in (header, *rows)))
-        return
-    if fmt is Format.markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        typer.echo("\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)]))
-        return
-    first = results[0] if results else None
-    title = "kubegpu simulate --snapshot" + (
-        f": {first.nodes} nodes, {first.total_gpus:g} GPUs, {first.running_pods} running, "
-        f"{first.pending_pods} pending GPU pods" if first else "")
-    table = Table(*header, title=title)
-    for row in rows:
-        table.add_row(*row)
-    _console().print(table)
     for note in start.left_out:
         _console().print(f"[dim]left out: {note}[/dim]")
-
-
-def _rejections(value: object) -> str:
-    if not isinstance(value, dict) or not value:
-        return "0"
-    return ", ".join(f"{reason}: {count}" for reason, count in value.items())
 
 
 def _int_list(text: str, what: str) -> tuple[int, ...]:
@@ -268,67 +230,32 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
     return values
 
 
-def _events(nodes: Sequence[NodeSpec], profiles: Sequence[NodeTopology | None] | None,
-            levels: Sequence[str] | None, pods: Sequence[Path], synthetic: int, rate: float,
-            gang_sizes: str, gpus_per_pod: str, duration: float, policies: Sequence[str],
-            seeds: Sequence[int], gang: str, tas_algorithm: Algorithm | None, tie_break: str,
-            kubelet_config: Path | None, fmt: Format, plot: Path | None, report: Path | None) -> None:
-    from kubegpu.kubelet.config import read_kubelet_config
-    from kubegpu.sim.simulation import SimConfig, Simulation
-    from kubegpu.sim.workload import jobs_from_pods, load_job_manifests, synthetic_jobs
+def _events(plan: EventsPlan, fmt: Format, plot: Path | None, report: Path | None) -> None:
+    from kubegpu.report.simulation import events_report, events_text
+    from kubegpu.sim.events import run_events, series
 
-    modes = list(GangMode) if gang == "both" else [GangMode(gang)] if gang in {m.value for m in GangMode} else None
-    if modes is None:
-        raise InputError(f"--gang: {gang!r}; choose all-or-nothing, pod-by-pod or both")
-    kubelet = None if kubelet_config is None else read_kubelet_config(str(kubelet_config))
-    rows: list[dict[str, object]] = []
-    series: dict[str, tuple[Sequence[float], Sequence[float]]] = {}
-    runs = [(p, s, m) for p in policies for s in seeds for m in modes]
-    with _progress(len(runs), "simulating") as tick:
-        for policy, seed, gmode in runs:
-            if synthetic:
-                jobs = synthetic_jobs(synthetic, seed, rate / 3600, _int_list(gang_sizes, "gang-sizes"),
-                                      _int_list(gpus_per_pod, "gpus-per-pod"), duration * 3600)
-            elif pods and all(p.suffix.lower() == ".csv" for p in pods):
-                jobs = [j for p in pods for j in jobs_from_pods(read_pods(p))]
-            elif pods:
-                jobs = load_job_manifests(pods)
-            else:
-                raise InputError("give --pods or --synthetic N")
-            config = SimConfig(policy, seed, gmode, tas_algorithm, 0, tie_break, kubelet)
-            result = Simulation(nodes, jobs, config, levels, profiles).run()
-            row = result.summary()
-            rows.append(row)
-            series[f"{policy}/{gmode.value}/{seed}"] = (result.times, [100.0 * a / result.capacity_milli
-                                                                        for a in result.allocated_milli])
-            tick()
-    if fmt is Format.json:
-        typer.echo(json.dumps(rows, indent=2))
-    elif fmt is Format.csv:
-        typer.echo(rows_csv(rows), nl=False)
-    else:
-        keys = [k for k in rows[0] if k not in ("kubelet_rejections",)]
-        if fmt is Format.markdown:
-            lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-            lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
-            typer.echo("\n".join(lines))
-        else:
-            table = Table(title="kubegpu simulate (events)")
-            table.add_column("metric")
-            for r in rows:
-                table.add_column(f"{r['policy']}\n{r['gang']}\nseed {r['seed']}", justify="right")
-            for k in keys[3:]:
-                table.add_row(k, *(str(r.get(k, "")) for r in rows))
-            table.add_row("kubelet_rejections", *(_rejections(r.get("kubelet_rejections")) for r in rows))
-            _console().print(table)
+    with _progress(len(plan.configs()), "simulating") as tick:
+        runs = run_events(plan, on_done=tick)
+    _print(events_text(runs, fmt))
     if plot is not None:
-        plot_timeline(series, plot, "GPU allocation (%)", "GPU allocation over time")
+        plot_timeline(series(runs), plot, "GPU allocation (%)", "GPU allocation over time")
     if report is not None:
-        lines = ["# kubegpu simulate (events)", "", "```json", json.dumps(rows, indent=2), "```", ""]
-        try:
-            report.write_text("\n".join(lines), encoding="utf-8")
-        except OSError as err:
-            raise InputError(f"cannot write the report: {err.strerror}", file=str(report)) from None
+        _write_report(report, events_report(runs))
+
+
+def _events_plan(nodes: Sequence[NodeSpec], profiles: Sequence[NodeTopology | None] | None,
+                 levels: Sequence[str] | None, pods: Sequence[Path], synthetic: SyntheticJobs | None,
+                 policies: Sequence[str], seeds: Sequence[int], gang: str, tas_algorithm: Algorithm | None,
+                 tie_break: str, kubelet_config: Path | None) -> EventsPlan:
+    from kubegpu.kubelet.config import read_kubelet_config
+    from kubegpu.sim.events import Cluster, EventsPlan, Workload, gang_modes
+
+    gangs = gang_modes(gang)
+    workload = Workload(tuple(pods), synthetic)
+    kubelet = None if kubelet_config is None else read_kubelet_config(str(kubelet_config))
+    cluster = Cluster(tuple(nodes), None if profiles is None else tuple(profiles),
+                      None if levels is None else tuple(levels))
+    return EventsPlan(cluster, workload, tuple(policies), tuple(seeds), gangs, tas_algorithm, tie_break, kubelet)
 
 
 def fgd_repro(

@@ -19,17 +19,20 @@ from kubegpu.scheduler.gpu.state import BoolArray, GpuCluster, GpuPod, IntArray
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MAX_NODE_SCORE = 100
+# percentageOfNodesToScore 0 (kube-scheduler's default): the adaptive percentage, 50% less 1 point per 125 nodes,
+# at least 5%, and at least 100 feasible nodes.
+ADAPTIVE_PERCENTAGE = 0
 TIE_BREAKS = ("random", "lowest-name")  # upstream reservoir sampling; or the smallest node name
 
 
-def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = ADAPTIVE_PERCENTAGE) -> int:
     """How many feasible nodes the scheduler looks for before scoring (adaptive when 0)."""
     if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
         return num_all_nodes
     if percentage >= 100:
         return num_all_nodes
     adaptive = percentage
-    if adaptive <= 0:
+    if adaptive <= ADAPTIVE_PERCENTAGE:
         adaptive = 50 - num_all_nodes // 125
         if adaptive < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
             adaptive = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubegpu.kubelet import KubeletConfig, NodeState, PodRequest
-from kubegpu.scheduler.framework import Framework
+from kubegpu.scheduler.framework import ADAPTIVE_PERCENTAGE, Framework
 from kubegpu.scheduler.gang import Binding, GangMode, bind, place_group, unbind
 from kubegpu.scheduler.gpu.fragmentation import FragModel, StateCache, typical_pods
 from kubegpu.scheduler.gpu.registry import make_profile
@@ -32,7 +32,7 @@ class SimConfig:
     seed: int = 42
     gang: GangMode = GangMode.ALL_OR_NOTHING
     tas_algorithm: Algorithm | None = None
-    percentage_of_nodes_to_score: int = 0
+    percentage_of_nodes_to_score: int = ADAPTIVE_PERCENTAGE
     tie_break: str = "random"
     kubelet: KubeletConfig | None = None
 
