@@ -12,7 +12,7 @@ from typing import Any
 
 from kubegpu.fix import AppliedFix, FindingLike, FixOptions, LintFunction
 from kubegpu.manifests import Document, FieldPath, Location
-from kubegpu.rules import LintConfig, lint_text
+from kubegpu.rules import LintConfig, NodeTarget, lint_text
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 DEFAULT_SELECT = ("KG1", "KG2")
 
 
-def linter(config: LintConfig | None = None, **context: Any) -> LintFunction:
+def linter(config: LintConfig | None = None, target: NodeTarget | None = None) -> LintFunction:
     bound = config or LintConfig()
 
     def lint(name: str, text: str) -> Sequence[FindingLike]:
-        return lint_text(name, text, bound, **context).findings
+        return lint_text(name, text, bound, target).findings
 
     return lint
 

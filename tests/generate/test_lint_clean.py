@@ -21,7 +21,7 @@ from kubegpu.generate import (
     workload,
 )
 from kubegpu.generate.output import Generated, YamlDoc, render_documents
-from kubegpu.rules import lint_text
+from kubegpu.rules import NodeTarget, lint_text
 from kubegpu.topology.presets import load_preset
 
 DATA = Path(__file__).parent / "data"
@@ -29,8 +29,8 @@ DATA = Path(__file__).parent / "data"
 
 def _codes(objs: list[Any], name: str, node: str | None = None) -> set[str]:
     text = render_documents([YamlDoc(o) for o in objs])
-    context = {} if node is None else {"node": load_preset(node)}
-    return {f.code for f in lint_text(name, text, **context).findings}
+    target = NodeTarget(None if node is None else load_preset(node))
+    return {f.code for f in lint_text(name, text, target=target).findings}
 
 
 def _job() -> workload.Workload:

@@ -15,7 +15,7 @@ import yaml
 
 from kubegpu.fix import FixOptions, fix_text
 from kubegpu.manifests import format_path
-from kubegpu.rules import Finding, LintConfig, lint_text
+from kubegpu.rules import Finding, LintConfig, NodeTarget, lint_text
 from kubegpu.topology.presets import load_node
 
 CASES_DIR = Path(__file__).parent / "cases"
@@ -39,12 +39,9 @@ def lint_case(table: dict[str, Any], case: dict[str, Any], text: str | None = No
     """Lint the case's manifest (or `text`) with its selection, options, node and kubelet config."""
     select: Sequence[str] = case.get("select", table.get("select", ()))
     config = LintConfig(select=tuple(select), options=case.get("options", {}))
-    context: dict[str, Any] = {}
-    if case.get("node"):
-        context["node"] = load_node(str(case["node"]))
-    if case.get("kubelet_config"):
-        context["kubelet_config"] = yaml.safe_load(case["kubelet_config"])
-    result = lint_text(f"{case['name']}.yaml", text if text is not None else case["manifest"], config, **context)
+    target = NodeTarget(load_node(str(case["node"])) if case.get("node") else None,
+                        yaml.safe_load(case["kubelet_config"]) if case.get("kubelet_config") else None)
+    result = lint_text(f"{case['name']}.yaml", text if text is not None else case["manifest"], config, target)
     return result.findings
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubegpu.rules import LintConfig, lint_text
+from kubegpu.rules import LintConfig, NodeTarget, lint_text
 from kubegpu.rules.kubelet_config import eviction_memory_bytes, go_parse_bool
 from kubegpu.topology.model import CPUInfo, NodeTopology, NUMANode
 from kubegpu.units.quantity import format_bytes
@@ -64,11 +64,11 @@ def test_more_numa_nodes_than_the_topology_manager_allows(tmp_path: Path) -> Non
     node = NodeTopology("nps-many", cpus, numa)
     text = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
             "topologyManagerPolicy: restricted\n")
-    found = lint_text("k.yaml", text, LintConfig(select=("KG803",)), node=node).findings
+    found = lint_text("k.yaml", text, LintConfig(select=("KG803",)), NodeTarget(node)).findings
     assert [(f.location.line, f.severity.value) for f in found] == [(3, "error")]
     assert "max-allowable-numa-nodes" in found[0].message
     allowed = text + "topologyManagerPolicyOptions: {max-allowable-numa-nodes: \"10\"}\n"
-    assert not lint_text("k.yaml", allowed, LintConfig(select=("KG803",)), node=node).findings
+    assert not lint_text("k.yaml", allowed, LintConfig(select=("KG803",)), NodeTarget(node)).findings
 
 
 @given(
@@ -115,7 +115,7 @@ def test_reserved_memory_rule_agrees_with_the_kubelet_models_startup_check(
 
     text = yaml.safe_dump(config)
     fired = any(f.name == "kubelet-reserved-memory-mismatch"
-                for f in lint_text("k.yaml", text, LintConfig(select=("KG804",)), node=node).findings)
+                for f in lint_text("k.yaml", text, LintConfig(select=("KG804",)), NodeTarget(node)).findings)
     try:
         error = check_startup(node, KubeletConfig.from_dict(config))
     except KubeletStartupError as err:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from kubegpu.errors import KubegpuError
+
+if TYPE_CHECKING:
+    from kubegpu.rules import NodeTarget
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -59,3 +64,23 @@ def run_app(app: typer.Typer, prog: str, fast_exit: bool = False) -> None:
     if fast_exit:
         os._exit(code)
     sys.exit(code)
+
+
+def node_target(node: str | None, kubelet_config: Path | None, smt: int | None) -> NodeTarget:
+    """The node `lint` and `fix` check against: --node (preset or profile), --kubelet-config (read by the one
+    KubeletConfiguration reader) and --smt."""
+    from kubegpu.rules import NodeTarget
+
+    if kubelet_config is not None and node is None:
+        raise typer.BadParameter("--kubelet-config describes the kubelet of the --node nodes; give --node too")
+    topology = None
+    if node is not None:
+        from kubegpu.topology.presets import load_node
+
+        topology = load_node(node)
+    config = None
+    if kubelet_config is not None:
+        from kubegpu.kubelet.config import read_kubelet_config_data
+
+        config = read_kubelet_config_data(str(kubelet_config))
+    return NodeTarget(topology, config, smt)

@@ -12,12 +12,11 @@ from typing import Annotated, Any
 
 import typer
 
-from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail
+from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail, node_target
 from kubegpu.errors import KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
-from kubegpu.topology.presets import load_node
 
 STDIN = "-"
 
@@ -68,21 +67,13 @@ def fix(
         config = load_config(found, all_rules()) if found else LintConfig()
         config = config.with_overrides(select=select, ignore=ignore, fail_on=fail_on)
         config = replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
-        if kubelet_config is not None and node is None:
-            raise typer.BadParameter("--kubelet-config describes the kubelet of the --node nodes; give --node too")
-        context: dict[str, Any] = {"smt": smt}
-        if node is not None:
-            context["node"] = load_node(node)
-        if kubelet_config is not None:
-            from kubegpu.kubelet.config import read_kubelet_config_data
-
-            context["kubelet_config"] = read_kubelet_config_data(str(kubelet_config))
+        target = node_target(node, kubelet_config, smt)
     except KubegpuError as err:
         raise fail(err) from err
     options = FixOptions(unsafe=unsafe_fixes, max_passes=max_passes)
 
     def lint(name: str, text: str) -> Sequence[FindingLike]:
-        return lint_text(name, text, config, **context).findings
+        return lint_text(name, text, config, target).findings
 
     write = not diff and not check
     outcomes: list[FileOutcome] = []

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail
+from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail, node_target
 from kubegpu.errors import KubegpuError
 from kubegpu.rules import (
     LintConfig,
@@ -57,19 +57,10 @@ def lint(
         found = config_file or find_config(Path(paths[0]) if paths and paths[0] != "-" else Path.cwd())
         config = load_config(found, all_rules()) if found else LintConfig()
         config = config.with_overrides(select=select, ignore=ignore, fail_on=fail_on, max_file_bytes=max_file_size)
-        if kubelet_config is not None and node is None:
-            raise typer.BadParameter("--kubelet-config describes the kubelet of the --node nodes; give --node too")
-        context: dict[str, object] = {"smt": smt}
-        if node is not None:
-            from kubegpu.topology.presets import load_node
-
-            context["node"] = load_node(node)
+        target = node_target(node, kubelet_config, smt)
         if kubelet_config is not None:
-            from kubegpu.kubelet.config import read_kubelet_config_data
-
-            context["kubelet_config"] = read_kubelet_config_data(str(kubelet_config))
             paths = _with_file(paths, kubelet_config)
-        result = lint_paths(paths, config, jobs=jobs, **context)
+        result = lint_paths(paths, config, jobs=jobs, target=target)
     except KubegpuError as err:
         raise fail(err) from err
     _report(result, output)

@@ -14,15 +14,15 @@ from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
 
 if TYPE_CHECKING:  # the kubelet model is imported only when a --node run needs it (lint start-up stays fast)
     from kubegpu.kubelet import NodeState
+    from kubegpu.topology.model import NodeTopology
 
 _SECTION = "13.1"
 
 
-def _node_state(ctx: RuleContext) -> NodeState | KubegpuError:
+def _node_state(ctx: RuleContext, node: NodeTopology) -> NodeState | KubegpuError:
     """A fresh node with the given (or the default) kubelet configuration, or why there is none."""
     from kubegpu.kubelet import KubeletConfig, NodeState
 
-    node = ctx.node
     try:
         if isinstance(ctx.kubelet_config, Mapping):
             config = KubeletConfig.from_dict(ctx.kubelet_config, source="--kubelet-config")
@@ -50,7 +50,7 @@ def _check_unadmittable(template: PodTemplate, ctx: RuleContext) -> Iterator[Raw
         return
     from kubegpu.kubelet import KubeletStartupError, PodRequest
 
-    state = _node_state(ctx)
+    state = _node_state(ctx, node)
     configured = "its kubelet configuration" if isinstance(ctx.kubelet_config, Mapping) else "kubelet defaults"
     if isinstance(state, KubeletStartupError):
         yield RawFinding(template.path, f"admission not checked on node '{node.name}': with {configured} the kubelet "

@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegpu.manifests import Document, FieldPath, Location, ObjectRef, PodTemplate
+
+if TYPE_CHECKING:
+    from kubegpu.topology.model import NodeTopology
 
 
 class Severity(StrEnum):
@@ -132,6 +135,17 @@ class ContextError(LookupError):
 
 
 @dataclass(frozen=True)
+class NodeTarget:
+    """The node an input is linted against: its hardware (--node), the KubeletConfiguration document of its
+    kubelet (--kubelet-config, as kubegpu.kubelet.config.read_kubelet_config_data reads it) and an SMT level
+    (--smt). Empty: no node-dependent checks."""
+
+    node: NodeTopology | None = None
+    kubelet_config: Mapping[str, Any] | None = None
+    smt: int | None = None
+
+
+@dataclass(frozen=True)
 class RuleContext:
     """What a check may know besides its target: options, other objects of the input, the node model.
 
@@ -144,8 +158,8 @@ class RuleContext:
     options: Mapping[str, Any]
     all_documents: tuple[Document, ...] = ()
     accelerator_resources: tuple[str, ...] = ()
-    node: Any = None  # kubegpu.topology.NodeTopology when --node is given
-    kubelet_config: Any = None  # a KubeletConfiguration dict when --kubelet-config is given
+    node: NodeTopology | None = None  # when --node is given
+    kubelet_config: Mapping[str, Any] | None = None  # the KubeletConfiguration document of --kubelet-config
     smt: int | None = None
     documents_by_kind: Mapping[str, tuple[Document, ...]] = field(default_factory=dict)
     whole_input_shared: bool = True

@@ -25,7 +25,7 @@ from kubegpu.manifests import (
     uses_accelerators,
 )
 from kubegpu.rules import inputs
-from kubegpu.rules.base import Finding, RawFinding, Rule, RuleContext, Severity, Target
+from kubegpu.rules.base import Finding, NodeTarget, RawFinding, Rule, RuleContext, Severity, Target
 from kubegpu.rules.config import LintConfig
 from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
@@ -101,8 +101,8 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, **context: Any) -> LintResult:
-    """Lint files, directories and `-` (stdin) with the given configuration.
+def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, target: NodeTarget | None = None) -> LintResult:
+    """Lint files, directories and `-` (stdin) with the given configuration (and node, when `target` names one).
 
     `jobs`: processes to use (0: one per CPU when the input is large enough); the result is the same.
     """
@@ -113,18 +113,18 @@ def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, **contex
         if processes > 1:
             from kubegpu.rules import parallel  # it builds on this module
 
-            return parallel.lint_inputs_parallel(inputs, sizes, config, processes, **context)
+            return parallel.lint_inputs_parallel(inputs, sizes, config, processes, target)
     with gc_paused():
         loaded = [load_source(name, path, kind, config.max_file_bytes) for name, path, kind in inputs]
-        return lint_loaded(loaded, config, **context)
+        return lint_loaded(loaded, config, target=target)
 
 
-def lint_text(name: str, text: str, config: LintConfig | None = None, **context: Any) -> LintResult:
+def lint_text(name: str, text: str, config: LintConfig | None = None, target: NodeTarget | None = None) -> LintResult:
     """Lint one YAML/JSON stream given as text (used by tests, fix and the webhook)."""
     result = load_text(name, text)
     source = SourceText(name, text)
     return lint_loaded([LoadedSource(source, tuple(result.documents), tuple(result.problems))],
-                       config or LintConfig(), **context)
+                       config or LintConfig(), target=target)
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ class _RulePlan:
 
 def lint_loaded(
     loaded: Sequence[LoadedSource], config: LintConfig, context_documents: Sequence[Document] | None = None,
-    whole_input_shared: bool = True, **context: Any,
+    whole_input_shared: bool = True, target: NodeTarget | None = None,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read."""
     rules = [rule for rule in all_rules() if config.enabled(rule)]
@@ -159,9 +159,9 @@ def lint_loaded(
         options=config.options,
         all_documents=own_documents if context_documents is None else tuple(context_documents),
         accelerator_resources=config.accelerator_resources,
-        node=context.get("node"),
-        kubelet_config=context.get("kubelet_config"),
-        smt=context.get("smt"),
+        node=None if target is None else target.node,
+        kubelet_config=None if target is None else target.kubelet_config,
+        smt=None if target is None else target.smt,
         whole_input_shared=whole_input_shared,
     )
     result = LintResult(files=len(loaded), documents=len(own_documents))

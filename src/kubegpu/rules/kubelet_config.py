@@ -318,7 +318,8 @@ def _check_reserved_memory(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
                              severity=Severity.ERROR)
             bad = True
             continue
-        if numa_ids is not None and numa not in numa_ids and data.get("memoryManagerPolicy") == "Static":
+        if node is not None and numa_ids is not None and numa not in numa_ids and \
+                data.get("memoryManagerPolicy") == "Static":
             yield RawFinding(("reservedMemory", index, "numaNode"),
                              f"reservedMemory names NUMA node {numa}, which node '{node.name}' does not have "
                              f"(it has {format_cpulist(numa_ids)}): the kubelet does not start",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.manifests import Document, Location, ObjectRef
-from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, Severity
+from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, NodeTarget, Severity
 from kubegpu.rules.config import LintConfig
 from kubegpu.rules.engine import LintResult, LoadedSource, gc_paused, lint_loaded, load_source
 from kubegpu.rules.processes import Input
@@ -43,7 +43,7 @@ class _Share:
 
 
 def lint_inputs_parallel(
-    inputs: Sequence[Input], sizes: Sequence[int], config: LintConfig, processes: int, **context: Any
+    inputs: Sequence[Input], sizes: Sequence[int], config: LintConfig, processes: int, target: NodeTarget | None = None
 ) -> LintResult:
     """Lint discovered inputs of these sizes with `processes` processes (this one included), as one would."""
     shares = _split(inputs, sizes, processes)
@@ -52,7 +52,7 @@ def lint_inputs_parallel(
     try:
         for share in shares[1:]:
             ours, theirs = fork.Pipe()
-            worker = fork.Process(target=_worker, args=(share, config, context, theirs), daemon=True)
+            worker = fork.Process(target=_worker, args=(share, config, target, theirs), daemon=True)
             worker.start()
             theirs.close()
             workers.append((worker, ours))
@@ -71,7 +71,7 @@ def lint_inputs_parallel(
             for blob in blobs:
                 portable.update(pickle.loads(blob))
             everything = _all_documents(shares[0], loaded, portable)
-            result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, **context)
+            result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, target=target)
             refs: dict[tuple[str, str, str | None, str], ObjectRef] = {}
             for _worker_process, connection in workers:
                 _merge(result, pickle.loads(_receive(connection)), refs)
@@ -150,7 +150,7 @@ def _all_documents(
     return tuple(out)
 
 
-def _worker(share: _Share, config: LintConfig, context: dict[str, Any], connection: Connection) -> None:
+def _worker(share: _Share, config: LintConfig, target: NodeTarget | None, connection: Connection) -> None:
     """A forked process: load the share, swap data with the parent, lint, send the findings back."""
     try:
         with gc_paused():
@@ -162,7 +162,7 @@ def _worker(share: _Share, config: LintConfig, context: dict[str, Any], connecti
             for blob in pickle.loads(connection.recv_bytes()):
                 portable.update(pickle.loads(blob))
             everything = _all_documents(share, loaded, portable)
-            result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, **context)
+            result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, target=target)
             payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed),
                        [_finding_tuple(f) for f in result.findings])
             connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
