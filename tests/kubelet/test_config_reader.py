@@ -8,17 +8,20 @@ v1.33+, kubernetes PR 127577).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
-from kubegpu.errors import InputError
-from kubegpu.kubelet import KubeletConfig, KubeletStartupError, NodeState
+from kubegpu.errors import InputError, KubegpuError
+from kubegpu.kubelet import KubeletConfig, KubeletStartupError, NodeState, check_startup
 from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.eviction import DEFAULT_EVICTION_HARD, hard_thresholds, memory_threshold
 from kubegpu.kubelet.memorymanager.reserved import Amount
-from kubegpu.rules import LintConfig, lint_text
+from kubegpu.rules import LintConfig, NodeTarget, Severity, lint_text
 from kubegpu.topology.presets import load_node
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
@@ -139,3 +142,54 @@ def test_lint_and_the_kubelet_model_refuse_the_same_cpu_option_pairs(options: di
     assert any("cannot be used together" in f.message for f in found), found
     with pytest.raises(KubeletStartupError, match="can not be used at the same time"):
         NodeState(load_node("dgx-h100"), KubeletConfig.from_dict(data))
+
+
+_OPTIONS = ["full-pcpus-only", "distribute-cpus-across-numa", "align-by-socket", "distribute-cpus-across-cores",
+            "strict-cpu-reservation", "prefer-align-cpus-by-uncorecache", "no-such-option"]
+
+
+@st.composite
+def kubelet_configs(draw: st.DrawFn) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
+    for key, choices in (("cpuManagerPolicy", ["none", "static", "Static"]),
+                         ("topologyManagerPolicy", ["none", "best-effort", "restricted", "single-numa-node", "numa"]),
+                         ("topologyManagerScope", ["container", "pod", "node"]),
+                         ("memoryManagerPolicy", ["None", "Static", "static"])):
+        if draw(st.booleans()):
+            cfg[key] = draw(st.sampled_from(choices))
+    if draw(st.booleans()):
+        names = draw(st.lists(st.sampled_from(_OPTIONS), max_size=3, unique=True))
+        cfg["cpuManagerPolicyOptions"] = {n: draw(st.sampled_from(["true", "false", "yes"])) for n in names}
+    if draw(st.booleans()):
+        cfg["featureGates"] = {"CPUManagerPolicyAlphaOptions": draw(st.booleans()),
+                               "CPUManagerPolicyBetaOptions": draw(st.booleans())}
+    reserve = draw(st.sampled_from(["list", "cpu", "none", "cgroup", "offline"]))
+    if reserve == "list":
+        cfg["reservedSystemCPUs"] = draw(st.sampled_from(["0-1,112-113", "0-3", "0"]))
+    elif reserve == "cpu":
+        cfg["kubeReserved"] = {"cpu": draw(st.sampled_from(["1", "2", "0"]))}
+    elif reserve == "cgroup":
+        cfg["reservedSystemCPUs"], cfg["kubeReservedCgroup"] = "0,112", "/kube"
+    elif reserve == "offline":
+        cfg["reservedSystemCPUs"] = "500"
+    if draw(st.booleans()):
+        cfg["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": draw(st.sampled_from(["100Mi", "1Gi"]))}}]
+    return cfg
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kubelet_configs())
+def test_lint_reports_an_error_exactly_when_the_kubelet_model_does_not_start(cfg: dict[str, Any]) -> None:
+    """Lint's KubeletConfiguration rules and the kubelet model's validation and start-up read the same
+    tables (policies, option maturity, gates, incompatible options, eviction defaults): on any config they
+    agree whether the kubelet starts on the node."""
+    import yaml
+
+    node = load_node("dgx-h100")
+    findings = lint_text("k.yaml", yaml.safe_dump(cfg), LintConfig(select=("KG8",)), NodeTarget(node)).findings
+    lint_says_no = [f.message for f in findings if f.severity is Severity.ERROR]
+    try:
+        refused: KubegpuError | None = check_startup(node, KubeletConfig.from_dict(cfg))
+    except KubegpuError as err:
+        refused = err
+    assert bool(lint_says_no) == (refused is not None), (lint_says_no, refused)

@@ -86,6 +86,9 @@ class NodeState:
         self.node = node
         self.config = config
         self.gates = config.gates
+        # The kubelet reads reservedSystemCPUs (and refuses CPUs the node does not have) before it creates
+        # the container manager, whatever the CPU manager policy.
+        config.reserved_cpus(node)
         self.policy, self.scope = self._topology_manager()
         self.devices = self._device_manager()
         self._capacity = self._node_capacity()
