@@ -10,7 +10,8 @@ import importlib
 
 import typer
 
-ALL_MODULES: tuple[str, ...] = ("lint", "nodes", "probe", "fix", "audit", "webhook", "admit", "gen", "simulate")
+ALL_MODULES: tuple[str, ...] = ("lint", "nodes", "probe", "fix", "audit", "webhook", "admit", "gen", "simulate",
+                                "loadbench")
 # Top-level command -> the modules that register it (several modules add `gen` subcommands).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "lint": ("lint",),
@@ -23,6 +24,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "audit": ("audit",),
     "webhook": ("webhook",),
     "simulate": ("simulate",),
+    "loadbench": ("loadbench",),
     "gen": ("gen", "probe", "audit", "webhook"),
 }
 

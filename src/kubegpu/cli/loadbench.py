@@ -1,0 +1,158 @@
+"""`kubegpu loadbench`: how fast this machine loads safetensors weights, per loader and thread count."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kubegpu.cli.common import fail
+from kubegpu.errors import InputError, KubegpuError
+from kubegpu.units.quantity import memory_bytes
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _int_list(text: str, option: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise InputError(f"{option} must be comma-separated whole numbers, not {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise InputError(f"{option} must list numbers of at least 1, not {text!r}")
+    return values
+
+
+def _size(text: str, option: str) -> int:
+    try:
+        return memory_bytes(text)
+    except InputError as err:
+        raise InputError(f"{option}: {err.message}") from err
+
+
+@contextmanager
+def _progress(enabled: bool, total: int) -> Iterator[Callable[[str, int], None] | None]:
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description:<34}"), BarColumn(), DownloadColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("loadbench", total=total)
+
+        def advance(label: str, done: int) -> None:
+            bar.update(task, advance=done, description=label)
+
+        yield advance
+
+
+def loadbench(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Model folders or .safetensors files to load.")] = None,
+    synthetic: Annotated[str | None, typer.Option(
+        help="Write a synthetic model of this size (e.g. 1Gi, 20G) as safetensors shards and load it.")] = None,
+    directory: Annotated[Path | None, typer.Option(
+        "--dir", help="With --synthetic: where to write the shards (default: a temporary folder under /var/tmp, "
+        "removed afterwards). Put it on the storage you want to measure.")] = None,
+    shard_size: Annotated[str, typer.Option(help="With --synthetic: largest shard.")] = "5G",
+    keep: Annotated[bool, typer.Option(help="With --synthetic: keep the shards.")] = False,
+    threads: Annotated[str, typer.Option(help="Thread counts to try, comma-separated.")] = "1,4,16",
+    methods: Annotated[str | None, typer.Option(
+        help="Loaders to run, comma-separated: read, mmap, safetensors, runai-model-streamer, fastsafetensors "
+        "(default: every installed one).")] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Runs per measurement; the median is reported.")] = 1,
+    warm: Annotated[bool, typer.Option("--warm/--no-warm", help="Also measure with the files cached.")] = True,
+    budget_seconds: Annotated[float | None, typer.Option(
+        min=1.0, help="Stop measuring after about this long (slow storage): runs past it are cut or skipped.")] = None,
+    direct_threads: Annotated[int, typer.Option(min=1, help="Threads of the storage-limit read.")] = 16,
+    gpu: Annotated[bool, typer.Option("--gpu/--no-gpu", help="Measure host-to-device copies when torch has "
+                                      "CUDA.")] = True,
+    output: Annotated[Format, typer.Option("--output", "-o", help="text or json.")] = Format.text,
+    plot: Annotated[Path | None, typer.Option(help="Also draw the rates to this image (PNG, SVG, PDF).")] = None,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal).")] = None,
+) -> None:
+    """Measure weight loading on this machine: the storage limit (parallel direct reads, what fio reports) and
+    each loader over thread counts on a cold and a warm page cache, as GB/s and as a share of the limit."""
+    from kubegpu.loadbench.loaders import all_loaders
+    from kubegpu.loadbench.render import plot as draw
+    from kubegpu.loadbench.render import render_text
+    from kubegpu.loadbench.run import Options, bench, plan
+    from kubegpu.loadbench.shards import find_shards, write_synthetic
+
+    created: Path | None = None
+    try:
+        if bool(paths) == (synthetic is not None):
+            raise InputError("give either model folders or files to load, or --synthetic SIZE")
+        known = {loader.name for loader in all_loaders()}
+        chosen = None
+        if methods is not None:
+            chosen = tuple(m.strip() for m in methods.split(",") if m.strip())
+            unknown = [m for m in chosen if m not in known]
+            if unknown or not chosen:
+                raise InputError(f"--methods: unknown loader {', '.join(unknown) or methods!r}; known: "
+                                 f"{', '.join(sorted(known))}")
+        options = Options(threads=_int_list(threads, "--threads"), methods=chosen, repeats=repeats, warm=warm,
+                          budget_seconds=budget_seconds, direct_threads=direct_threads, gpu=gpu)
+        show = sys.stderr.isatty() if progress is None else progress
+        if synthetic is not None:
+            size = _size(synthetic, "--synthetic")
+            if directory is None:
+                created = Path(tempfile.mkdtemp(prefix="kubegpu-loadbench-", dir=_scratch_root()))
+                folder = created
+            else:
+                folder = directory
+                if folder.exists() and any(folder.glob("*.safetensors")):
+                    raise InputError("the folder already holds .safetensors files: give an empty or new folder",
+                                     file=str(folder))
+            with _progress(show, size) as tick:
+                write_synthetic(folder, size, _size(shard_size, "--shard-size"),
+                                None if tick is None else (lambda n: tick("writing shards", n)))
+            shards = find_shards([folder])
+        else:
+            shards = find_shards(paths or [])
+        work, _ = plan(all_loaders(), shards, options)
+        tensor_bytes = sum(s.tensor_bytes for s in shards)
+        total = sum(s.size for s in shards) + tensor_bytes * len(work) * options.repeats
+        with _progress(show, total) as tick:
+            result = bench(shards, options, tick)
+        if plot is not None:
+            draw(result, plot)
+    except KubegpuError as err:
+        raise fail(err) from err
+    except OSError as err:
+        raise fail(InputError(f"cannot read or write: {err.strerror or err}",
+                              file=err.filename if isinstance(err.filename, str) else None)) from err
+    finally:
+        if created is not None and not keep:
+            shutil.rmtree(created, ignore_errors=True)
+    if output is Format.json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+    else:
+        typer.echo(render_text(result))
+        if created is not None and keep:
+            typer.echo(f"shards kept in {created}")
+
+
+def _scratch_root() -> str:
+    """A disk-backed temporary folder: /var/tmp survives reboots and is rarely tmpfs, unlike /tmp."""
+    root = os.environ.get("KUBEGPU_SCRATCH") or "/var/tmp"
+    return root if os.path.isdir(root) else tempfile.gettempdir()
+
+
+def register(app: typer.Typer, gen_app: typer.Typer) -> None:
+    """Add `kubegpu loadbench`."""
+    app.command("loadbench")(loadbench)
