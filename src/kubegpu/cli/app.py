@@ -25,7 +25,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "webhook": ("webhook",),
     "simulate": ("simulate",),
     "loadbench": ("loadbench",),
-    "gen": ("gen", "probe", "audit", "webhook"),
+    "gen": ("gen", "probe", "audit", "webhook", "loadbench"),
 }
 
 

@@ -153,6 +153,47 @@ def _scratch_root() -> str:
     return root if os.path.isdir(root) else tempfile.gettempdir()
 
 
+def gen_loadbench_job(
+    pvc: Annotated[str | None, typer.Option(help="The model cache's PersistentVolumeClaim.")] = None,
+    host_path: Annotated[str | None, typer.Option(help="The model cache's folder on the node.")] = None,
+    node: Annotated[str | None, typer.Option(help="The node to measure (its kubernetes.io/hostname).")] = None,
+    node_selector: Annotated[list[str] | None, typer.Option(
+        help="KEY=VALUE node label to pin by instead of or beside --node (repeatable).")] = None,
+    model_path: Annotated[str, typer.Option(help="One model's folder below the mount (default: all of it).")] = "",
+    mount_path: Annotated[str, typer.Option(help="Where the cache is mounted in the pod.")] = "/models",
+    image: Annotated[str | None, typer.Option(help="An image with kubegpu installed (default: the release "
+                                              "image).")] = None,
+    namespace: Annotated[str, typer.Option(help="Namespace of the Job.")] = "default",
+    name: Annotated[str, typer.Option(help="Name of the Job.")] = "kubegpu-loadbench",
+    threads: Annotated[str, typer.Option(help="Thread counts to try, comma-separated.")] = "1,4,16",
+    budget_seconds: Annotated[int, typer.Option(help="loadbench's time budget.")] = 600,
+    cpus: Annotated[str, typer.Option(help="CPU request = limit.")] = "8",
+    memory: Annotated[str, typer.Option(help="Memory request = limit.")] = "16Gi",
+    gpus: Annotated[int, typer.Option(help="GPUs to request, for the host-to-device stage.")] = 0,
+    gpu_resource: Annotated[str, typer.Option(help="GPU resource name.")] = "nvidia.com/gpu",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
+    validate: Annotated[bool, typer.Option("--validate", help="Check the Job against the Kubernetes schema "
+                                           "first.")] = False,
+) -> None:
+    """A Job that runs `kubegpu loadbench` on one node against its model cache (PVC or hostPath, read-only)
+    and prints the JSON to its log."""
+    from kubegpu.cli.gen import _emit, _run
+    from kubegpu.generate.loadbench_job import DEFAULT_IMAGE, LoadbenchJobOptions, generate
+
+    pairs: list[tuple[str, str]] = []
+    for item in node_selector or []:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise fail(InputError(f"--node-selector must be KEY=VALUE, not {item!r}"))
+        pairs.append((key, value))
+    options = LoadbenchJobOptions(
+        pvc=pvc, host_path=host_path, node=node, node_selector=tuple(pairs), model_path=model_path,
+        mount_path=mount_path, image=image or DEFAULT_IMAGE, namespace=namespace, name=name, threads=threads,
+        budget_seconds=budget_seconds, cpus=cpus, memory=memory, gpus=gpus, gpu_resource=gpu_resource)
+    _emit(_run(lambda: generate(options)), output, validate)
+
+
 def register(app: typer.Typer, gen_app: typer.Typer) -> None:
-    """Add `kubegpu loadbench`."""
+    """Add `kubegpu loadbench` and `kubegpu gen loadbench-job`."""
     app.command("loadbench")(loadbench)
+    gen_app.command("loadbench-job")(gen_loadbench_job)
