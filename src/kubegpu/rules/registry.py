@@ -10,6 +10,7 @@ from functools import cache
 from kubegpu.rules import (
     admission,
     binpack,
+    coldstart,
     dockerfile,
     gang,
     images,
@@ -22,7 +23,8 @@ from kubegpu.rules import (
 )
 from kubegpu.rules.base import Rule
 
-_MODULES = (inputs, qos, shm, kubelet_config, images, models, dockerfile, gang, placement, binpack, admission)
+_MODULES = (inputs, qos, shm, kubelet_config, images, models, coldstart, dockerfile, gang, placement, binpack,
+            admission)
 
 
 @cache
