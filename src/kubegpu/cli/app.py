@@ -11,7 +11,7 @@ import importlib
 import typer
 
 ALL_MODULES: tuple[str, ...] = ("lint", "nodes", "probe", "fix", "audit", "webhook", "admit", "gen", "simulate",
-                                "loadbench")
+                                "loadbench", "coldstart")
 # Top-level command -> the modules that register it (several modules add `gen` subcommands).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "lint": ("lint",),
@@ -25,6 +25,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "webhook": ("webhook",),
     "simulate": ("simulate",),
     "loadbench": ("loadbench",),
+    "coldstart": ("coldstart",),
     "gen": ("gen", "probe", "audit", "webhook", "loadbench"),
 }
 

@@ -37,9 +37,11 @@ def _float(value: Any, default: float) -> float:
 
 def rates_from(ctx: RuleContext) -> Rates:
     load = ctx.option(_NAME, "load-gbps", None)
+    download = ctx.option(_NAME, "download-gbps", None)
     return Rates(
         pull_gbps=_float(ctx.option(_NAME, "pull-gbps", None), DEFAULT_PULL_GBPS),
-        download_gbps=_float(ctx.option(_NAME, "download-gbps", None), DEFAULT_PULL_GBPS),
+        download_gbps=_float(download, DEFAULT_PULL_GBPS),
+        download_source="the download-gbps option" if download is not None else Rates().download_source,
         load_gbps=_float(load, DEFAULT_LOAD_GBPS),
         load_source="the load-gbps option" if load is not None else Rates().load_source,
         init_seconds=_float(ctx.option(_NAME, "init-seconds", None), DEFAULT_INIT_SECONDS),

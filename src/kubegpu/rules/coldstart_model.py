@@ -29,6 +29,7 @@ DEFAULT_LOAD_SOURCE = "default: vLLM's safetensors loader, 0.31 GB/s in the Run:
 DEFAULT_INIT_SECONDS = 20.0
 #: 12 GB images take 2-8 minutes to pull depending on registry bandwidth: the middle, 4 minutes, is 0.05 GB/s.
 DEFAULT_PULL_GBPS = 0.05
+DEFAULT_PULL_SOURCE = "default: 12 GB images pull in 2-8 minutes (the middle, 4 minutes)"
 #: Lazy pulling: containers read 6.4 % of their image's data at start (Harter et al., Slacker, FAST '16).
 LAZY_FRACTION = 0.064
 PROBE_MARGIN = 1.5
@@ -98,7 +99,9 @@ class ImageFacts:
 @dataclass(frozen=True)
 class Rates:
     pull_gbps: float = DEFAULT_PULL_GBPS
+    pull_source: str = DEFAULT_PULL_SOURCE
     download_gbps: float = DEFAULT_PULL_GBPS
+    download_source: str = "default: the image pull rate"
     load_gbps: float = DEFAULT_LOAD_GBPS
     load_source: str = DEFAULT_LOAD_SOURCE
     init_seconds: float = DEFAULT_INIT_SECONDS
@@ -271,7 +274,9 @@ def predict(template: PodTemplate, container: ContainerRef, server: Server | Non
         parts.append(f"{_gb(facts.bytes)}" + (f" × {share:.1%} ({lazy}, lazy)" if lazy else ""))
     if parts:
         terms.append(Term("image pull", pulled / (rates.pull_gbps * 1e9),
-                          f"({' + '.join(parts)}) / {rates.pull_gbps:g} GB/s", False))
+                          f"({' + '.join(parts)}) / {rates.pull_gbps:g} GB/s", False,
+                          f"sizes: {', '.join(sorted({images[i].source for i in images if i not in unknown}))}; "
+                          f"rate: {rates.pull_source}"))
     if unknown:
         notes.append(f"image size unknown, pull not counted: {', '.join(unknown)} (give --image-size)")
     if model is None:
@@ -287,7 +292,7 @@ def predict(template: PodTemplate, container: ContainerRef, server: Server | Non
                 where = "by the server" if in_pod else "by the storage initializer, before the server starts"
                 terms.append(Term(f"weights download ({where})", download,
                                   f"{_gb(model.bytes)} / {rates.download_gbps:g} GB/s", in_pod,
-                                  "download rate"))
+                                  f"rate: {rates.download_source}"))
         terms.append(Term("weights load", model.bytes / (rates.load_gbps * 1e9),
                           f"{_gb(model.bytes)} / {rates.load_gbps:g} GB/s", True,
                           f"size: {model.source}; rate: {rates.load_source}"))
@@ -324,11 +329,11 @@ def describe(predictions: Sequence[Prediction]) -> str:
         lines.append(f"container '{p.container}'" + (f" ({p.server})" if p.server else "") + ":")
         for term in p.terms:
             mark = "" if term.under_probe else "  (before the container starts)"
-            lines.append(f"  {term.name:<58} {term.seconds:>8.1f} s  = {term.arithmetic}{mark}")
+            lines.append(f"  {term.name:<36} {term.seconds:>8.1f} s = {term.arithmetic}{mark}")
             if term.source:
-                lines.append(f"  {'':<58}             ({term.source})")
-        lines.append(f"  {'seconds to ready':<58} {p.total:>8.1f} s")
-        lines.append(f"  {'of which after the container starts':<58} {p.under_probe:>8.1f} s")
+                lines.append(f"  {'':<36}            ({term.source})")
+        lines.append(f"  {'seconds to ready':<36} {p.total:>8.1f} s")
+        lines.append(f"  {'of which after the container starts':<36} {p.under_probe:>8.1f} s")
         if p.budget is None:
             lines.append("  no startupProbe or livenessProbe: nothing restarts it while it loads")
         else:

@@ -1,0 +1,177 @@
+"""`kubegpu coldstart POD.yaml`: predict a GPU inference pod's seconds to ready, term by term, and judge its probes."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kubegpu.cli.common import EXIT_FINDINGS, fail
+from kubegpu.errors import InputError, KubegpuError
+from kubegpu.units.quantity import memory_bytes
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _size(text: str, option: str) -> int:
+    try:
+        return memory_bytes(text)
+    except InputError as err:
+        raise InputError(f"{option}: {err.message}") from err
+
+
+def _positive(value: float | None, option: str) -> float | None:
+    if value is not None and value <= 0:
+        raise InputError(f"{option} must be more than 0, not {value}")
+    return value
+
+
+def load_rate(path: Path) -> tuple[float, str]:
+    """The best cold-cache rate of a `kubegpu loadbench -o json` result, and a description of it."""
+    try:
+        data = json.loads(path.read_text())
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}", file=str(path)) from err
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InputError(f"not a loadbench JSON result: {err}", file=str(path)) from err
+    best = data.get("best") if isinstance(data, dict) else None
+    if not isinstance(best, dict) or not isinstance(best.get("gbps"), (int, float)) or best["gbps"] <= 0:
+        raise InputError("not a loadbench JSON result with a best cold rate ('best.gbps')", file=str(path))
+    return float(best["gbps"]), f"measured by loadbench ({path.name}: {best.get('method')} ×{best.get('threads')})"
+
+
+def coldstart(
+    manifest: Annotated[Path, typer.Argument(help="A manifest with GPU inference pods (Pod, Deployment, "
+                                             "InferenceService, …).")],
+    image_size: Annotated[list[str] | None, typer.Option(
+        help="IMAGE=SIZE for one image, or SIZE for every image not otherwise known (repeatable).")] = None,
+    oci_layout: Annotated[list[Path] | None, typer.Option(
+        help="An OCI image layout folder (index.json) to take image sizes and lazy-pull annotations from.")] = None,
+    registry: Annotated[bool, typer.Option(
+        "--registry/--no-registry", help="Ask the images' registries for their manifests (sizes only).")] = False,
+    insecure_registry: Annotated[bool, typer.Option(help="Use plain HTTP for registries.")] = False,
+    pull_gbps: Annotated[float | None, typer.Option(help="Node image pull rate, GB/s (default 0.05).")] = None,
+    download_gbps: Annotated[float | None, typer.Option(help="Weights download rate, GB/s (default 0.05).")] = None,
+    model_size: Annotated[str | None, typer.Option(help="Weights size, e.g. 140G (default: the known-models "
+                                                   "table).")] = None,
+    model_dir: Annotated[Path | None, typer.Option(help="A model folder whose safetensors files give the "
+                                                   "size.")] = None,
+    loadbench: Annotated[Path | None, typer.Option(help="A `kubegpu loadbench -o json` result: its best cold "
+                                                   "rate is the load rate.")] = None,
+    load_gbps: Annotated[float | None, typer.Option(help="Weights load rate, GB/s (default 0.31).")] = None,
+    init_seconds: Annotated[float | None, typer.Option(help="Server start besides the load (default 20).")] = None,
+    output: Annotated[Format, typer.Option("--output", "-o", help="text or json.")] = Format.text,
+) -> None:
+    """Predict how long each GPU inference container of the manifest takes to become ready (image pull, weights
+    download and load, server start) and whether its startup or liveness probe gives it that long (exit 1 if not)."""
+    from kubegpu.live.registry import layout_images, match_layout, registry_image
+    from kubegpu.manifests import load_text, pod_templates
+    from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
+    from kubegpu.rules.base import RuleContext
+    from kubegpu.rules.coldstart_model import (
+        ImageFacts,
+        ModelSize,
+        Prediction,
+        Rates,
+        describe,
+        model_size_of,
+        pod_images,
+        predict,
+    )
+    from kubegpu.rules.models import recognise
+    from kubegpu.rules.resources_util import gpu_containers
+
+    try:
+        defaults = Rates()
+        rate_source = defaults.load_source
+        rate = _positive(load_gbps, "--load-gbps")
+        if loadbench is not None:
+            if rate is not None:
+                raise InputError("give --loadbench or --load-gbps, not both")
+            rate, rate_source = load_rate(loadbench)
+        elif rate is not None:
+            rate_source = "--load-gbps"
+        rates = Rates(
+            pull_gbps=_positive(pull_gbps, "--pull-gbps") or defaults.pull_gbps,
+            pull_source="--pull-gbps" if pull_gbps else defaults.pull_source,
+            download_gbps=_positive(download_gbps, "--download-gbps") or defaults.download_gbps,
+            download_source="--download-gbps" if download_gbps else defaults.download_source,
+            load_gbps=rate or defaults.load_gbps, load_source=rate_source,
+            init_seconds=defaults.init_seconds if init_seconds is None else max(0.0, init_seconds))
+        given_model: ModelSize | None = None
+        if model_size is not None and model_dir is not None:
+            raise InputError("give --model-size or --model-dir, not both")
+        if model_size is not None:
+            given_model = ModelSize(_size(model_size, "--model-size"), "--model-size")
+        elif model_dir is not None:
+            from kubegpu.loadbench.shards import find_shards
+
+            shards = find_shards([model_dir])
+            given_model = ModelSize(sum(s.size for s in shards), f"{len(shards)} safetensors file(s) in {model_dir}")
+        sized: dict[str, ImageFacts] = {}
+        every: ImageFacts | None = None
+        for item in image_size or []:
+            name, eq, value = item.rpartition("=")
+            if eq:
+                sized[name] = ImageFacts(_size(value, "--image-size"), None, "--image-size")
+            else:
+                every = ImageFacts(_size(value, "--image-size"), None, "--image-size")
+        layouts = [layout_images(path) for path in oci_layout or []]
+        try:
+            text = manifest.read_text()
+        except (OSError, UnicodeDecodeError) as err:
+            raise InputError(f"cannot read: {getattr(err, 'strerror', None) or err}", file=str(manifest)) from err
+        loaded = load_text(str(manifest), text)
+        fatal = [p for p in loaded.problems if p.fatal]
+        if fatal:
+            raise InputError(fatal[0].message, file=fatal[0].file, line=fatal[0].line)
+        ctx = RuleContext(options={}, accelerator_resources=DEFAULT_ACCELERATOR_RESOURCES)
+        results: list[tuple[str, Prediction]] = []
+        registry_notes: list[str] = []
+        for document in loaded.documents:
+            for template in pod_templates(document):
+                images = pod_images(template)
+                facts: dict[str, ImageFacts] = {}
+                for layout in layouts:
+                    facts.update(match_layout(images, layout))
+                for image in images:
+                    if image in sized:
+                        facts[image] = sized[image]
+                    elif image not in facts and registry:
+                        try:
+                            facts[image] = registry_image(image, insecure_registry)
+                        except InputError as err:
+                            registry_notes.append(f"registry: {err}")
+                    if image not in facts and every is not None:
+                        facts[image] = every
+                for container, _ in gpu_containers(template, ctx):
+                    server = recognise(template, container)
+                    model = given_model or model_size_of(server)
+                    prediction = predict(template, container, server, facts, model, rates)
+                    if registry_notes:
+                        prediction = Prediction(prediction.container, prediction.server, prediction.terms,
+                                                prediction.budget, (*prediction.notes, *registry_notes))
+                        registry_notes = []
+                    results.append((f"{document.kind}/{document.ref.name}", prediction))
+        if not results:
+            raise InputError("no GPU container in this manifest", file=str(manifest))
+    except KubegpuError as err:
+        raise fail(err) from err
+    if output is Format.json:
+        report: list[dict[str, Any]] = [{"object": obj, **p.as_dict()} for obj, p in results]
+        typer.echo(json.dumps(report, indent=2))
+    else:
+        blocks = [f"{obj}\n{describe([p])}" for obj, p in results]
+        typer.echo("\n\n".join(blocks))
+    raise typer.Exit(EXIT_FINDINGS if any(p.killed for _, p in results) else 0)
+
+
+def register(app: typer.Typer, gen_app: typer.Typer) -> None:
+    """Add `kubegpu coldstart`."""
+    app.command("coldstart")(coldstart)
