@@ -126,7 +126,7 @@ def loadbench(
             shards = find_shards(paths or [])
         work, _ = plan(all_loaders(), shards, options)
         tensor_bytes = sum(s.tensor_bytes for s in shards)
-        total = sum(s.size for s in shards) + tensor_bytes * len(work) * options.repeats
+        total = (sum(s.size for s in shards) + tensor_bytes * len(work)) * options.repeats
         with _progress(show, total) as tick:
             result = bench(shards, options, tick)
         if plot is not None:

@@ -170,9 +170,15 @@ def bench(shards: Sequence[Shard], options: Options = Options(), progress: Progr
         return None if progress is None else (lambda n: progress(label, n))
 
     notes: list[str] = []
-    cache.evict(paths)
     limit_deadline = None if options.budget_seconds is None else start + options.budget_seconds * STORAGE_SHARE
-    storage = storage_limit(paths, options.direct_threads, progress=tick("storage limit"), deadline=limit_deadline)
+    limits = []
+    for _ in range(max(1, options.repeats)):
+        cache.evict(paths)
+        limits.append(storage_limit(paths, options.direct_threads, progress=tick("storage limit"),
+                                    deadline=limit_deadline))
+        if limit_deadline is not None and clock() > limit_deadline:
+            break
+    storage = sorted(limits, key=lambda s: s.gbps)[len(limits) // 2]  # the median run
     if storage.bytes < total:
         notes.append(f"the storage limit was measured on the first {storage.bytes / 1e9:.2f} GB (budget)")
     work, skipped = plan(loaders if loaders is not None else all_loaders(), shards, options)
