@@ -113,3 +113,14 @@ def test_bad_manifests_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no GPU container" in result.output
     result = runner.invoke(app, ["coldstart", str(tmp_path / "missing.yaml")])
     assert result.exit_code == 2 and "cannot read" in result.output
+
+
+def test_a_real_loadbench_result_feeds_the_prediction(tmp_path: Path) -> None:
+    bench = runner.invoke(app, ["loadbench", "--synthetic", "3Mi", "--dir", str(tmp_path / "m"), "--threads", "2",
+                                "--methods", "read", "--no-warm", "--no-gpu", "-o", "json"])
+    assert bench.exit_code == 0, bench.output
+    (tmp_path / "bench.json").write_text(bench.stdout)
+    best = json.loads(bench.stdout)["best"]["gbps"]
+    _, [report] = _json(str(_pod(tmp_path)), "--loadbench", str(tmp_path / "bench.json"))
+    load = next(t for t in report["terms"] if t["term"] == "weights load")
+    assert load["seconds"] == pytest.approx(141.107412992 / best, rel=0.01)

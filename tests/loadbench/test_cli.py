@@ -63,3 +63,10 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
 def test_a_folder_that_already_has_shards_is_refused(model: list[Shard]) -> None:
     result = runner.invoke(app, ["loadbench", "--synthetic", "2Mi", "--dir", str(model[0].path.parent)])
     assert result.exit_code == 2 and "already holds" in result.output
+
+
+def test_progress_bar_goes_to_stderr(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["loadbench", "--synthetic", "2Mi", "--dir", str(tmp_path / "m"), "--threads", "1",
+                                 "--methods", "read", "--no-warm", "--no-gpu", "-o", "json", "--progress"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"]  # stdout stays pure JSON
