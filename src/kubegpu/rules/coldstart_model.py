@@ -289,7 +289,7 @@ def predict(template: PodTemplate, container: ContainerRef, server: Server | Non
                 notes.append(f"the download cache is a persistent volume: only a pod that finds it empty also "
                              f"downloads {_gb(model.bytes)} ({download:.0f} s at {rates.download_gbps:g} GB/s)")
             else:
-                where = "by the server" if in_pod else "by the storage initializer, before the server starts"
+                where = "by the server" if in_pod else "storage initializer"
                 terms.append(Term(f"weights download ({where})", download,
                                   f"{_gb(model.bytes)} / {rates.download_gbps:g} GB/s", in_pod,
                                   f"rate: {rates.download_source}"))
