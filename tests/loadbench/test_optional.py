@@ -86,3 +86,58 @@ def test_runai_glue(model: list[Shard], monkeypatch: pytest.MonkeyPatch) -> None
     assert "RUNAI_STREAMER_CONCURRENCY" not in os.environ  # restored
     if sys.modules["runai_model_streamer"].SafetensorsStreamer is _Streamer:
         assert _Streamer.seen_concurrency[-1] == "8"
+
+
+class _Buffers:
+    def __init__(self, files: list[str]) -> None:
+        self.arrays = {}
+        for path in files:
+            data = Path(path).read_bytes()
+            for t in read_shard(Path(path)).tensors:
+                self.arrays[t.name] = np.frombuffer(data[t.start:t.end], dtype=np.float16)
+        self.closed = False
+
+    def get_tensor(self, tensor_name: str) -> _Tensor:
+        return _Tensor(self.arrays[tensor_name])
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class _FileLoader:
+    """SafeTensorsFileLoader's surface in fastsafetensors 0.5: (pg, device, nogds=, max_threads=), add_filenames,
+    copy_files_to_device, close."""
+
+    made: ClassVar[list[_FileLoader]] = []
+
+    def __init__(self, pg: object, device: str, nogds: bool = False, max_threads: int = 16) -> None:
+        self.args = (device, nogds, max_threads)
+        self.files: list[str] = []
+        self.closed = False
+        _FileLoader.made.append(self)
+
+    def add_filenames(self, filenames: dict[int, list[str]]) -> None:
+        self.files = filenames[0]
+
+    def copy_files_to_device(self) -> _Buffers:
+        return _Buffers(self.files)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_fastsafetensors_glue(model: list[Shard], monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubegpu.loadbench.loaders import FastsafetensorsLoader
+
+    fake_module = importlib.util.find_spec("fastsafetensors") is None
+    if fake_module:
+        fake = types.ModuleType("fastsafetensors")
+        fake.SafeTensorsFileLoader = _FileLoader  # type: ignore[attr-defined]
+        fake.SingleGroup = object  # type: ignore[attr-defined]
+        fake.__spec__ = importlib.machinery.ModuleSpec("fastsafetensors", None)
+        monkeypatch.setitem(sys.modules, "fastsafetensors", fake)
+    loader = FastsafetensorsLoader()
+    assert loader.unavailable(model) is None
+    assert measure(loader, model, 4).bytes == sum(s.tensor_bytes for s in model)
+    if fake_module:
+        assert _FileLoader.made[-1].args == ("cpu", True, 4) and _FileLoader.made[-1].closed

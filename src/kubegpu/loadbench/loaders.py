@@ -4,7 +4,7 @@
 - mmap: the files mapped and every tensor copied out, so each page is faulted in (safetensors' default path);
 - safetensors: the library's `safe_open(...).get_tensor` (0.8), tensors spread over the threads;
 - runai-model-streamer (0.17, `SafetensorsStreamer`, concurrency from RUNAI_STREAMER_CONCURRENCY) and
-  fastsafetensors (0.5, `SafeTensorsFileLoader` on the CPU with nogds=True and max_threads), when installed.
+  fastsafetensors (0.5, `SafeTensorsFileLoader(SingleGroup(), "cpu", nogds=True, max_threads=N)`), when installed.
 """
 
 from __future__ import annotations
@@ -267,10 +267,9 @@ class FastsafetensorsLoader:
         return None
 
     def load(self, shards: Sequence[Shard], threads: int, progress: Progress | None, deadline: float | None) -> int:
-        import torch
         from fastsafetensors import SafeTensorsFileLoader, SingleGroup
 
-        loader = SafeTensorsFileLoader(SingleGroup(), torch.device("cpu"), nogds=True, max_threads=threads)
+        loader = SafeTensorsFileLoader(SingleGroup(), "cpu", nogds=True, max_threads=threads)
         done = 0
         try:
             loader.add_filenames({0: [str(s.path) for s in shards]})
