@@ -1,8 +1,9 @@
 """loadbench against fio, and each weight loader against the storage limit, on 1 GB of safetensors shards.
 
 1. Storage limit: loadbench's parallel O_DIRECT read (16 threads × 4 MiB) and fio on the same file in the same run
-   (rw=read, direct=1, bs=4M, libaio iodepth=16: the same 16 requests in flight), alternated, median of 5 each.
-   Goal: within 10 % of fio. fio is Debian's `fio` package; skipped with a note when it is not installed.
+   (rw=read, direct=1, bs=4M, libaio iodepth=16: the same 16 requests in flight), alternated, 5 runs each; the
+   ratio of the medians and of the best runs (the best run is the least disturbed by other load on a shared
+   machine). Goal: within 10 % of fio. fio is Debian's `fio` package; skipped with a note when it is not installed.
 2. Loaders: read, mmap, safetensors (and the Run:ai streamer and fastsafetensors when installed) on a cold and a
    warm page cache at 1, 4 and 16 threads, median of 3; the best cold rate as a fraction of the storage limit
    measured on the same shards in the same run. Goal: ≥ 90 %.
@@ -75,8 +76,9 @@ def main() -> int:
             fio = statistics.median(theirs)
             print(f"  baseline fio (libaio, iodepth {DIRECT_THREADS}, direct)     : {fio:6.2f} GB/s  "
                   f"(runs {', '.join(f'{r:.2f}' for r in theirs)})")
-            verdict = "within" if abs(mine / fio - 1) <= 0.10 else "NOT within"
-            print(f"  ratio loadbench / fio                          : {mine / fio:6.2f}x  ({verdict} 10 %)")
+            for label, a, b in (("medians", mine, fio), ("best runs", max(ours), max(theirs))):
+                verdict = "within" if abs(a / b - 1) <= 0.10 else "NOT within"
+                print(f"  ratio loadbench / fio, {label:<9}              : {a / b:6.2f}x  ({verdict} 10 %)")
         else:
             print("  baseline fio: not installed (apt-get install fio), comparison skipped")
         result = bench(shards, Options(threads=(1, 4, 16), repeats=3, gpu=False))
