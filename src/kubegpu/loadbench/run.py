@@ -197,7 +197,7 @@ def bench(shards: Sequence[Shard], options: Options = Options(), progress: Progr
             deadline = now + share
         if kind == "warm" and not warmed:
             warmed = True
-            parallel_read(paths, options.direct_threads, direct=False)
+            parallel_read(paths, options.direct_threads, direct=False, deadline=budget_end)
             state = cache.residency(paths)
             if state.fraction is not None and state.fraction < 1 - EVICTION_TOLERANCE:
                 notes.append(f"only {state.fraction:.0%} of the files stay in the page cache (too little free "
