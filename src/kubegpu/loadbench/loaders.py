@@ -128,7 +128,9 @@ class ReadLoader:
             key = str(path)
             if key not in state:
                 state[key] = _Fd(path)
-            buffer: bytearray = state.setdefault("_buffer", bytearray(CHUNK))
+            if "_buffer" not in state:  # one buffer per thread, reused for every chunk
+                state["_buffer"] = bytearray(CHUNK)
+            buffer: bytearray = state["_buffer"]
             got = os.preadv(state[key].fd, [memoryview(buffer)[:length]], offset)
             if progress is not None:
                 progress(got)
@@ -163,7 +165,9 @@ class MmapLoader:
 
             def work(unit: tuple[Path, int, int], state: dict[str, Any]) -> int:
                 path, offset, length = unit
-                scratch = state.setdefault("_scratch", np.empty(CHUNK, dtype=np.uint8))
+                if "_scratch" not in state:  # one buffer per thread, reused for every chunk
+                    state["_scratch"] = np.empty(CHUNK, dtype=np.uint8)
+                scratch = state["_scratch"]
                 np.copyto(scratch[:length], maps[path][offset:offset + length])
                 if progress is not None:
                     progress(length)
