@@ -132,7 +132,8 @@ def recommend(result: Result) -> str:
                else _SERVING.get(best.method, best.method).format(t=best.threads)))
     mapped = result.best_of("mmap")
     if best.method != "mmap" and mapped is not None and mapped.gbps < 0.7 * best.gbps:
-        line += f"; mmap reaches only {result.fraction(mapped):.0%}, so avoid mmap loading on this storage"
+        line += (f"; mmap is {best.gbps / mapped.gbps:.1f}× slower ({result.fraction(mapped):.0%} of the limit), so "
+                 "avoid mmap loading on this storage")
     if share < 0.5:
         line += "; no loader reaches half the storage limit: more threads or larger reads may help"
     return line
