@@ -1,0 +1,63 @@
+"""The one accelerator registry: which extended resources are accelerators (GPUs, MIG slices, TPUs, ...).
+
+Names are those the vendors' device plugins advertise; lint's `accelerator-resources` setting replaces the
+list and `extend-accelerator-resources` adds to it, for every command that reads the setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+# An entry is an exact resource name, or a prefix when it ends in '-' or '/'.
+DEFAULT_ACCELERATOR_RESOURCES: tuple[str, ...] = (
+    "nvidia.com/gpu",  # NVIDIA device plugin
+    "nvidia.com/mig-",  # MIG slices with the mixed strategy (nvidia.com/mig-1g.10gb, ...)
+    "nvidia.com/gpu.shared",  # time-slicing / MPS with renameByDefault
+    "amd.com/gpu",  # AMD device plugin
+    "gpu.intel.com/",  # Intel device plugin (gpu.intel.com/i915, gpu.intel.com/xe)
+    "habana.ai/gaudi",  # Intel Gaudi (Habana) device plugin
+    "aws.amazon.com/neuron",  # AWS Neuron device plugin (devices, cores)
+    "aws.amazon.com/neuroncore",
+    "aws.amazon.com/neurondevice",
+    "google.com/tpu",  # GKE TPUs
+)
+# HAMi virtual GPUs: device memory and core share of a nvidia.com/gpu; accelerators, never device counts.
+HAMI_RESOURCES: tuple[str, ...] = ("nvidia.com/gpumem", "nvidia.com/gpucores", "nvidia.com/gpumem-percentage")
+
+
+@dataclass(frozen=True)
+class AcceleratorRegistry:
+    """A configured list of accelerator resources (HAMi's share resources always count)."""
+
+    resources: tuple[str, ...] = DEFAULT_ACCELERATOR_RESOURCES
+
+    @classmethod
+    def of(cls, resources: Iterable[str] | None) -> AcceleratorRegistry:
+        """The registry of a configured list; None (nothing configured) gives the default one."""
+        return DEFAULT_REGISTRY if resources is None else cls(tuple(resources))
+
+    def is_accelerator(self, name: str) -> bool:
+        """True when `name` is an accelerator resource: an exact entry or under a prefix entry."""
+        return is_accelerator(name, self.resources)
+
+    def counts_devices(self, name: str) -> bool:
+        """True for an accelerator whose quantity is a number of devices (not HAMi memory or cores)."""
+        return name not in HAMI_RESOURCES and self.is_accelerator(name)
+
+
+def is_accelerator(name: str, resources: Iterable[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:
+    """True when a resource name is an accelerator: an exact entry, or a prefix entry ending in '-' or '/'."""
+    return _is_accelerator(name, tuple(resources))
+
+
+@lru_cache(maxsize=4096)  # a manifest set names a handful of resources thousands of times
+def _is_accelerator(name: str, resources: tuple[str, ...]) -> bool:
+    for entry in resources:
+        if name == entry or (entry.endswith(("-", "/")) and name.startswith(entry)):
+            return True
+    return name in HAMI_RESOURCES
+
+
+DEFAULT_REGISTRY = AcceleratorRegistry()
