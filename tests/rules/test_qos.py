@@ -83,7 +83,10 @@ def test_qos_class_follows_the_api_server(resources: str, expected: str) -> None
 
 
 @pytest.mark.parametrize(("pod_resources", "expected"), [
-    ("{limits: {cpu: '2', memory: 2Gi}}", "Guaranteed"),
+    # API defaulting (defaultPodRequests): the pod-level cpu request is the containers' 100m, not the limit.
+    ("{limits: {cpu: '2', memory: 2Gi}}", "Burstable"),
+    ("{requests: {cpu: 100m}, limits: {cpu: 100m, memory: 2Gi}}", "Guaranteed"),
+    ("{}", "BestEffort"),  # present but empty: ComputePodQOS still reads only the pod level
     ("{requests: {cpu: '1', memory: 2Gi}, limits: {cpu: '2', memory: 2Gi}}", "Burstable"),
     ("{requests: {cpu: '1'}}", "Burstable"),
     ("{limits: {cpu: '2'}}", "Burstable"),

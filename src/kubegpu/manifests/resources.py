@@ -1,39 +1,27 @@
-"""Read a container's requests and limits, and decide whether a pod template uses accelerators.
+"""Read a container's requests and limits with their positions, and a pod template's resource model.
 
-Accelerators: extended resources by prefix (configurable), DRA resource claims, GPU-sharing annotations.
+The resource arithmetic (requests, QoS, accelerators, GPU containers) is `kubegpu.manifests.pod`'s; this
+module only keeps where each value is written, for findings and fixes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
-from kubegpu.manifests.document import as_mapping
+from kubegpu.manifests.accelerators import (
+    DEFAULT_ACCELERATOR_RESOURCES,
+    HAMI_RESOURCES,
+    AcceleratorRegistry,
+    is_accelerator,
+)
 from kubegpu.manifests.memo import memoised
+from kubegpu.manifests.pod import GPU_SHARING_ANNOTATIONS
 from kubegpu.manifests.workloads import ContainerRef, PodTemplate
 from kubegpu.units import Quantity, parse_quantity
-
-DEFAULT_ACCELERATOR_RESOURCES: tuple[str, ...] = (
-    "nvidia.com/gpu",
-    "nvidia.com/mig-",
-    "nvidia.com/gpu.shared",
-    "amd.com/gpu",
-    "gpu.intel.com/",
-    "habana.ai/gaudi",
-    "aws.amazon.com/neuron",
-)
-# KAI Scheduler fractional GPUs and HAMi virtual GPUs are requested by annotation or HAMi resources.
-GPU_SHARING_ANNOTATIONS: tuple[str, ...] = (
-    "gpu-fraction",
-    "gpu-memory",
-    "kai.scheduler/gpu-fraction",
-    "nvidia.com/use-gputype",
-    "hami.io/gpu-scheduler-policy",
-)
-HAMI_RESOURCES = ("nvidia.com/gpumem", "nvidia.com/gpucores")
 
 
 @dataclass(frozen=True)
@@ -87,19 +75,6 @@ def _container_resources(container: ContainerRef) -> ContainerResources:
     return ContainerResources(container, _entries(container, "requests"), _entries(container, "limits"))
 
 
-def is_accelerator(name: str, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:
-    """True when a resource name is an accelerator: exact match or a prefix ending in '-' or '/'."""
-    return _is_accelerator(name, tuple(prefixes))
-
-
-@lru_cache(maxsize=1024)  # a manifest set names a handful of resources thousands of times
-def _is_accelerator(name: str, prefixes: tuple[str, ...]) -> bool:
-    for prefix in prefixes:
-        if name == prefix or (prefix.endswith(("-", "/")) and name.startswith(prefix)):
-            return True
-    return name in HAMI_RESOURCES
-
-
 def accelerator_requests(
     resources: ContainerResources, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
 ) -> dict[str, ResourceValue]:
@@ -116,6 +91,44 @@ def _accelerator_requests(resources: ContainerResources, prefixes: Sequence[str]
     return {name: value for name, value in merged.items() if is_accelerator(name, prefixes)}
 
 
+def template_pod(template: PodTemplate) -> podmodel.Pod:
+    """The pod model of a template, read leniently (invalid-quantity reports bad values); built once."""
+    return memoised(template, "pod_model", _template_pod, template)
+
+
+_KINDS = {"container": podmodel.KIND_APP, "init": podmodel.KIND_INIT, "sidecar": podmodel.KIND_SIDECAR}
+
+
+def _template_pod(template: PodTemplate) -> podmodel.Pod:
+    containers = [
+        podmodel.read_container(ref.data, _KINDS[ref.kind], ref.name, strict=False) for ref in template.containers
+    ]
+    spec = template.spec
+    # A TrainJob's trainer has `resources` of its own container, not pod-level ones (it has no volumes field).
+    resources = podmodel.read_pod_resources(spec.get("resources"), "spec.resources", strict=False) \
+        if template.volumes_field is not None else None
+    overhead, _ = podmodel.read_amounts(spec.get("overhead"), "spec.overhead", strict=False)
+    claims = spec.get("resourceClaims")
+    claim_names = tuple(str(c.get("name", "")) for c in claims if isinstance(c, Mapping)) \
+        if isinstance(claims, list) else ()
+    annotations = {str(k): str(v) for k, v in template.annotations.items()}
+    return podmodel.make_pod(containers, resources, overhead, annotations, claim_names)
+
+
+def template_gpu_containers(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
+                            ) -> tuple[ContainerRef, ...]:
+    """The template's containers that use its accelerators (the pod model decides which)."""
+    return memoised(template, ("gpu_containers", tuple(prefixes)), _template_gpu_containers, template,
+                    tuple(prefixes))
+
+
+def _template_gpu_containers(template: PodTemplate, prefixes: tuple[str, ...]) -> tuple[ContainerRef, ...]:
+    model = template_pod(template)
+    refs = template.containers
+    order = sorted(range(len(refs)), key=lambda i: refs[i].kind == "container")  # make_pod's order
+    return tuple(refs[order[i]] for i in podmodel.gpu_container_indices(model, AcceleratorRegistry(prefixes)))
+
+
 def uses_accelerators(
     template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
 ) -> bool:
@@ -127,39 +140,27 @@ def uses_accelerators(
 
 
 def _uses_accelerators(template: PodTemplate, prefixes: Sequence[str]) -> bool:
-    for container in template.containers:
-        requested = accelerator_requests(container_resources(container), prefixes)
-        # `nvidia.com/gpu: 0` asks for nothing; an unparsable value is treated as a request.
-        if any(value.quantity is None or value.quantity.value > 0 for value in requested.values()):
-            return True
-        claims = as_mapping(container.data.get("resources")).get("claims")
-        if isinstance(claims, list) and claims:
-            return True
-    if isinstance(template.spec.get("resourceClaims"), list) and template.spec["resourceClaims"]:
-        return True
-    annotations = template.annotations
-    return any(key in annotations or key.split("/")[-1] in _suffixes(annotations) for key in GPU_SHARING_ANNOTATIONS)
+    return podmodel.uses_accelerators(template_pod(template), AcceleratorRegistry(tuple(prefixes)))
 
 
 def gpu_count(
     template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
 ) -> int:
-    """Whole accelerators the pod asks for (sum over app containers; max with init containers)."""
-    app = 0
-    init = 0
-    for container in template.containers:
-        total = 0
-        for value in accelerator_requests(container_resources(container), prefixes).values():
-            if value.quantity is not None and value.name not in HAMI_RESOURCES:
-                total += value.quantity.ceil
-        if container.kind == "init":
-            init = max(init, total)
-        else:
-            app += total
-    return max(app, init)
+    """Whole accelerators the pod asks for (its effective requests: sidecars add, init containers a max)."""
+    return podmodel.device_count(template_pod(template), AcceleratorRegistry(tuple(prefixes)))
 
 
-def _suffixes(annotations: Mapping[str, Any]) -> set[str]:
-    return {str(key).split("/")[-1] for key in annotations}
-
-
+__all__ = [
+    "DEFAULT_ACCELERATOR_RESOURCES",
+    "GPU_SHARING_ANNOTATIONS",
+    "HAMI_RESOURCES",
+    "ContainerResources",
+    "ResourceValue",
+    "accelerator_requests",
+    "container_resources",
+    "gpu_count",
+    "is_accelerator",
+    "template_gpu_containers",
+    "template_pod",
+    "uses_accelerators",
+]

@@ -9,9 +9,10 @@ from collections.abc import Iterator, Mapping
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
+import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path
-from kubegpu.manifests.resources import ResourceValue, accelerator_requests
+from kubegpu.manifests.resources import ResourceValue, accelerator_requests, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import all_container_resources, gpu_containers
 from kubegpu.units import parse_quantity
@@ -24,35 +25,9 @@ _QOS_RESOURCES = ("cpu", "memory")
 
 
 def qos_class(template: PodTemplate) -> str:
-    """The pod's QoS class as the API server computes it: "Guaranteed", "Burstable" or "BestEffort".
-
-    Only cpu and memory count (not hugepages, not GPUs); every init container, sidecars included, and every
-    app container counts, ephemeral containers do not; zero values count as unset; a request left out is
-    defaulted to its limit. Invalid quantities count as unset (invalid-quantity reports them).
-    """
-    pod_level = _pod_level(template)
-    if pod_level is not None:
-        return _resource_qos(*pod_level)
-    requests: dict[str, Decimal] = {}
-    limits: dict[str, Decimal] = {}
-    guaranteed = True
-    for _container, res in all_container_resources(template):
-        found: set[str] = set()
-        for name in _QOS_RESOURCES:
-            limit = res.limits.get(name)
-            request = res.requests.get(name) or limit
-            if request is not None and request.quantity is not None and request.quantity.value > 0:
-                requests[name] = requests.get(name, Decimal(0)) + request.quantity.value
-            if limit is not None and limit.quantity is not None and limit.quantity.value > 0:
-                limits[name] = limits.get(name, Decimal(0)) + limit.quantity.value
-                found.add(name)
-        if len(found) < len(_QOS_RESOURCES):
-            guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    if guaranteed and len(requests) == len(limits) and all(limits.get(k) == v for k, v in requests.items()):
-        return "Guaranteed"
-    return "Burstable"
+    """The pod's QoS class as the API server computes it (the one pod model's; invalid quantities count as
+    unset, invalid-quantity reports them)."""
+    return podmodel.qos_class(template_pod(template))
 
 
 _Values = Mapping[str, ResourceValue]
@@ -77,22 +52,13 @@ def _pod_level(template: PodTemplate) -> tuple[_Values, _Values, FieldPath] | No
     return sections[0], sections[1], path
 
 
-def _resource_qos(requests: _Values, limits: _Values, _path: FieldPath = ()) -> str:
-    """The QoS class of one set of requests and limits (after the request defaults to the limit)."""
-    classes = set()
-    for name in _QOS_RESOURCES:
-        limit = limits.get(name)
-        request = requests.get(name) or limit
-        lim = limit.quantity.value if limit is not None and limit.quantity is not None else Decimal(0)
-        req = request.quantity.value if request is not None and request.quantity is not None else Decimal(0)
-        if req != lim:
-            return "Burstable"
-        classes.add("BestEffort" if lim == 0 else "Guaranteed")
-    return classes.pop() if len(classes) == 1 else "Burstable"
+def _problems(requests: _Values, limits: _Values, path: FieldPath,
+              defaulted: Mapping[str, Decimal] | None = None) -> tuple[list[str], Fix | None]:
+    """What keeps one set of requests and limits from Guaranteed, and the edits that fix it (if derivable).
 
-
-def _problems(requests: _Values, limits: _Values, path: FieldPath) -> tuple[list[str], Fix | None]:
-    """What keeps one set of requests and limits from Guaranteed, and the edits that fix it (if derivable)."""
+    `defaulted` are the requests after API defaulting where that is not simply the limit (pod-level requests
+    default to the containers' total).
+    """
     problems: list[str] = []
     edits: list[Edit] = []
     can_fix = True
@@ -115,7 +81,12 @@ def _problems(requests: _Values, limits: _Values, path: FieldPath) -> tuple[list
             can_fix = False
             continue
         if request is None:
-            continue  # the API server defaults the request to the limit: Guaranteed already
+            default = (defaulted or {}).get(name, limit.quantity.value)
+            if default != limit.quantity.value:
+                problems.append(f"{name} request defaults to the containers' {format_quantity(default)}, "
+                                f"not the limit {limit.raw}")
+                edits.append(Edit("add", (*path, "requests", name), limit.raw))
+            continue  # otherwise the API server defaults the request to the limit
         assert request.quantity is not None
         if request.quantity.value != limit.quantity.value:
             problems.append(f"{name} request {request.raw} != limit {limit.raw}")
@@ -137,10 +108,17 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     PodLevelResourceManagers gate is on.
     """
     pod_level = _pod_level(template)
+    guaranteed = qos_class(template) == podmodel.GUARANTEED
     if pod_level is not None:
-        problems, fix = _problems(*pod_level)
-        if problems:
-            yield RawFinding(pod_level[2], f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}", fix)
+        model = template_pod(template).resources
+        problems, fix = _problems(*pod_level, model.requests if model is not None else None)
+        if not guaranteed:
+            if not pod_level[0] and not pod_level[1]:
+                problems = ["an empty `resources` at pod level decides the QoS class alone (BestEffort), whatever "
+                            "the containers set; remove it"]
+            if problems:
+                yield RawFinding(pod_level[2], f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}",
+                                 fix)
         else:
             yield RawFinding(
                 pod_level[2],
@@ -151,6 +129,8 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
                 None, Severity.INFO,
             )
         return
+    if guaranteed:
+        return  # the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod
     for container, res in all_container_resources(template):
         problems, fix = _problems(res.requests, res.limits, res.resources_path)
         if not problems:
