@@ -1,24 +1,22 @@
-"""A pod as the kubelet's resource managers see it: containers by kind with exact requests.
+"""A pod as the kubelet's resource managers see it: containers by kind with integer requests.
 
-Follows kubernetes v1.35 API defaulting (a missing request takes the limit) and the
-restartPolicy: Always marker of sidecar (restartable init) containers.
+The pod is read, defaulted and summed by the one pod model (`kubegpu.manifests.pod`, kubernetes v1.35
+PodRequests / PodLimits); this module only keeps the integer units the resource managers count in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
-from kubegpu.errors import InputError, QuantityError
-from kubegpu.units.quantity import parse_quantity
+import kubegpu.manifests.pod as podmodel
+from kubegpu.errors import InputError
+from kubegpu.manifests.pod import CPU, KIND_APP, KIND_INIT, KIND_SIDECAR, MEMORY
 
-KIND_INIT = "init"
-KIND_SIDECAR = "sidecar"
-KIND_APP = "app"
-
-CPU = "cpu"
-MEMORY = "memory"
+__all__ = ["CPU", "KIND_APP", "KIND_INIT", "KIND_SIDECAR", "MEMORY", "ContainerRequest", "PodRequest"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +48,8 @@ class PodRequest:
     pod_requests: Mapping[str, int] | None = None
     pod_limits: Mapping[str, int] | None = None
     source: str | None = None
+    overhead: Mapping[str, int] = field(default_factory=dict)
+    spec_model: podmodel.Pod | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -58,19 +58,24 @@ class PodRequest:
     def all_containers(self) -> tuple[ContainerRequest, ...]:
         return self.init_containers + self.containers
 
+    @cached_property
+    def model(self) -> podmodel.Pod:
+        """The pod model: the one read from the spec, else one built from these integer amounts."""
+        if self.spec_model is not None:
+            return self.spec_model
+        pod_level = None
+        if self.pod_requests is not None or self.pod_limits is not None:
+            pod_level = (_exact(self.pod_requests or {}), _exact(self.pod_limits or {}))
+        return podmodel.make_pod(
+            (podmodel.make_container(c.name, c.kind, _exact(c.requests), _exact(c.limits))
+             for c in self.all_containers()),
+            pod_level, _exact(self.overhead))
+
     def effective(self, resource: str, limits: bool = False) -> int:
-        """PodRequests/PodLimits of a resource: max(apps + sidecars, init peaks + sidecars)."""
-        sidecars = 0
-        init_peak = 0
-        for c in self.init_containers:
-            n = (c.limits if limits else c.requests).get(resource, 0)
-            if c.restartable:
-                sidecars += n
-                init_peak = max(init_peak, sidecars)
-            else:
-                init_peak = max(init_peak, sidecars + n)
-        apps = sum((c.limits if limits else c.requests).get(resource, 0) for c in self.containers)
-        return max(init_peak, apps + sidecars)
+        """PodRequests (or PodLimits) of one resource, pod-level resources and overhead included."""
+        amounts = podmodel.pod_limits(self.model) if limits else podmodel.pod_requests(self.model)
+        value = amounts.get(resource)
+        return 0 if value is None else podmodel.canonical(resource, value)
 
     def resource_names(self) -> list[str]:
         names = {r for c in self.all_containers() for r in (*c.requests, *c.limits)}
@@ -78,7 +83,8 @@ class PodRequest:
 
     @property
     def uses_pod_level_resources(self) -> bool:
-        return self.pod_requests is not None or self.pod_limits is not None
+        """Pod-level cpu, memory or hugepages are set (IsPodLevelResourcesSet): the resource managers skip it."""
+        return podmodel.pod_level_resources_set(self.model)
 
     @classmethod
     def from_pod_spec(
@@ -90,79 +96,34 @@ class PodRequest:
         uid: str = "",
     ) -> PodRequest:
         """Read a PodSpec mapping; InputError naming the field for anything unreadable."""
-        if not isinstance(spec, Mapping):
-            raise InputError(f"pod {name}: spec must be a mapping", file=source)
-        inits = tuple(
-            _container(c, i, "initContainers", name, source)
-            for i, c in enumerate(_seq(spec.get("initContainers"), "initContainers", name, source))
-        )
-        apps = tuple(
-            _container(c, i, "containers", name, source)
-            for i, c in enumerate(_seq(spec.get("containers"), "containers", name, source))
-        )
-        if not apps:
+        model = podmodel.read_pod_spec(spec, strict=True, where=f"pod {name}: spec", source=source)
+        return cls.from_model(name, model, source, namespace, uid)
+
+    @classmethod
+    def from_model(cls, name: str, model: podmodel.Pod, source: str | None = None, namespace: str = "default",
+                   uid: str = "") -> PodRequest:
+        """The kubelet's view of a pod model (InputError when it has no app container)."""
+        if not model.app_containers:
             raise InputError(f"pod {name}: spec.containers is empty", file=source)
-        pod_req: dict[str, int] | None = None
-        pod_lim: dict[str, int] | None = None
-        resources = spec.get("resources")
-        if resources:
-            pod_req, pod_lim = _resources(resources, f"pod {name}: spec.resources", source)
+        resources = model.resources
         return cls(
             name=name,
-            init_containers=inits,
-            containers=apps,
+            init_containers=tuple(_container(c) for c in model.init_containers),
+            containers=tuple(_container(c) for c in model.app_containers),
             namespace=namespace,
             uid=uid,
-            pod_requests=pod_req,
-            pod_limits=pod_lim,
+            pod_requests=None if resources is None else podmodel.canonical_amounts(resources.requests),
+            pod_limits=None if resources is None else podmodel.canonical_amounts(resources.limits),
             source=source,
+            overhead=podmodel.canonical_amounts(model.overhead),
+            spec_model=model,
         )
 
 
-def _seq(value: Any, field_name: str, pod: str, source: str | None) -> Sequence[Any]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise InputError(f"pod {pod}: spec.{field_name} must be a list", file=source)
-    return value
+def _container(container: podmodel.Container) -> ContainerRequest:
+    return ContainerRequest(container.name, container.kind, podmodel.canonical_amounts(container.requests),
+                            podmodel.canonical_amounts(container.limits))
 
 
-def _container(
-    raw: Any, index: int, field_name: str, pod: str, source: str | None
-) -> ContainerRequest:
-    where = f"pod {pod}: spec.{field_name}[{index}]"
-    if not isinstance(raw, Mapping):
-        raise InputError(f"{where} must be a mapping", file=source)
-    name = str(raw.get("name") or f"{field_name}-{index}")
-    kind = KIND_APP
-    if field_name == "initContainers":
-        kind = KIND_SIDECAR if raw.get("restartPolicy") == "Always" else KIND_INIT
-    requests, limits = _resources(raw.get("resources") or {}, f"{where} ({name}).resources", source)
-    return ContainerRequest(name=name, kind=kind, requests=requests, limits=limits)
-
-
-def _resources(raw: Any, where: str, source: str | None) -> tuple[dict[str, int], dict[str, int]]:
-    if not isinstance(raw, Mapping):
-        raise InputError(f"{where} must be a mapping", file=source)
-    limits = _amounts(raw.get("limits"), f"{where}.limits", source)
-    requests = _amounts(raw.get("requests"), f"{where}.requests", source)
-    for resource, value in limits.items():
-        requests.setdefault(resource, value)  # API defaulting: request defaults to the limit
-    return requests, limits
-
-
-def _amounts(raw: Any, where: str, source: str | None) -> dict[str, int]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise InputError(f"{where} must be a mapping", file=source)
-    out: dict[str, int] = {}
-    for resource, value in raw.items():
-        try:
-            quantity = parse_quantity(value)
-        except QuantityError as err:
-            raise InputError(f"{where}.{resource}: {err.message}", file=source) from err
-        if quantity.value < 0:
-            raise InputError(f"{where}.{resource}: must not be negative", file=source)
-        out[str(resource)] = quantity.millis if resource == CPU else quantity.ceil
-    return out
+def _exact(amounts: Mapping[str, int]) -> dict[str, Decimal]:
+    return {name: Decimal(value) / 1000 if name == CPU else Decimal(value) for name, value in amounts.items()}

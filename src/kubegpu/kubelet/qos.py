@@ -1,55 +1,18 @@
-"""Pod QoS class (Guaranteed, Burstable, BestEffort) from cpu and memory of every container.
+"""Pod QoS class (Guaranteed, Burstable, BestEffort) as the kubelet's resource managers use it.
 
-Follows kubernetes v1.35 pkg/apis/core/v1/helper/qos/qos.go (ComputePodQOS): init and sidecar
-containers count, zero quantities are ignored, sums of requests must equal sums of limits;
-with pod-level resources the pod's own requests/limits decide.
+The class is the one pod model's (`kubegpu.manifests.pod.qos_class`, kubernetes v1.35 ComputePodQOS);
+`pod_level_resources` is the kubelet's PodLevelResources feature gate (on by default since 1.34).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import kubegpu.manifests.pod as podmodel
+from kubegpu.kubelet.pod import PodRequest
+from kubegpu.manifests.pod import BEST_EFFORT, BURSTABLE, GUARANTEED
 
-from kubegpu.kubelet.pod import CPU, MEMORY, PodRequest
-
-GUARANTEED = "Guaranteed"
-BURSTABLE = "Burstable"
-BEST_EFFORT = "BestEffort"
-_QOS_RESOURCES = (CPU, MEMORY)
-
-
-def _add(total: dict[str, int], amounts: Mapping[str, int]) -> set[str]:
-    found: set[str] = set()
-    for resource in _QOS_RESOURCES:
-        value = amounts.get(resource, 0)
-        if value > 0:
-            total[resource] = total.get(resource, 0) + value
-            found.add(resource)
-    return found
+__all__ = ["BEST_EFFORT", "BURSTABLE", "GUARANTEED", "qos_class"]
 
 
 def qos_class(pod: PodRequest, pod_level_resources: bool = True) -> str:
-    """The pod's QoS class; `pod_level_resources` is the PodLevelResources gate (on in 1.34+)."""
-    requests: dict[str, int] = {}
-    limits: dict[str, int] = {}
-    guaranteed = True
-    if pod_level_resources and pod.uses_pod_level_resources:
-        _add(requests, pod.pod_requests or {})
-        found = _add(limits, pod.pod_limits or {})
-        if not {CPU, MEMORY} <= found:
-            guaranteed = False
-    else:
-        for container in pod.containers + pod.init_containers:
-            _add(requests, container.requests)
-            found = _add(limits, container.limits)
-            if not {CPU, MEMORY} <= found:
-                guaranteed = False
-    if not requests and not limits:
-        return BEST_EFFORT
-    if guaranteed:
-        for resource, value in requests.items():
-            if limits.get(resource) != value:
-                guaranteed = False
-                break
-    if guaranteed and len(requests) == len(limits):
-        return GUARANTEED
-    return BURSTABLE
+    """The pod's QoS class under the given PodLevelResources gate."""
+    return podmodel.qos_class(pod.model, pod_level_resources)
