@@ -1,14 +1,16 @@
 """Pod and node resource accounting as kube-scheduler sees it: actual and non-zero requests per resource.
 
 Follows kubernetes v1.35 pkg/scheduler/framework (NodeInfo.Requested / NonZeroRequested) and
-pkg/api/v1/resource (PodRequests: containers, restartable init sidecars, init max, overhead).
+component-helpers resource.PodRequests, through the one pod model (`kubegpu.manifests.pod`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 
+import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.units.quantity import parse_quantity
 
@@ -47,25 +49,20 @@ class PodRequest:
         return all(self.requests.get(n, 0) == 0 for n in names)
 
 
-def _container_requests(container: Mapping[str, object]) -> dict[str, int]:
-    raw = container.get("requests") or {}
-    if not isinstance(raw, Mapping):
-        raise InputError("container requests must be a mapping")
-    return {str(k): canonical_amount(str(k), v) for k, v in raw.items()}
-
-
 def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
     for key, value in more.items():
         into[key] = into.get(key, 0) + value
 
 
-def _nonzero(requests: Mapping[str, int]) -> dict[str, int]:
-    out = dict(requests)
-    if CPU not in requests:
-        out[CPU] = DEFAULT_MILLI_CPU_REQUEST
-    if MEMORY not in requests:
-        out[MEMORY] = DEFAULT_MEMORY_REQUEST
-    return out
+_NON_MISSING = {CPU: Decimal(DEFAULT_MILLI_CPU_REQUEST) / 1000, MEMORY: Decimal(DEFAULT_MEMORY_REQUEST)}
+
+
+def pod_request_of(pod: podmodel.Pod, pod_level_resources: bool = True) -> PodRequest:
+    """The scheduler's view of a pod: PodRequests, and PodRequests with the non-zero cpu/memory defaults
+    filled in for each container that omits them (an explicit 0 stays 0), both with overhead."""
+    actual = podmodel.pod_requests(pod, pod_level=pod_level_resources)
+    nonzero = podmodel.pod_requests(pod, pod_level=pod_level_resources, non_missing=_NON_MISSING)
+    return PodRequest(requests=podmodel.canonical_amounts(actual), nonzero=podmodel.canonical_amounts(nonzero))
 
 
 def pod_request(
@@ -74,26 +71,19 @@ def pod_request(
     init_containers: Iterable[Mapping[str, object]] = (),
     overhead: Mapping[str, object] | None = None,
 ) -> PodRequest:
-    """Sum a pod's requests the way PodRequests does (sidecars add, init containers take the max).
-
-    Non-zero defaults are applied per container that omits cpu or memory (an explicit 0 stays 0).
-    """
-    actual: dict[str, int] = {}
-    nonzero: dict[str, int] = {}
-    for container in list(containers) + list(sidecars):
-        reqs = _container_requests(container)
-        _add(actual, reqs)
-        _add(nonzero, _nonzero(reqs))
-    for container in init_containers:
-        reqs = _container_requests(container)
-        for target, values in ((actual, reqs), (nonzero, _nonzero(reqs))):
-            for key, value in values.items():
-                target[key] = max(target.get(key, 0), value)
-    if overhead:
-        extra = {str(k): canonical_amount(str(k), v) for k, v in overhead.items()}
-        _add(actual, extra)
-        _add(nonzero, extra)
-    return PodRequest(requests=actual, nonzero=nonzero)
+    """A pod given as lists of `{"requests": {...}}` (app containers, sidecars started after the init
+    containers, init containers): the scheduler's view through the pod model."""
+    parts: list[podmodel.Container] = []
+    for kind, group in ((podmodel.KIND_INIT, init_containers), (podmodel.KIND_SIDECAR, sidecars),
+                        (podmodel.KIND_APP, containers)):
+        for i, container in enumerate(group):
+            raw = container.get("requests") or {}
+            if not isinstance(raw, Mapping):
+                raise InputError("container requests must be a mapping")
+            requests, _ = podmodel.read_amounts(raw, f"{kind}[{i}].requests")
+            parts.append(podmodel.make_container(f"{kind}-{i}", kind, requests))
+    extra, _ = podmodel.read_amounts(overhead, "overhead")
+    return pod_request_of(podmodel.make_pod(parts, None, extra))
 
 
 @dataclass(frozen=True)
