@@ -111,6 +111,10 @@ class _Kubelets:
 
     @staticmethod
     def request(b: Binding, gpu_resource: str) -> PodRequest:
+        """The pod the kubelet admits: the real pod when it came from a manifest (its own containers, QoS
+        and requests); a trace row has no pod spec, so one Guaranteed container with its requests."""
+        if b.pod.spec is not None:
+            return PodRequest.from_model(b.pod.name, b.pod.spec)
         req: dict[str, object] = {"cpu": f"{b.pod.cpu_milli}m", "memory": str(b.pod.memory_bytes)}
         if b.pod.is_gpu and not b.pod.is_share:
             req[gpu_resource] = str(b.pod.gpu_count)

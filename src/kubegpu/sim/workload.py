@@ -8,21 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
+import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
+from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.scheduler.gpu.state import GpuPod
-from kubegpu.scheduler.resources import canonical_amount
 from kubegpu.scheduler.tas import Mode, TopologyRequest
 
 DURATION_ANNOTATION = "kubegpu.io/duration"
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
-GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
 @dataclass(frozen=True)
@@ -86,30 +87,28 @@ def _duration(text: object, source: str) -> float:
     return value
 
 
-def _pod_from_template(name: str, template: Mapping[str, Any], source: str, group: str) -> GpuPod:
+def _pod_from_template(name: str, template: Mapping[str, Any], source: str, group: str,
+                       registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> GpuPod:
+    """One pod of a template: its effective requests (PodRequests: sidecars add, init containers count as a
+    maximum, pod-level resources and overhead included) and its whole accelerator devices."""
     spec = template.get("spec") or {}
     if not isinstance(spec, Mapping):
         raise InputError(f"{name}: template.spec must be a mapping", file=source)
-    cpu = mem = gpus = 0
-    model: tuple[str, ...] = ()
-    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
-        if not isinstance(c, Mapping):
-            raise InputError(f"{name}: containers must be mappings", file=source)
-        res = c.get("resources") or {}
-        req = dict(res.get("limits") or {})
-        req.update(res.get("requests") or {})
-        try:
-            cpu += canonical_amount("cpu", req.get("cpu", 0))
-            mem += canonical_amount("memory", req.get("memory", 0))
-            gpus += sum(canonical_amount(r, req.get(r, 0)) for r in GPU_RESOURCES)
-        except InputError as err:
-            raise InputError(f"{name}: {err.message}", file=source) from None
+    meta = template.get("metadata") or {}
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    model = podmodel.read_pod_spec(spec, annotations if isinstance(annotations, Mapping) else None,
+                                   where=f"{name}: spec", source=source)
+    requests = podmodel.pod_requests(model)
+    cpu = podmodel.canonical("cpu", requests.get("cpu", Decimal(0)))
+    mem = podmodel.canonical("memory", requests.get("memory", Decimal(0)))
+    gpus = podmodel.device_count(model, registry)
+    model_names: tuple[str, ...] = ()
     selector = spec.get("nodeSelector") or {}
     if isinstance(selector, Mapping):
         for key in ("nvidia.com/gpu.product", "alibabacloud.com/gpu-card-model"):
             if key in selector:
-                model = (str(selector[key]),)
-    return GpuPod(name, max(cpu, 1), mem, gpus, 1000 if gpus else 0, model, group=group)
+                model_names = (str(selector[key]),)
+    return GpuPod(name, max(cpu, 1), mem, gpus, 1000 if gpus else 0, model_names, group=group, spec=model)
 
 
 def _topology(meta: Mapping[str, Any]) -> TopologyRequest | None:

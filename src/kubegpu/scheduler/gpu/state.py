@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ModelError
+from kubegpu.manifests.pod import Pod as PodModel
 
 MILLI = 1000
 MAX_GPUS_PER_NODE = 8
@@ -24,7 +25,8 @@ BoolArray = npt.NDArray[np.bool_]
 class GpuPod:
     """One pod as the GPU simulator sees it: requests, GPU share and allowed GPU models.
 
-    `gpu_milli` is per GPU (1000 = a whole GPU); `gpu_models` empty means any model.
+    `gpu_milli` is per GPU (1000 = a whole GPU); `gpu_models` empty means any model; `spec` is the pod model
+    of a pod read from a manifest (None for trace rows), which kubelet admission reads.
     """
 
     name: str
@@ -37,6 +39,7 @@ class GpuPod:
     duration: float | None = None
     arrival: float = 0.0
     labels: Mapping[str, str] = field(default_factory=dict)
+    spec: PodModel | None = field(default=None, compare=False, repr=False)  # the real pod, when known
 
     @property
     def total_gpu_milli(self) -> int:
