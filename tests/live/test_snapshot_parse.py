@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from kubegpu.errors import InputError
 from kubegpu.live.fit import NodeFree, copies, usable_gpus
-from kubegpu.live.model import ContainerInfo, NodeInfo, PodShape
-from kubegpu.live.parse import effective_requests, parse_pod
+from kubegpu.live.model import NodeInfo, PodShape
+from kubegpu.live.parse import parse_pod
 from kubegpu.live.snapshot import configz_node, load_snapshot
 
 
@@ -84,9 +84,13 @@ requests = st.dictionaries(st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]),
 @given(st.lists(requests, max_size=4), st.lists(requests, max_size=3))
 def test_effective_requests_cover_every_phase(apps: list[dict[str, int]],
                                               inits: list[dict[str, int]]) -> None:
-    containers = [ContainerInfo(f"i{i}", r, {}, init=True) for i, r in enumerate(inits)]
-    containers += [ContainerInfo(f"a{i}", r, {}) for i, r in enumerate(apps)]
-    total = effective_requests(containers, {})
+    def quantities(r: dict[str, int]) -> dict[str, str]:
+        return {k: f"{v}m" if k == "cpu" else str(v) for k, v in r.items()}  # cpu is counted in millicores
+
+    spec = {"initContainers": [{"name": f"i{i}", "resources": {"requests": quantities(r)}}
+                               for i, r in enumerate(inits)],
+            "containers": [{"name": f"a{i}", "resources": {"requests": quantities(r)}} for i, r in enumerate(apps)]}
+    total = parse_pod({"metadata": {"name": "p"}, "spec": spec}).requests
     for name in ("cpu", "memory", "nvidia.com/gpu"):
         assert total.get(name, 0) >= sum(a.get(name, 0) for a in apps)
         assert all(total.get(name, 0) >= i.get(name, 0) for i in inits)

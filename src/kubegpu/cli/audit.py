@@ -15,6 +15,7 @@ from kubegpu.live.audit import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
 from kubegpu.live.checks import with_checks
 from kubegpu.live.rbac import RbacOptions, render_rbac
 from kubegpu.live.render import render_json, render_markdown, render_text
+from kubegpu.manifests.accelerators import AcceleratorRegistry
 from kubegpu.rules import LintConfig, all_rules, load_config
 
 
@@ -67,8 +68,8 @@ def audit_command(
                                                namespace=namespace, timeout_s=timeout,
                                                read_configz=configz))
         lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()
-        report = audit(snap, AuditOptions(domain_labels=(block_label, rack_label),
-                                          namespace=namespace))
+        report = audit(snap, AuditOptions(domain_labels=(block_label, rack_label), namespace=namespace,
+                                          accelerators=AcceleratorRegistry(lint_config.accelerator_resources)))
         report = with_checks(report, snap, lint_config, namespace)
     except KubegpuError as err:
         raise fail(err) from err

@@ -12,8 +12,10 @@ from typing import Any
 
 from kubegpu.live.fgd import Fragmentation, cluster_fragmentation
 from kubegpu.live.fit import GPU_PRODUCT_LABEL, NodeFree, node_free, usable_gpus
-from kubegpu.live.model import ClusterSnapshot, PodInfo, PodShape, is_accelerator
+from kubegpu.live.model import ClusterSnapshot, PodInfo, PodShape
 from kubegpu.live.parse import pod_shape
+from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
+from kubegpu.manifests.pod import GUARANTEED, qos_class
 
 DEFAULT_BLOCK_LABEL = "cloud.provider.com/topology-block"
 DEFAULT_RACK_LABEL = "cloud.provider.com/topology-rack"
@@ -23,10 +25,12 @@ GANG_SIZES = (1, 2, 4, 8)
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """Which labels name topology domains, and which namespace's pods to report on."""
+    """Which labels name topology domains, which namespace's pods to report on, which resources are
+    accelerators."""
 
     domain_labels: tuple[str, ...] = (DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL)
     namespace: str | None = None
+    accelerators: AcceleratorRegistry = DEFAULT_REGISTRY  # lint's accelerator-resources setting
 
 
 @dataclass(frozen=True)
@@ -195,13 +199,13 @@ class AuditReport:
         }
 
 
-def demand_shapes(snapshot: ClusterSnapshot) -> list[PodShape]:
+def demand_shapes(snapshot: ClusterSnapshot, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> list[PodShape]:
     """Task shapes, one entry per pod: GPU pods placed or pending, and pending Kueue pod sets."""
     shapes: list[PodShape] = []
     for pod in snapshot.pods:
         if pod.terminal:
             continue
-        shape = pod_shape(pod)
+        shape = pod_shape(pod, registry)
         if shape is not None:
             shapes.append(shape)
     for workload in snapshot.kueue_workloads:
@@ -244,13 +248,10 @@ def _gangs(frees: Iterable[tuple[NodeFree, str]], sizes: Sequence[int]) -> tuple
 
 
 def _guaranteed(pod: PodInfo) -> bool:
-    """status.qosClass, else the QoS rule: every container has cpu and memory limits = requests."""
+    """status.qosClass (GetPodQOS), else the QoS class the pod model computes from the spec."""
     if pod.qos_class:
-        return pod.qos_class == "Guaranteed"
-    conts = pod.containers
-    return bool(conts) and all(
-        c.limits.get(r, 0) > 0 and c.requests.get(r) == c.limits.get(r)
-        for c in conts for r in ("cpu", "memory"))
+        return pod.qos_class == GUARANTEED
+    return pod.spec is not None and qos_class(pod.spec) == GUARANTEED
 
 
 def exclusive_cpus(pod: PodInfo) -> bool:
@@ -260,7 +261,8 @@ def exclusive_cpus(pod: PodInfo) -> bool:
         for c in pod.containers if not c.init)
 
 
-def numa_misplacement(snapshot: ClusterSnapshot) -> list[NumaFinding]:
+def numa_misplacement(snapshot: ClusterSnapshot,
+                      registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> list[NumaFinding]:
     """Zones whose NRT usage proves a GPU pod's pinned CPUs are off its GPUs' NUMA node.
 
     NFD's topology-updater accounts only what is exclusively allocated to Guaranteed pods (pinned
@@ -275,15 +277,15 @@ def numa_misplacement(snapshot: ClusterSnapshot) -> list[NumaFinding]:
     findings: list[NumaFinding] = []
     for nrt in snapshot.node_topologies:
         pods = [p for p in snapshot.pods_on(nrt.name) if _guaranteed(p)]
-        gpu_pods = [p for p in pods if p.accelerators()]
+        gpu_pods = [p for p in pods if p.accelerators(registry)]
         e_pods = [p for p in gpu_pods if exclusive_cpus(p)]
         if not e_pods:
             continue
-        n_gpus = sum(sum(p.accelerators().values()) for p in gpu_pods if not exclusive_cpus(p))
-        others_pinned = any(exclusive_cpus(p) for p in pods if not p.accelerators())
+        n_gpus = sum(sum(p.accelerators(registry).values()) for p in gpu_pods if not exclusive_cpus(p))
+        others_pinned = any(exclusive_cpus(p) for p in pods if not p.accelerators(registry))
         names = tuple(p.key for p in e_pods)
         for zone in nrt.zones:
-            gpu_used = sum(r.used for n, r in zone.resources.items() if is_accelerator(n))
+            gpu_used = sum(r.used for n, r in zone.resources.items() if registry.is_accelerator(n))
             cpu = zone.resources.get("cpu")
             if cpu is None:
                 continue
@@ -309,13 +311,14 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
     """Compute the audit figures of a snapshot (see docs/commands/audit.md for each rule)."""
     options = options or AuditOptions()
     labels = domain_labels(snapshot, options)
-    shapes = demand_shapes(snapshot)
+    registry = options.accelerators
+    shapes = demand_shapes(snapshot, registry)
     distinct = tuple(dict.fromkeys(shapes))  # the fit search needs each shape once
     reports: list[NodeReport] = []
     frees: list[tuple[NodeFree, str]] = []
     for node in snapshot.nodes:
         free = node_free(snapshot, node)
-        for resource in node.accelerator_resources():
+        for resource in node.accelerator_resources(registry):
             frees.append((free, resource))
     resources = sorted({r for _, r in frees})
     frag_by_node: dict[str, float] = {}
@@ -343,13 +346,13 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
             domains=tuple((lab, node.labels[lab]) for lab in labels if lab in node.labels),
             fragmentation_milli=frag_by_node.get(node.name, 0.0)))
     domains = _domains(reports, frees, labels, distinct)
-    pending = [p for p in snapshot.pods if p.pending and p.accelerators()
+    pending = [p for p in snapshot.pods if p.pending and p.accelerators(registry)
                and (options.namespace is None or p.namespace == options.namespace)]
-    pending_gpus = sum(sum(p.accelerators().values()) for p in pending)
+    pending_gpus = sum(sum(p.accelerators(registry).values()) for p in pending)
     pending_gpus += sum(ps.count * ps.shape.gpus for w in snapshot.kueue_workloads if w.pending
                         for ps in w.pod_sets if ps.shape is not None
                         and (options.namespace is None or w.namespace == options.namespace))
-    numa = [f for f in numa_misplacement(snapshot)
+    numa = [f for f in numa_misplacement(snapshot, registry)
             if options.namespace is None or any(p.startswith(f"{options.namespace}/")
                                                 for p in f.pods)]
     counts = Counter(shapes)

@@ -13,6 +13,8 @@ from typing import Any
 from kubegpu.errors import InputError
 from kubegpu.live.audit import AuditReport, Issue
 from kubegpu.live.model import ClusterSnapshot
+from kubegpu.manifests.accelerators import AcceleratorRegistry
+from kubegpu.manifests.pod import uses_accelerators
 from kubegpu.rules import Finding, LintConfig, lint_text
 
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
@@ -38,8 +40,9 @@ def lint_pods(snapshot: ClusterSnapshot, config: LintConfig,
               namespace: str | None = None) -> list[Issue]:
     """Findings on every live GPU pod (Succeeded/Failed pods are history, not state)."""
     issues: list[Issue] = []
+    registry = AcceleratorRegistry(config.accelerator_resources)
     for pod in snapshot.pods:
-        if pod.terminal or not pod.accelerators():
+        if pod.terminal or pod.spec is None or not uses_accelerators(pod.spec, registry):
             continue
         if namespace is not None and pod.namespace != namespace:
             continue

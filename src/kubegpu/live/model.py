@@ -10,31 +10,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
+from kubegpu.manifests.pod import Pod as PodModel
+
 # Resources counted in canonical integer units: cpu in millicores, everything else rounded up
 # (memory and storage in bytes, extended resources in units).
 ResourceList = Mapping[str, int]
-
-# Extended resources that are accelerators; a name with the `nvidia.com/mig-` prefix is one too.
-ACCELERATOR_RESOURCES = frozenset(
-    {
-        "nvidia.com/gpu",
-        "nvidia.com/gpu.shared",
-        "amd.com/gpu",
-        "gpu.intel.com/i915",
-        "gpu.intel.com/xe",
-        "habana.ai/gaudi",
-        "aws.amazon.com/neuron",
-        "aws.amazon.com/neuroncore",
-        "google.com/tpu",
-    }
-)
-ACCELERATOR_PREFIXES = ("nvidia.com/mig-",)
-
-
-def is_accelerator(resource: str) -> bool:
-    """True when `resource` names an accelerator device resource (GPU, MIG slice, TPU, ...)."""
-    return resource in ACCELERATOR_RESOURCES or resource.startswith(ACCELERATOR_PREFIXES)
-
 
 @dataclass(frozen=True)
 class Taint:
@@ -127,9 +108,9 @@ class NodeInfo:
         """Ready and not cordoned: new pods can land here."""
         return self.ready and not self.unschedulable
 
-    def accelerator_resources(self) -> tuple[str, ...]:
+    def accelerator_resources(self, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> tuple[str, ...]:
         """The accelerator resources this node offers (allocatable > 0), sorted."""
-        return tuple(sorted(r for r, v in self.allocatable.items() if is_accelerator(r) and v > 0))
+        return tuple(sorted(r for r, v in self.allocatable.items() if registry.is_accelerator(r) and v > 0))
 
 
 @dataclass(frozen=True)
@@ -161,6 +142,7 @@ class PodInfo:
     annotations: Mapping[str, str] = field(default_factory=dict)
     scheduling_gated: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    spec: PodModel | None = field(default=None, compare=False, repr=False)  # the pod model of its spec
 
     @property
     def key(self) -> str:
@@ -176,9 +158,9 @@ class PodInfo:
         """Not bound to a node and not finished: demand the cluster has not met."""
         return self.node_name is None and not self.terminal
 
-    def accelerators(self) -> dict[str, int]:
+    def accelerators(self, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> dict[str, int]:
         """Accelerator resources this pod requests, by name (only those > 0)."""
-        return {r: v for r, v in self.requests.items() if is_accelerator(r) and v > 0}
+        return {r: v for r, v in self.requests.items() if registry.is_accelerator(r) and v > 0}
 
 
 @dataclass(frozen=True)

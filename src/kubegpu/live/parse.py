@@ -1,13 +1,15 @@
 """Turn API objects (plain dicts as the API server returns them) into the snapshot model.
 
-Pod requests follow kubernetes v1.35 `component-helpers/resource.PodRequests` (sidecars, init max).
+A pod's requests, QoS and accelerators are the one pod model's (`kubegpu.manifests.pod`, kubernetes v1.35
+`component-helpers/resource.PodRequests`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError, QuantityError
 from kubegpu.live.model import (
     ContainerInfo,
@@ -26,8 +28,8 @@ from kubegpu.live.model import (
     Taint,
     Toleration,
     ZoneResource,
-    is_accelerator,
 )
+from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.units.quantity import parse_quantity
 
 
@@ -108,50 +110,10 @@ def parse_node(obj: Mapping[str, Any], source: str = "<api>") -> NodeInfo:
     )
 
 
-def _container(raw: object, where: str, source: str, init: bool) -> ContainerInfo:
-    cont = _map(raw, where, source)
-    name = str(cont.get("name", "?"))
-    res = _map(cont.get("resources"), f"{where}.resources", source)
-    limits = resource_list(res.get("limits"), f"{where}.resources.limits", source)
-    requests = resource_list(res.get("requests"), f"{where}.resources.requests", source)
-    for rname, value in limits.items():  # API defaulting: an omitted request takes the limit
-        requests.setdefault(rname, value)
-    return ContainerInfo(name=name, requests=requests, limits=limits, init=init,
-                         restartable=init and cont.get("restartPolicy") == "Always")
-
-
-def _add(total: dict[str, int], more: ResourceList) -> None:
-    for name, value in more.items():
-        total[name] = total.get(name, 0) + value
-
-
-def _max_into(total: dict[str, int], other: ResourceList) -> None:
-    for name, value in other.items():
-        if value > total.get(name, 0):
-            total[name] = value
-
-
-def effective_requests(containers: Iterable[ContainerInfo],
-                       overhead: ResourceList) -> dict[str, int]:
-    """Pod requests as the scheduler computes them: app + sidecars vs. each init step + overhead."""
-    app: dict[str, int] = {}
-    sidecars: dict[str, int] = {}
-    init_max: dict[str, int] = {}
-    for cont in containers:
-        if not cont.init:
-            _add(app, cont.requests)
-        elif cont.restartable:
-            _add(sidecars, cont.requests)
-            _max_into(init_max, sidecars)
-        else:
-            step = dict(sidecars)
-            _add(step, cont.requests)
-            _max_into(init_max, step)
-    total = dict(app)
-    _add(total, sidecars)
-    _max_into(total, init_max)
-    _add(total, overhead)
-    return total
+def _container(container: podmodel.Container) -> ContainerInfo:
+    return ContainerInfo(name=container.name, requests=podmodel.canonical_amounts(container.requests),
+                         limits=podmodel.canonical_amounts(container.limits),
+                         init=container.kind != podmodel.KIND_APP, restartable=container.restartable)
 
 
 def tolerations(raw: object, where: str, source: str) -> tuple[Toleration, ...]:
@@ -185,18 +147,13 @@ def node_affinity(spec: Mapping[str, Any], where: str, source: str) -> NodeAffin
     return tuple(terms)
 
 
-def parse_pod_spec(spec: Mapping[str, Any], where: str, source: str) -> tuple[
-        tuple[ContainerInfo, ...], dict[str, int]]:
-    """Containers (init first) and effective requests of a pod spec."""
-    containers = tuple(
-        _container(c, f"{where}.spec.initContainers[{i}]", source, init=True)
-        for i, c in enumerate(_list(spec.get("initContainers"), f"{where}.initContainers", source))
-    ) + tuple(
-        _container(c, f"{where}.spec.containers[{i}]", source, init=False)
-        for i, c in enumerate(_list(spec.get("containers"), f"{where}.spec.containers", source))
-    )
-    overhead = resource_list(spec.get("overhead"), f"{where}.spec.overhead", source)
-    return containers, effective_requests(containers, overhead)
+def parse_pod_spec(spec: Mapping[str, Any], where: str, source: str,
+                   annotations: Mapping[str, Any] | None = None) -> tuple[
+        tuple[ContainerInfo, ...], dict[str, int], podmodel.Pod]:
+    """Containers (init first), effective requests (PodRequests) and the pod model of a pod spec."""
+    model = podmodel.read_pod_spec(spec, annotations, where=f"{where}.spec", source=source)
+    containers = tuple(_container(c) for c in model.containers)
+    return containers, podmodel.canonical_amounts(podmodel.pod_requests(model)), model
 
 
 def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
@@ -207,7 +164,8 @@ def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
     where = f"Pod {namespace}/{name}"
     spec = _map(obj.get("spec"), f"{where}.spec", source)
     status = _map(obj.get("status"), f"{where}.status", source)
-    containers, requests = parse_pod_spec(spec, where, source)
+    annotations = _str_map(meta.get("annotations"), f"{where}.metadata.annotations", source)
+    containers, requests, model = parse_pod_spec(spec, where, source, annotations)
     node_name = spec.get("nodeName")
     return PodInfo(
         namespace=namespace,
@@ -221,17 +179,19 @@ def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
         tolerations=tolerations(spec.get("tolerations"), f"{where}.spec.tolerations", source),
         node_affinity=node_affinity(spec, f"{where}.spec", source),
         labels=_str_map(meta.get("labels"), f"{where}.metadata.labels", source),
-        annotations=_str_map(meta.get("annotations"), f"{where}.metadata.annotations", source),
+        annotations=annotations,
         scheduling_gated=bool(_list(spec.get("schedulingGates"), f"{where}.schedulingGates",
                                     source)),
         raw=obj,
+        spec=model,
     )
 
 
 def shape_of(requests: ResourceList, node_selector: Mapping[str, str],
-             tols: tuple[Toleration, ...], affinity: NodeAffinity = ()) -> PodShape | None:
+             tols: tuple[Toleration, ...], affinity: NodeAffinity = (),
+             registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> PodShape | None:
     """The accelerator shape of a pod (None for a pod without accelerators)."""
-    accel = sorted((r, v) for r, v in requests.items() if is_accelerator(r) and v > 0)
+    accel = sorted((r, v) for r, v in requests.items() if registry.is_accelerator(r) and v > 0)
     if not accel:
         return None
     resource, gpus = accel[0]
@@ -246,8 +206,8 @@ def shape_of(requests: ResourceList, node_selector: Mapping[str, str],
     )
 
 
-def pod_shape(pod: PodInfo) -> PodShape | None:
-    return shape_of(pod.requests, pod.node_selector, pod.tolerations, pod.node_affinity)
+def pod_shape(pod: PodInfo, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> PodShape | None:
+    return shape_of(pod.requests, pod.node_selector, pod.tolerations, pod.node_affinity, registry)
 
 
 def parse_nrt(obj: Mapping[str, Any], source: str = "<api>") -> NodeResourceTopology:
@@ -310,7 +270,7 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         ps = _map(raw, f"{where}.spec.podSets[{i}]", source)
         template = _map(ps.get("template"), f"{where}.spec.podSets[{i}].template", source)
         tspec = _map(template.get("spec"), f"{where}.spec.podSets[{i}].template.spec", source)
-        _, requests = parse_pod_spec(tspec, f"{where}.spec.podSets[{i}].template", source)
+        _, requests, _ = parse_pod_spec(tspec, f"{where}.spec.podSets[{i}].template", source)
         shape = shape_of(requests,
                          _str_map(tspec.get("nodeSelector"), f"{where}.podSets[{i}]", source),
                          tolerations(tspec.get("tolerations"), f"{where}.podSets[{i}]", source),
@@ -340,7 +300,7 @@ def _flavor_totals(raw: object, key: str, where: str, source: str) -> dict[str, 
         for j, res in enumerate(_list(entry.get("resources"), f"{where}[{i}].resources", source)):
             item = _map(res, f"{where}[{i}].resources[{j}]", source)
             name = str(item.get("name", ""))
-            if is_accelerator(name) and item.get(key) is not None:
+            if DEFAULT_REGISTRY.is_accelerator(name) and item.get(key) is not None:
                 amount = _amount(name, item[key], f"{where}[{i}].resources[{j}].{key}", source)
                 totals[name] = totals.get(name, 0) + amount
     return totals
