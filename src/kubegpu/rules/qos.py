@@ -253,8 +253,10 @@ GPU_POD_NOT_GUARANTEED = Rule(
     "launch threads starve the GPU. Init containers and restartable sidecars count: one Burstable "
     "sidecar makes the whole pod Burstable. Only cpu and memory count (not hugepages or GPUs), a zero limit "
     "is no limit, and a missing request defaults to its limit. With pod-level `spec.resources` the class "
-    "comes from those alone, and the static CPU and memory managers skip the pod unless the alpha "
-    "PodLevelResourceManagers gate is on (reported as info).",
+    "comes from those alone (an empty `resources: {}` makes the pod BestEffort, and a missing pod-level request "
+    "defaults to the containers' total request, not to the limit), and the static CPU and memory managers skip "
+    "the pod unless the alpha PodLevelResourceManagers gate is on (reported as info). `kubegpu admit` and the "
+    "simulator compute the same class.",
     bad_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n  limits: {nvidia.com/gpu: 1}",
     good_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n"
     "  limits: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}",
