@@ -16,7 +16,7 @@ from typing import Any
 
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
-from kubegpu.generate.workload import containers, gpu_count, load_workloads, sum_requests
+from kubegpu.generate.workload import load_workloads, pod_gpus, pod_requests
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.kubelet.eviction import DEFAULT_EVICTION_HARD, MEMORY_AVAILABLE
 from kubegpu.topology.cpulist import format_cpulist
@@ -180,10 +180,10 @@ def shape_from_manifest(path: str) -> PodShape:
     for workload in load_workloads([path]):
         for ref in workload.templates:
             spec = workload.pod_spec(ref)
-            gpus = sum(gpu_count(c) for c in containers(spec))
+            gpus = pod_gpus(spec)
             if gpus == 0:
                 continue
-            totals = sum_requests(containers(spec))
+            totals = pod_requests(spec)
             shape = PodShape(
                 gpus,
                 totals.get("cpu", 0),

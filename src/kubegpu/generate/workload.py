@@ -6,17 +6,15 @@ this module adds pod counts, container helpers and the InputError a generator ra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
 from kubegpu.manifests import Document, load_text, pod_templates
-from kubegpu.units.quantity import parse_quantity
-
-_SCALAR_GPU_SUFFIX = "/gpu"
 
 
 @dataclass(frozen=True)
@@ -163,43 +161,22 @@ def containers(spec: Mapping[str, Any], init: bool = False) -> list[Mapping[str,
 
 
 def gpu_count(container: Mapping[str, Any]) -> int:
-    """GPUs a container asks for: any `<vendor>/gpu` extended resource (limits, else requests)."""
-    resources = container.get("resources") or {}
-    total = 0
-    for section in ("limits", "requests"):
-        values = resources.get(section) or {}
-        found = 0
-        for name, value in values.items():
-            if str(name).endswith(_SCALAR_GPU_SUFFIX):
-                try:
-                    found += parse_quantity(value).ceil
-                except InputError:
-                    continue
-        if found:
-            total = found
-            break
-    return total
+    """Accelerator devices a container asks for (the accelerator registry's device resources)."""
+    return podmodel.container_device_count(podmodel.read_container(container, podmodel.KIND_APP, "container",
+                                                                   strict=False))
 
 
 def is_gpu_pod(spec: Mapping[str, Any]) -> bool:
-    return any(gpu_count(c) > 0 for c in containers(spec) + containers(spec, init=True))
+    """The pod model's test: an accelerator resource or a DRA claim (annotations are the metadata's)."""
+    return podmodel.uses_accelerators(podmodel.read_pod_spec(spec, strict=False))
 
 
-def sum_requests(items: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """Per-resource requests summed over containers (requests, else limits), in base units.
+def pod_gpus(spec: Mapping[str, Any]) -> int:
+    """Accelerator devices one pod asks for (its effective requests)."""
+    return podmodel.device_count(podmodel.read_pod_spec(spec, strict=False))
 
-    CPU in millicores, everything else in whole units (bytes, devices).
-    """
-    totals: dict[str, int] = {}
-    for container in items:
-        resources = container.get("resources") or {}
-        merged = dict(resources.get("limits") or {})
-        merged.update(resources.get("requests") or {})
-        for name, value in merged.items():
-            try:
-                q = parse_quantity(value)
-            except InputError:
-                continue
-            amount = q.millis if name == "cpu" else q.ceil
-            totals[str(name)] = totals.get(str(name), 0) + amount
-    return totals
+
+def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
+    """One pod's effective requests (PodRequests: init containers a maximum, sidecars, pod-level resources,
+    overhead), cpu in millicores and everything else in whole units; unreadable values are left out."""
+    return podmodel.canonical_amounts(podmodel.pod_requests(podmodel.read_pod_spec(spec, strict=False)))

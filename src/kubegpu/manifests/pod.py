@@ -391,6 +391,11 @@ def accelerator_requests(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGIS
     return {n: v for n, v in pod_requests(pod).items() if registry.is_accelerator(n) and v > 0}
 
 
+def container_device_count(container: Container, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> int:
+    """Whole accelerator devices one container asks for."""
+    return sum(canonical(n, v) for n, v in container.requests.items() if v > 0 and registry.counts_devices(n))
+
+
 def device_count(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> int:
     """Whole accelerator devices the pod asks for (HAMi memory and core shares are not devices)."""
     return sum(canonical(n, v) for n, v in accelerator_requests(pod, registry).items() if registry.counts_devices(n))
