@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
+import kubegpu.manifests.pod as podmodel
 from kubegpu.manifests import (
     ContainerRef,
     Document,
@@ -19,6 +20,7 @@ from kubegpu.manifests import (
     memoised,
     pod_templates,
 )
+from kubegpu.manifests.resources import template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
@@ -92,19 +94,15 @@ def _label(container: ContainerRef) -> str:
 
 
 def _pod_memory_limit(template: PodTemplate) -> int | None:
-    """Sum of the app containers' and sidecars' memory limits in bytes, or None when any is missing or invalid."""
-    total = 0
-    for container in template.containers:
-        if container.kind == "init":
-            continue
-        limits = (container.data.get("resources") or {}).get("limits") or {}
-        if not isinstance(limits, Mapping) or "memory" not in limits:
-            return None
-        try:
-            total += parse_quantity(limits["memory"]).ceil
-        except Exception:  # invalid quantities are reported by KG004
-            return None
-    return total
+    """The pod's memory limit in bytes (PodLimits: pod-level, else app containers and sidecars added, init
+    containers a maximum), or None when a running container has no (valid) memory limit: no pod limit then."""
+    model = template_pod(template)
+    if model.resources is not None and "memory" in model.resources.limits:
+        return podmodel.canonical("memory", model.resources.limits["memory"])
+    if any(c.kind != podmodel.KIND_INIT and "memory" not in c.limits for c in model.containers):
+        return None  # invalid quantities are reported by KG004
+    memory = podmodel.pod_limits(model, overhead=False).get("memory")
+    return None if memory is None else podmodel.canonical("memory", memory)
 
 
 def shm_size_for(memory_limit: int) -> int:
