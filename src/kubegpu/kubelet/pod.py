@@ -6,7 +6,7 @@ PodRequests / PodLimits); this module only keeps the integer units the resource 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
@@ -16,7 +16,7 @@ import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.manifests.pod import CPU, KIND_APP, KIND_INIT, KIND_SIDECAR, MEMORY
 
-__all__ = ["CPU", "KIND_APP", "KIND_INIT", "KIND_SIDECAR", "MEMORY", "ContainerRequest", "PodRequest"]
+__all__ = ["CPU", "KIND_APP", "KIND_INIT", "KIND_SIDECAR", "MEMORY", "ContainerRequest", "PodRequest", "aggregate"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,13 @@ class PodRequest:
             overhead=podmodel.canonical_amounts(model.overhead),
             spec_model=model,
         )
+
+
+def aggregate(pod: PodRequest, amounts: Callable[[ContainerRequest], Mapping[str, int]]) -> dict[str, int]:
+    """The pod model's container summation over per-container integer amounts a resource manager chooses
+    (app containers and sidecars add, each init container with the sidecars before it is a maximum)."""
+    steps = [(c.kind, {r: Decimal(n) for r, n in amounts(c).items()}) for c in pod.all_containers()]
+    return {r: int(v) for r, v in podmodel.aggregate(steps).items()}
 
 
 def _container(container: podmodel.Container) -> ContainerRequest:

@@ -257,23 +257,21 @@ def _max_into(total: dict[str, Decimal], other: Amounts) -> None:
             total[name] = value
 
 
-def _aggregate(pod: Pod, section: str, non_missing: Amounts | None = None) -> dict[str, Decimal]:
-    """The containers' aggregate (AggregateContainerRequests / AggregateContainerLimits).
+def aggregate(steps: Iterable[tuple[str, Amounts]]) -> dict[str, Decimal]:
+    """The one summation of a pod's containers (the sidecar KEP's formula, as AggregateContainerRequests).
 
-    App containers and restartable sidecars add up; each regular init container runs alone with the sidecars
-    started before it, and the pod needs the largest of those steps if that is more. `non_missing` fills in
-    a request a container leaves out (the scheduler's non-zero defaults); an explicit 0 stays 0.
+    `steps` are (kind, amounts) in pod order, init containers first. App containers and restartable sidecars
+    add up; each regular init container runs alone with the sidecars started before it, and the pod needs the
+    largest of those steps if that is more. The kubelet's resource managers call it with their own
+    per-container amounts (guaranteed CPUs, memory-manager resources).
     """
     result: dict[str, Decimal] = {}
     sidecars: dict[str, Decimal] = {}
     init_peak: dict[str, Decimal] = {}
-    for container in pod.containers:
-        amounts: Amounts = container.requests if section == "requests" else container.limits
-        if non_missing:
-            amounts = {**{k: v for k, v in non_missing.items() if k not in amounts}, **amounts}
-        if container.kind == KIND_APP:
+    for kind, amounts in steps:
+        if kind == KIND_APP:
             _add(result, amounts)
-        elif container.kind == KIND_SIDECAR:
+        elif kind == KIND_SIDECAR:
             _add(result, amounts)
             _add(sidecars, amounts)
             _max_into(init_peak, sidecars)
@@ -283,6 +281,18 @@ def _aggregate(pod: Pod, section: str, non_missing: Amounts | None = None) -> di
             _max_into(init_peak, step)
     _max_into(result, init_peak)
     return result
+
+
+def _aggregate(pod: Pod, section: str, non_missing: Amounts | None = None) -> dict[str, Decimal]:
+    """AggregateContainerRequests / AggregateContainerLimits; `non_missing` fills in a request a container
+    leaves out (the scheduler's non-zero defaults), an explicit 0 stays 0."""
+    steps: list[tuple[str, Amounts]] = []
+    for container in pod.containers:
+        amounts: Amounts = container.requests if section == "requests" else container.limits
+        if non_missing:
+            amounts = {**{k: v for k, v in non_missing.items() if k not in amounts}, **amounts}
+        steps.append((container.kind, amounts))
+    return aggregate(steps)
 
 
 def pod_level_requests_set(pod: Pod) -> bool:

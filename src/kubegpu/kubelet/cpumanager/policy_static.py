@@ -21,7 +21,7 @@ from kubegpu.kubelet.cpumanager.cpuset import to_string
 from kubegpu.kubelet.cpumanager.options import StaticPolicyOptions
 from kubegpu.kubelet.cpumanager.topology import CPUTopology
 from kubegpu.kubelet.hints import TopologyHint
-from kubegpu.kubelet.pod import CPU, KIND_INIT, ContainerRequest, PodRequest
+from kubegpu.kubelet.pod import CPU, KIND_INIT, ContainerRequest, PodRequest, aggregate
 from kubegpu.kubelet.qos import GUARANTEED
 from kubegpu.kubelet.reasons import SMTAlignmentError
 
@@ -125,18 +125,7 @@ class StaticPolicy:
 
     def pod_guaranteed_cpus(self, qos: str, pod: PodRequest) -> int:
         """max(app + sidecar CPUs, the largest regular init container plus sidecars before it)."""
-        by_init = 0
-        by_sidecars = 0
-        for c in pod.init_containers:
-            if CPU not in c.requests:
-                continue
-            n = self.guaranteed_cpus(qos, c)
-            if c.restartable:
-                by_sidecars += n
-            elif by_sidecars + n > by_init:
-                by_init = by_sidecars + n
-        by_apps = sum(self.guaranteed_cpus(qos, c) for c in pod.containers if CPU in c.requests)
-        return max(by_init, by_apps + by_sidecars)
+        return aggregate(pod, lambda c: {CPU: self.guaranteed_cpus(qos, c)} if CPU in c.requests else {}).get(CPU, 0)
 
     def available(self, state: CPUState) -> int:
         return state.default & ~self.reserved

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from kubegpu.errors import ModelError
 from kubegpu.kubelet.bitmask import NUMAMask, iterate_masks
 from kubegpu.kubelet.hints import TopologyHint
-from kubegpu.kubelet.pod import ContainerRequest, PodRequest
+from kubegpu.kubelet.pod import ContainerRequest, PodRequest, aggregate
 
 NODE_WITHOUT_TOPOLOGY = -1
 
@@ -88,23 +88,8 @@ class DeviceManager:
         return {r: n for r, n in sorted(container.limits.items()) if self.is_device_resource(r)}
 
     def pod_request(self, pod: PodRequest) -> dict[str, int]:
-        """PodLimits for device resources: max(apps + sidecars, each init with earlier sidecars)."""
-        out: dict[str, int] = {}
-        resources = {
-            r for c in pod.all_containers() for r in c.limits if self.is_device_resource(r)
-        }
-        for r in sorted(resources):
-            sidecars = 0
-            init_peak = 0
-            for c in pod.init_containers:
-                n = c.limits.get(r, 0)
-                if c.restartable:
-                    sidecars += n
-                else:
-                    init_peak = max(init_peak, sidecars + n)
-            apps = sum(c.limits.get(r, 0) for c in pod.containers)
-            out[r] = max(init_peak, apps + sidecars)
-        return out
+        """PodLimits (without overhead) of the device resources, as getPodDeviceRequest takes them."""
+        return dict(sorted(aggregate(pod, self.container_request).items()))
 
     # -- hints -------------------------------------------------------------------------
     def _in_mask(self, mask: NUMAMask, device: Device) -> bool:

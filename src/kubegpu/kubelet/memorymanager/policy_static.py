@@ -16,7 +16,7 @@ from kubegpu.errors import ModelError
 from kubegpu.kubelet.bitmask import NUMAMask, iterate_masks
 from kubegpu.kubelet.hints import TopologyHint
 from kubegpu.kubelet.memorymanager.reserved import MEMORY, Amount, is_memory_type
-from kubegpu.kubelet.pod import KIND_INIT, ContainerRequest, PodRequest
+from kubegpu.kubelet.pod import KIND_INIT, ContainerRequest, PodRequest, aggregate
 from kubegpu.kubelet.qos import GUARANTEED
 
 
@@ -114,22 +114,9 @@ class StaticMemoryPolicy:
         return {r: v for r, v in sorted(container.requests.items()) if is_memory_type(r)}
 
     def pod_request(self, pod: PodRequest) -> dict[str, int]:
-        by_init: dict[str, int] = {}
-        by_sidecars: dict[str, int] = {}
-        for c in pod.init_containers:
-            for r, q in self.container_request(c).items():
-                by_init.setdefault(r, 0)
-                if c.restartable:
-                    by_sidecars[r] = by_sidecars.get(r, 0) + q
-                elif by_sidecars.get(r, 0) + q > by_init[r]:
-                    by_init[r] = by_sidecars.get(r, 0) + q
-        by_apps: dict[str, int] = {}
-        for c in pod.containers:
-            for r, q in self.container_request(c).items():
-                by_apps[r] = by_apps.get(r, 0) + q
-        return {
-            r: max(by_apps[r] + by_sidecars.get(r, 0), by_init.get(r, 0)) for r in sorted(by_apps)
-        }
+        """getPodRequestedResources: the pod model's summation, for the resources the app containers request."""
+        total = aggregate(pod, self.container_request)
+        return {r: total[r] for r in sorted({r for c in pod.containers for r in self.container_request(c)})}
 
     # -- hints -------------------------------------------------------------------------
     def _reusable(self, state: MemoryState, pod: PodRequest, mask: NUMAMask, resource: str) -> int:
