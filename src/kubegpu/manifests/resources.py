@@ -100,9 +100,7 @@ _KINDS = {"container": podmodel.KIND_APP, "init": podmodel.KIND_INIT, "sidecar":
 
 
 def _template_pod(template: PodTemplate) -> podmodel.Pod:
-    containers = [
-        podmodel.read_container(ref.data, _KINDS[ref.kind], ref.name, strict=False) for ref in template.containers
-    ]
+    containers = [_model_container(ref) for ref in template.containers]
     spec = template.spec
     # A TrainJob's trainer has `resources` of its own container, not pod-level ones (it has no volumes field).
     resources = podmodel.read_pod_resources(spec.get("resources"), "spec.resources", strict=False) \
@@ -113,6 +111,18 @@ def _template_pod(template: PodTemplate) -> podmodel.Pod:
         if isinstance(claims, list) else ()
     annotations = {str(k): str(v) for k, v in template.annotations.items()}
     return podmodel.make_pod(containers, resources, overhead, annotations, claim_names)
+
+
+def _model_container(ref: ContainerRef) -> podmodel.Container:
+    """The model's container from the values container_resources already parsed (every rule reads them)."""
+    parsed = container_resources(ref)
+    requests = {n: v.quantity.value for n, v in parsed.requests.items() if v.quantity is not None}
+    limits = {n: v.quantity.value for n, v in parsed.limits.items() if v.quantity is not None}
+    invalid = [n for n, v in (*parsed.requests.items(), *parsed.limits.items()) if v.quantity is None]
+    resources = ref.data.get("resources")
+    claims = resources.get("claims") if isinstance(resources, Mapping) else None
+    names = [str(c.get("name", "")) for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
+    return podmodel.make_container(ref.name, _KINDS[ref.kind], requests, limits, names, invalid)
 
 
 def template_gpu_containers(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
