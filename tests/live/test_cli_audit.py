@@ -56,3 +56,30 @@ def test_lone_surrogate_in_a_dump_is_one_line_error(tmp_path: Path) -> None:
     (folder / "nodes.json").write_text((CLUSTER / "nodes.json").read_text())
     result = CliRunner().invoke(app, ["audit", "--snapshot", str(folder)])
     assert result.exit_code == 2 and "is not valid Unicode" in result.output
+
+
+def test_accelerator_resources_setting_reaches_audit(tmp_path: Path) -> None:
+    """lint's `accelerator-resources` (kubegpu.toml) decides which resources audit counts as accelerators."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "fpga-a"},
+            "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "example.com/fpga": "4", "pods": "110"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "synth-0", "namespace": "hw"},
+           "spec": {"nodeName": "fpga-a", "containers": [{"name": "c", "image": "synth:1", "resources": {
+               "limits": {"cpu": "4", "memory": "8Gi", "example.com/fpga": "1"}}}]},
+           "status": {"phase": "Running"}}
+    (tmp_path / "nodes.json").write_text(json.dumps({"kind": "List", "items": [node]}), encoding="utf-8")
+    (tmp_path / "pods.json").write_text(json.dumps({"kind": "List", "items": [pod]}), encoding="utf-8")
+    config = tmp_path / "kubegpu.toml"
+    config.write_text('extend-accelerator-resources = ["example.com/fpga"]\n', encoding="utf-8")
+
+    def nodes(*extra: str) -> list[dict[str, object]]:
+        result = CliRunner().invoke(app, ["audit", "--snapshot", str(tmp_path / "nodes.json"),
+                                          "--snapshot", str(tmp_path / "pods.json"), "--format", "json", *extra])
+        assert result.exit_code == 0, result.output
+        rows: list[dict[str, object]] = json.loads(result.output)["nodes"]
+        return rows
+
+    assert nodes() == []  # not an accelerator by default
+    rows = nodes("--config", str(config))
+    assert [(r["name"], r["resource"], r["used_gpus"], r["free_gpus"]) for r in rows] == [
+        ("fpga-a", "example.com/fpga", 1, 3)]
