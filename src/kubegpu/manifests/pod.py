@@ -4,7 +4,8 @@ Follows kubernetes v1.35: API defaulting of a Pod (pkg/apis/core/v1/defaults.go:
 to limits, then defaultHugePagePodLimits and defaultPodRequests for pod-level resources), PodRequests and
 PodLimits (k8s.io/component-helpers/resource), ComputePodQOS (pkg/apis/core/v1/helper/qos), and KAI
 Scheduler's `gpu-fraction-container-name` annotation. Every command (lint, admit, simulate, audit, the
-webhook) reads a pod's resources through this module.
+webhook) reads a pod's resources through this module. Not modelled: in-place resize (status resources),
+DRA node-allocatable claim status, and defaultPodLimits, which newer kubernetes sources add.
 """
 
 from __future__ import annotations
