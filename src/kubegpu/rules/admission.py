@@ -6,10 +6,11 @@ Uses kubegpu.kubelet (kubelet v1.35 admission: topology, CPU, memory and device 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.manifests import PodTemplate
+from kubegpu.manifests.resources import template_pod
 from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
 
 if TYPE_CHECKING:  # the kubelet model is imported only when a --node run needs it (lint start-up stays fast)
@@ -33,17 +34,6 @@ def _node_state(ctx: RuleContext, node: NodeTopology) -> NodeState | KubegpuErro
         return err
 
 
-def _pod_spec(template: PodTemplate) -> dict[str, Any]:
-    """The template's containers as a PodSpec (KServe, Argo and TrainJob keep containers elsewhere)."""
-    spec: dict[str, Any] = {
-        "initContainers": [dict(c.data) for c in template.containers if c.kind != "container"],
-        "containers": [dict(c.data) for c in template.containers if c.kind == "container"],
-    }
-    if "containers" in template.spec and isinstance(template.spec.get("resources"), Mapping):
-        spec["resources"] = template.spec["resources"]
-    return spec
-
-
 def _check_unadmittable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     node = ctx.node
     if node is None:
@@ -60,11 +50,13 @@ def _check_unadmittable(template: PodTemplate, ctx: RuleContext) -> Iterator[Raw
         yield RawFinding(template.path, f"admission not checked on node '{node.name}': {state}",
                          severity=Severity.INFO)
         return
-    try:
-        pod = PodRequest.from_pod_spec(template.document.ref.name or "pod", _pod_spec(template),
-                                       source=template.document.source)
-    except InputError:
+    model = template_pod(template)  # the pod `kubegpu admit` reads: pod-level resources and overhead included
+    if any(c.invalid or any(v < 0 for v in (*c.requests.values(), *c.limits.values())) for c in model.containers):
         return  # invalid quantities are reported by invalid-quantity
+    try:
+        pod = PodRequest.from_model(template.document.ref.name or "pod", model, source=template.document.source)
+    except InputError:
+        return  # no app container: nothing the kubelet would run
     verdict = state.admit(pod)
     if verdict.admitted:
         return
