@@ -4,50 +4,28 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import ssl
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
+from prometheus_client.parser import text_string_to_metric_families
 
 from kubegpu.errors import InputError
-from kubegpu.webhook import WebhookConfig
-from kubegpu.webhook.serve import check_tls, uvicorn_config
+from kubegpu.webhook.serve import check_tls
 from tests.webhook.certs import make_certs
+from tests.webhook.running import running_server
 
 REVIEWS = Path(__file__).parent / "reviews"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("tls")
     ca, cert, key = make_certs(folder)
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn_config(WebhookConfig(), cert, key, host="127.0.0.1", port=port))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"https://127.0.0.1:{port}", ca
-    finally:
-        srv.should_exit = True
-        thread.join(timeout=10)
+    with running_server(cert, key) as (url, _):
+        yield url, ca
 
 
 def test_https_round_trip(server: tuple[str, Path]) -> None:
@@ -72,27 +50,41 @@ def test_https_round_trip(server: tuple[str, Path]) -> None:
             reply = client.post("/mutate", content=bad)
             assert reply.status_code == 400 and reply.text.startswith("malformed AdmissionReview")
         assert client.get("/mutate").status_code == 405
-        # over 3 MiB, announced or streamed (chunked, no Content-Length): 413, not read into memory
-        huge = b"x" * (3 * 1024 * 1024 + 1)
+        # over the body limit, announced or streamed (chunked, no Content-Length): 413, not read
+        huge = b"x" * (512 * 1024 + 1)
         assert client.post("/validate", content=huge).status_code == 413
 
         def chunks() -> Iterator[bytes]:
             for _ in range(4):
-                yield b"y" * (1024 * 1024)
+                yield b"y" * (256 * 1024)
 
         assert client.post("/validate", content=chunks()).status_code == 413
         assert client.get("/healthz").text == "ok"
         metrics = client.get("/metrics")
         assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
-        text = metrics.text
-        assert 'kubegpu_webhook_requests_total{endpoint="/mutate",outcome="patched"} 1' in text
-        assert 'kubegpu_webhook_requests_total{endpoint="/mutate",outcome="bad_request"} 4' in text
-        assert 'kubegpu_webhook_requests_total{endpoint="/mutate",outcome="skipped"} 1' in text
-        assert "kubegpu_webhook_denials_total 1" in text
-        assert "kubegpu_webhook_patches_total 1" in text
-        assert ('kubegpu_webhook_request_duration_seconds_count{endpoint="/mutate"} 6'
-                in text)
-        assert 'le="+Inf"} 6' in text
+        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                   for family in text_string_to_metric_families(metrics.text)
+                   for s in family.samples}
+
+        def value(name: str, **labels: str) -> float:
+            return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+        requests = "kubegpu_webhook_requests_total"
+        assert value(requests, endpoint="/mutate", outcome="patched") == 1
+        assert value(requests, endpoint="/mutate", outcome="bad_request") == 4
+        assert value(requests, endpoint="/mutate", outcome="skipped") == 1
+        assert value(requests, endpoint="/validate", outcome="denied") == 1
+        assert value(requests, endpoint="/validate", outcome="too_large") == 2
+        assert value("kubegpu_webhook_denials_total", rule="KG104") == 1
+        patched = {dict(k[1])["rule"] for k, v in samples.items()
+                   if k[0] == "kubegpu_webhook_patches_total" and v}
+        assert patched and all(rule.startswith("KG") for rule in patched)
+        assert value("kubegpu_webhook_request_duration_seconds_count", endpoint="/mutate",
+                     outcome="bad_request") == 4
+        assert value("kubegpu_webhook_request_duration_seconds_bucket", endpoint="/mutate",
+                     outcome="patched", le="+Inf") == 1
+        assert value("kubegpu_webhook_reviews_in_flight") == 0
+        assert value("kubegpu_webhook_open_connections") >= 1
 
 
 def test_plain_http_is_refused(server: tuple[str, Path]) -> None:

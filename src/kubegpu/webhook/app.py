@@ -1,58 +1,113 @@
 """The webhook's HTTP transport: a thin Starlette app around the pure review function.
 
-Routes: POST /mutate, POST /validate, GET /healthz, /readyz, /metrics; bad bodies get 400.
+Routes: POST /mutate, POST /validate, GET /healthz, /readyz, /metrics. Reviews run in a small
+thread pool with a bounded queue (503 when full), so the event loop always answers health checks.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from kubegpu.rules import all_rules
+from kubegpu.webhook.limits import Limits
 from kubegpu.webhook.metrics import CONTENT_TYPE, Metrics
-from kubegpu.webhook.review import MalformedReview, Mode, WebhookConfig, review
+from kubegpu.webhook.review import Decision, MalformedReview, Mode, WebhookConfig, review
 
-MAX_BODY_BYTES = 3 * 1024 * 1024  # the API server caps request bodies at 3 MiB
+T = TypeVar("T")
 
 
-def create_app(config: WebhookConfig | None = None, metrics: Metrics | None = None) -> Starlette:
-    """Build the ASGI app; `metrics` may be shared with a caller that wants to read it."""
+class Overloaded(Exception):
+    """Every worker is busy and the queue is full."""
+
+
+class ReviewPool:
+    """A few worker threads and a bounded queue; used from the event loop thread only."""
+
+    def __init__(self, workers: int, queue: int, metrics: Metrics) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kubegpu-review")
+        self._capacity = workers + queue
+        self._pending = 0
+        self._metrics = metrics
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        """Run `fn` on a worker; Overloaded at once when `workers + queue` are already taken."""
+        if self._pending >= self._capacity:
+            raise Overloaded
+        self._pending += 1
+        self._metrics.in_flight.inc()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+        finally:
+            self._pending -= 1
+            self._metrics.in_flight.dec()
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _outcome(decision: Decision) -> str:
+    return ("patched" if decision.patched else "denied" if decision.denied
+            else "skipped" if decision.skipped else "allowed")
+
+
+def create_app(config: WebhookConfig | None = None, metrics: Metrics | None = None,
+               limits: Limits | None = None, pool: ReviewPool | None = None) -> Starlette:
+    """Build the ASGI app; `metrics` and `pool` may be shared with the server that runs it."""
     config = config or WebhookConfig()
     metrics = metrics or Metrics()
+    limits = limits or Limits()
+    pool = pool or ReviewPool(limits.review_workers, limits.review_queue, metrics)
     ready = bool(all_rules())  # rules register at import: ready once they are loaded
+    max_body = limits.max_body_bytes
+
+    def too_large(endpoint: str, start: float) -> Response:
+        metrics.observe(endpoint, "too_large", time.perf_counter() - start)
+        return PlainTextResponse(f"request body over {max_body} bytes", status_code=413)
 
     async def handle(request: Request, mode: Mode) -> Response:
         start = time.perf_counter()
         endpoint = f"/{mode}"
         length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            metrics.observe(endpoint, "bad_request", time.perf_counter() - start)
-            return PlainTextResponse("request body too large", status_code=413)
+        if length is not None and length.isdigit() and int(length) > max_body:
+            return too_large(endpoint, start)
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():  # capped even without a Content-Length header
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                metrics.observe(endpoint, "bad_request", time.perf_counter() - start)
-                return PlainTextResponse("request body too large", status_code=413)
-            chunks.append(chunk)
-        body = b"".join(chunks)
         try:
-            decision = review(body, mode, config)
+            async for chunk in request.stream():  # capped even without a Content-Length header
+                size += len(chunk)
+                if size > max_body:
+                    return too_large(endpoint, start)
+                chunks.append(chunk)
+        except ClientDisconnect:  # the client left or the body timeout closed the connection
+            metrics.observe(endpoint, "bad_request", time.perf_counter() - start)
+            return PlainTextResponse("client disconnected", status_code=400)
+        body = b"".join(chunks)
+        del chunks
+        try:
+            decision = await pool.run(lambda: review(body, mode, config))
+        except Overloaded:
+            metrics.observe(endpoint, "overloaded", time.perf_counter() - start)
+            return PlainTextResponse("too many reviews in progress", status_code=503,
+                                     headers={"Retry-After": "1"})
         except MalformedReview as err:
             metrics.observe(endpoint, "bad_request", time.perf_counter() - start)
             return PlainTextResponse(f"malformed AdmissionReview: {err.message}", status_code=400)
         except Exception as err:  # the server must answer, never crash
             metrics.observe(endpoint, "error", time.perf_counter() - start)
             return PlainTextResponse(f"internal error: {type(err).__name__}", status_code=500)
-        outcome = ("patched" if decision.patched else "denied" if decision.denied
-                   else "skipped" if decision.skipped else "allowed")
-        metrics.observe(endpoint, outcome, time.perf_counter() - start,
-                        patch_ops=len(decision.patch), denied=decision.denied)
+        metrics.observe(endpoint, _outcome(decision), time.perf_counter() - start,
+                        patch_ops=len(decision.patch),
+                        patched_rules=decision.rules if decision.patched else (),
+                        denied_rules=decision.rules if decision.denied else ())
         return JSONResponse(decision.response)
 
     async def mutate(request: Request) -> Response:

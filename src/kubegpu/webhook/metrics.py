@@ -1,84 +1,69 @@
-"""Webhook counters and a latency histogram in the Prometheus text exposition format (0.0.4).
+"""The webhook's Prometheus metrics, written by prometheus_client into a registry of their own.
 
-One Metrics object per app (no module-level state); a lock keeps updates from threads consistent.
+One Metrics object per server (no process-wide registry), so tests and embedders can run several.
+Names follow the Prometheus conventions: a `kubegpu_webhook_` prefix, base units, `_total` counters.
 """
 
 from __future__ import annotations
 
-import threading
-from bisect import bisect_left
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 
-LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-
-@dataclass
-class _Histogram:
-    counts: list[int] = field(default_factory=lambda: [0] * (len(LATENCY_BUCKETS) + 1))
-    total: float = 0.0
-    n: int = 0
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+OUTCOMES = ("allowed", "patched", "denied", "skipped", "bad_request", "too_large", "overloaded",
+            "error")
+CLOSE_REASONS = ("handshake_failed", "handshake_timeout", "header_timeout", "body_timeout",
+                 "evicted")
 
 
 class Metrics:
-    """Requests by endpoint and outcome, patches, denials, and request latency per endpoint."""
+    """Requests, latency, patches and denials per rule, load, connections and certificate reloads."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._requests: dict[tuple[str, str], int] = {}
-        self._patches = 0
-        self._patch_ops = 0
-        self._denials = 0
-        self._latency: dict[str, _Histogram] = {}
+        self.registry = CollectorRegistry(auto_describe=True)
+        prefix = "kubegpu_webhook_"
+        self.requests = Counter(f"{prefix}requests", "Requests answered, by endpoint and outcome.",
+                                ["endpoint", "outcome"], registry=self.registry)
+        self.latency = Histogram(f"{prefix}request_duration_seconds",
+                                 "Time from the request head to the answer, by endpoint and outcome.",
+                                 ["endpoint", "outcome"], buckets=LATENCY_BUCKETS,
+                                 registry=self.registry)
+        self.patches = Counter(f"{prefix}patches", "Safe fixes applied to pods, by rule.", ["rule"],
+                               registry=self.registry)
+        self.patch_operations = Counter(f"{prefix}patch_operations", "JSONPatch operations sent.",
+                                        registry=self.registry)
+        self.denials = Counter(f"{prefix}denials", "Pods denied by /validate, by rule that denied.",
+                               ["rule"], registry=self.registry)
+        self.in_flight = Gauge(f"{prefix}reviews_in_flight",
+                               "Reviews running or waiting for a worker.", registry=self.registry)
+        self.connections = Gauge(f"{prefix}open_connections",
+                                 "Open client connections, TLS handshakes included.",
+                                 registry=self.registry)
+        self.closed = Counter(f"{prefix}connections_closed", "Connections closed by the server's "
+                              "limits, by reason.", ["reason"], registry=self.registry)
+        self.reloads = Counter(f"{prefix}certificate_reloads", "Rotated serving certificates, by "
+                               "result (failure: the files did not load together).", ["result"],
+                               registry=self.registry)
+        for reason in CLOSE_REASONS:
+            self.closed.labels(reason)
+        for result in ("success", "failure"):
+            self.reloads.labels(result)
 
     def observe(self, endpoint: str, outcome: str, seconds: float, patch_ops: int = 0,
-                denied: bool = False) -> None:
-        """Record a request; outcome: allowed, patched, denied, skipped, bad_request or error."""
-        with self._lock:
-            key = (endpoint, outcome)
-            self._requests[key] = self._requests.get(key, 0) + 1
-            if patch_ops:
-                self._patches += 1
-                self._patch_ops += patch_ops
-            if denied:
-                self._denials += 1
-            hist = self._latency.setdefault(endpoint, _Histogram())
-            hist.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
-            hist.total += seconds
-            hist.n += 1
+                patched_rules: Iterable[str] = (), denied_rules: Iterable[str] = ()) -> None:
+        """Record one answered request; outcome is one of OUTCOMES."""
+        self.requests.labels(endpoint, outcome).inc()
+        self.latency.labels(endpoint, outcome).observe(seconds)
+        if patch_ops:
+            self.patch_operations.inc(patch_ops)
+        for rule in patched_rules:
+            self.patches.labels(rule).inc()
+        for rule in dict.fromkeys(denied_rules):
+            self.denials.labels(rule).inc()
 
-    def render(self) -> str:
-        """The exposition text for GET /metrics."""
-        with self._lock:
-            lines = [
-                "# HELP kubegpu_webhook_requests_total Admission requests by endpoint and outcome.",
-                "# TYPE kubegpu_webhook_requests_total counter",
-            ]
-            for (endpoint, outcome), value in sorted(self._requests.items()):
-                lines.append(f'kubegpu_webhook_requests_total{{endpoint="{endpoint}",'
-                             f'outcome="{outcome}"}} {value}')
-            lines += [
-                "# HELP kubegpu_webhook_patches_total Pods mutated with a JSONPatch.",
-                "# TYPE kubegpu_webhook_patches_total counter",
-                f"kubegpu_webhook_patches_total {self._patches}",
-                "# HELP kubegpu_webhook_patch_operations_total JSONPatch operations sent.",
-                "# TYPE kubegpu_webhook_patch_operations_total counter",
-                f"kubegpu_webhook_patch_operations_total {self._patch_ops}",
-                "# HELP kubegpu_webhook_denials_total Pods denied by the validating endpoint.",
-                "# TYPE kubegpu_webhook_denials_total counter",
-                f"kubegpu_webhook_denials_total {self._denials}",
-                "# HELP kubegpu_webhook_request_duration_seconds Time to answer a review.",
-                "# TYPE kubegpu_webhook_request_duration_seconds histogram",
-            ]
-            for endpoint, hist in sorted(self._latency.items()):
-                cumulative = 0
-                for bound, count in zip((*LATENCY_BUCKETS, None), hist.counts, strict=True):
-                    cumulative += count
-                    le = "+Inf" if bound is None else repr(bound)
-                    lines.append(f'kubegpu_webhook_request_duration_seconds_bucket{{'
-                                 f'endpoint="{endpoint}",le="{le}"}} {cumulative}')
-                lines.append(f'kubegpu_webhook_request_duration_seconds_sum{{endpoint="{endpoint}"}}'
-                             f" {hist.total!r}")
-                lines.append(f'kubegpu_webhook_request_duration_seconds_count{{'
-                             f'endpoint="{endpoint}"}} {hist.n}')
-            return "\n".join(lines) + "\n"
+    def render(self) -> bytes:
+        """The text exposition for GET /metrics."""
+        return generate_latest(self.registry)

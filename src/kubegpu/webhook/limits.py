@@ -1,0 +1,72 @@
+"""The webhook's resource limits and the memory budget they add up to.
+
+Every limit bounds what one in-cluster client can make the server hold: time per connection phase,
+open connections, request bytes and reviews in progress; `memory_budget` turns them into the
+container memory limit that `gen webhook` and the Helm chart write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubegpu.errors import InputError
+
+MIB = 1024 * 1024
+# Measured, not guessed (see docs/commands/webhook.md, "Limits"): the resident size of an idle
+# `kubegpu webhook serve`, the cost of one open TLS connection (asyncio keeps a 256 KiB read buffer
+# per TLS connection, plus the SSL object and the HTTP parser), and the peak memory of one review
+# per byte of request body (a pod of thousands of small fields peaked at 65-80 bytes per byte).
+BASE_RSS_BYTES = 96 * MIB
+CONNECTION_BYTES = 320 * 1024
+REVIEW_BYTES_PER_BODY_BYTE = 100
+HEADROOM = 1.25
+FILES_RESERVED = 64  # listening socket, TLS files, logs, the interpreter's own
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-phase timeouts (seconds), connection cap, body limit and review concurrency."""
+
+    handshake_timeout: float = 5.0
+    header_timeout: float = 5.0
+    body_timeout: float = 10.0
+    keep_alive_timeout: float = 5.0
+    max_connections: int = 256
+    max_body_bytes: int = 512 * 1024
+    review_workers: int = 2
+    review_queue: int = 16
+    reload_interval: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("handshake_timeout", "header_timeout", "body_timeout", "keep_alive_timeout",
+                     "reload_interval"):
+            if not 0 < getattr(self, name) <= 3600:
+                raise InputError(f"{name.replace('_', '-')} must be between 0 and 3600 seconds")
+        if self.max_connections < 1:
+            raise InputError("max-connections must be at least 1")
+        if not 1024 <= self.max_body_bytes <= 3 * MIB:
+            raise InputError("max-body-bytes must be between 1024 and 3 MiB (the API server's cap)")
+        if self.review_workers < 1 or self.review_queue < 0:
+            raise InputError("review-workers must be at least 1 and review-queue at least 0")
+
+    def connection_cap(self, open_files_limit: int) -> int:
+        """Connections to hold at once: `max_connections`, kept below the process's file limit."""
+        return max(1, min(self.max_connections, open_files_limit - FILES_RESERVED))
+
+
+def memory_budget(limits: Limits) -> int:
+    """Bytes the server can reach under these limits (with headroom): the container memory limit.
+
+    Every connection at once, every worker reviewing a body of the largest size, and the queued
+    bodies waiting for a worker.
+    """
+    reviews = limits.review_workers * limits.max_body_bytes * REVIEW_BYTES_PER_BODY_BYTE
+    queued = limits.review_queue * limits.max_body_bytes
+    total = BASE_RSS_BYTES + limits.max_connections * CONNECTION_BYTES + reviews + queued
+    return int(total * HEADROOM)
+
+
+def memory_limit_quantity(limits: Limits) -> str:
+    """The budget as a Kubernetes quantity, rounded up to a multiple of 32 Mi."""
+    mib = -(-memory_budget(limits) // MIB)
+    return f"{-(-mib // 32) * 32}Mi"
