@@ -60,3 +60,13 @@ def test_serve_with_bad_certificate_exits_2(tmp_path: Path) -> None:
          "--tls-key", str(key), "--port", "1"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.startswith("kubegpu: error: ") and "Traceback" not in result.stderr
+
+
+def test_serve_with_bad_limit_exits_2(tmp_path: Path) -> None:
+    _ca, cert, key = make_certs(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "kubegpu.cli.main", "webhook", "serve", "--tls-cert", str(cert),
+         "--tls-key", str(key), "--port", "1", "--max-body-bytes", "10"],
+        capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "max-body-bytes must be between" in result.stderr
+    assert "Traceback" not in result.stderr

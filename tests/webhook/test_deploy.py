@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from kubegpu.cli.main import app
 from kubegpu.live.rbac import RbacOptions, audit_rules, rbac_objects
 from kubegpu.webhook.deploy import DeployOptions, webhook_objects
+from kubegpu.webhook.limits import Limits, memory_budget, memory_limit_quantity
 from tests.webhook.certs import make_certs
 
 K8S = "1.35.0"
@@ -31,14 +32,15 @@ def _validate_core(objects: list[dict[str, Any]]) -> None:
 def test_cert_manager_install_is_valid() -> None:
     objects = webhook_objects(DeployOptions(image=IMAGE))
     kinds = [o["kind"] for o in objects]
-    assert kinds == ["ServiceAccount", "Issuer", "Certificate", "Deployment", "Service",
-                     "PodDisruptionBudget", "MutatingWebhookConfiguration",
+    assert kinds == ["Namespace", "ServiceAccount", "Issuer", "Certificate", "Deployment", "Service",
+                     "PodDisruptionBudget", "NetworkPolicy", "MutatingWebhookConfiguration",
                      "ValidatingWebhookConfiguration"]
     _validate_core(objects)
+    objects = objects[1:]
     cert = objects[2]["spec"]
     assert cert["secretName"] == "kubegpu-webhook-tls"
     assert cert["dnsNames"][0] == "kubegpu-webhook.kubegpu-system.svc"
-    mutating = objects[6]
+    mutating = objects[7]
     assert mutating["metadata"]["annotations"] == {
         "cert-manager.io/inject-ca-from": "kubegpu-system/kubegpu-webhook"}
     hook = mutating["webhooks"][0]
@@ -48,12 +50,36 @@ def test_cert_manager_install_is_valid() -> None:
     assert hook["rules"][0]["resources"] == ["pods"]
     excluded = hook["namespaceSelector"]["matchExpressions"][0]
     assert excluded["values"] == ["kube-system", "kubegpu-system"]
+    assert hook["objectSelector"]["matchExpressions"] == [
+        {"key": "kubegpu.io/webhook", "operator": "NotIn", "values": ["disabled"]}]
     deployment = objects[3]["spec"]["template"]["spec"]["containers"][0]
     assert deployment["image"] == IMAGE and deployment["command"] == ["kubegpu"]
     assert deployment["args"][:2] == ["webhook", "serve"]
     assert deployment["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert deployment["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert deployment["resources"]["requests"] == {"cpu": "100m", "memory": "128Mi"}
+    limit = deployment["resources"]["limits"]["memory"]
+    assert limit == memory_limit_quantity(Limits())
+    assert int(limit.removesuffix("Mi")) * 1024 * 1024 >= memory_budget(Limits())
+    args = deployment["args"]
+    for flag, value in (("--max-connections", 256), ("--max-body-bytes", 512 * 1024),
+                        ("--review-workers", 2), ("--review-queue", 16)):
+        assert args[args.index(flag) + 1] == str(value)
+    policy = objects[6]["spec"]
+    assert policy["policyTypes"] == ["Ingress", "Egress"] and policy["egress"] == []
+    assert policy["ingress"] == [{"ports": [{"protocol": "TCP", "port": 8443}]}]
+
+
+def test_memory_limit_follows_the_limits() -> None:
+    small = webhook_objects(DeployOptions(image=IMAGE, limits=Limits(max_connections=64)))
+    big = webhook_objects(DeployOptions(image=IMAGE, limits=Limits(max_body_bytes=2 * 1024 * 1024)))
+
+    def limit(objects: list[dict[str, Any]]) -> int:
+        deployment = next(o for o in objects if o["kind"] == "Deployment")
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        return int(container["resources"]["limits"]["memory"].removesuffix("Mi"))
+
+    assert limit(small) < limit(webhook_objects(DeployOptions(image=IMAGE))) < limit(big)
 
 
 def test_ca_bundle_install_is_valid(tmp_path: Path) -> None:
@@ -61,10 +87,11 @@ def test_ca_bundle_install_is_valid(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["gen", "webhook", "--image", IMAGE, "--ca-bundle", str(ca),
                                       "--failure-policy", "Fail", "--no-validating"])
     assert result.exit_code == 0, result.output
-    assert "failurePolicy Fail: if the webhook is down" in result.output
+    assert "failurePolicy Fail: fail-closed: if the webhook is down" in result.output
     objects = [d for d in yaml.safe_load_all(result.output) if d]
-    assert [o["kind"] for o in objects] == ["ServiceAccount", "Deployment", "Service",
-                                           "PodDisruptionBudget", "MutatingWebhookConfiguration"]
+    assert [o["kind"] for o in objects] == ["Namespace", "ServiceAccount", "Deployment", "Service",
+                                           "PodDisruptionBudget", "NetworkPolicy",
+                                           "MutatingWebhookConfiguration"]
     _validate_core(objects)
     bundle = objects[-1]["webhooks"][0]["clientConfig"]["caBundle"]
     assert base64.b64decode(bundle) == ca.read_bytes()
@@ -75,6 +102,8 @@ def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--failure-policy",
                                      "Sometimes"])
     assert bad.exit_code == 2 and "failurePolicy must be Ignore or Fail" in bad.output
+    zero = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--review-workers", "0"])
+    assert zero.exit_code == 2 and "review-workers must be at least 1" in zero.output
     missing = runner.invoke(app, ["gen", "webhook"])
     assert missing.exit_code == 2 and "--image" in missing.output
     not_pem = tmp_path / "ca.pem"

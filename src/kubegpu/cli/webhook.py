@@ -12,8 +12,17 @@ from kubegpu.errors import InputError, KubegpuError
 from kubegpu.rules import LintConfig, Severity, all_rules, load_config
 from kubegpu.webhook import WebhookConfig
 from kubegpu.webhook.deploy import DeployOptions, encode_ca_bundle, render_webhook
+from kubegpu.webhook.limits import Limits
 from kubegpu.webhook.review import ALWAYS_EXCLUDED
 from kubegpu.webhook.serve import serve
+
+DEFAULTS = Limits()
+MaxConnections = Annotated[int, typer.Option(
+    help="Open connections at most (kept below the open-file limit); at the cap the longest-idle "
+         "one is closed.")]
+MaxBody = Annotated[int, typer.Option(help="Largest request body in bytes (larger: 413).")]
+Workers = Annotated[int, typer.Option(help="Reviews run at once, each in a worker thread.")]
+Queue = Annotated[int, typer.Option(help="Reviews waiting for a worker at most (more: 503).")]
 
 webhook_app = typer.Typer(help="Run the admission webhook that fixes GPU pods at creation.",
                           no_args_is_help=True)
@@ -32,13 +41,32 @@ def serve_command(
     config_file: Annotated[
         Path | None, typer.Option("--config", help="kubegpu.toml for the rules."),
     ] = None,
+    max_connections: MaxConnections = DEFAULTS.max_connections,
+    max_body_bytes: MaxBody = DEFAULTS.max_body_bytes,
+    review_workers: Workers = DEFAULTS.review_workers,
+    review_queue: Queue = DEFAULTS.review_queue,
+    handshake_timeout: Annotated[float, typer.Option(
+        help="Seconds a client has to finish the TLS handshake.")] = DEFAULTS.handshake_timeout,
+    header_timeout: Annotated[float, typer.Option(
+        help="Seconds a client has to send a request's head.")] = DEFAULTS.header_timeout,
+    body_timeout: Annotated[float, typer.Option(
+        help="Seconds a client has to send a request's body.")] = DEFAULTS.body_timeout,
+    keep_alive_timeout: Annotated[float, typer.Option(
+        help="Seconds an idle connection stays open between requests.")] = DEFAULTS.keep_alive_timeout,
 ) -> None:
-    """Serve /mutate, /validate, /healthz, /readyz and /metrics over HTTPS until stopped."""
+    """Serve /mutate, /validate, /healthz, /readyz and /metrics over HTTPS until stopped.
+
+    A rotated certificate and key are picked up without a restart.
+    """
     try:
+        limits = Limits(handshake_timeout=handshake_timeout, header_timeout=header_timeout,
+                        body_timeout=body_timeout, keep_alive_timeout=keep_alive_timeout,
+                        max_connections=max_connections, max_body_bytes=max_body_bytes,
+                        review_workers=review_workers, review_queue=review_queue)
         lint = load_config(config_file, all_rules()) if config_file else LintConfig()
         config = WebhookConfig(lint=lint, deny_severity=deny_severity,
                                excluded_namespaces=ALWAYS_EXCLUDED | set(exclude_namespace or ()))
-        serve(config, tls_cert, tls_key, host=host, port=port)
+        serve(config, tls_cert, tls_key, host=host, port=port, limits=limits)
     except KubegpuError as err:
         raise fail(err) from err
 
@@ -55,9 +83,20 @@ def gen_webhook(
     validating: Annotated[bool, typer.Option("--validating/--no-validating",
                                              help="Also deny pods with findings.")] = True,
     deny_severity: Annotated[Severity, typer.Option(help="Severity that denies.")] = Severity.ERROR,
+    max_connections: MaxConnections = DEFAULTS.max_connections,
+    max_body_bytes: MaxBody = DEFAULTS.max_body_bytes,
+    review_workers: Workers = DEFAULTS.review_workers,
+    review_queue: Queue = DEFAULTS.review_queue,
+    namespace_object: Annotated[bool, typer.Option(
+        "--namespace-object/--no-namespace-object", help="Also write the Namespace.")] = True,
 ) -> None:
-    """Deployment, Service, PDB, Mutating/ValidatingWebhookConfiguration and TLS for the webhook."""
+    """Namespace, Deployment, Service, PDB, NetworkPolicy, webhook configurations and TLS.
+
+    The container's memory limit is computed from the connection, body and review limits.
+    """
     try:
+        limits = Limits(max_connections=max_connections, max_body_bytes=max_body_bytes,
+                        review_workers=review_workers, review_queue=review_queue)
         bundle = None
         if ca_bundle is not None:
             try:
@@ -68,7 +107,8 @@ def gen_webhook(
             bundle = encode_ca_bundle(text, str(ca_bundle))
         options = DeployOptions(namespace=namespace, image=image, replicas=replicas,
                                 failure_policy=failure_policy, ca_bundle=bundle,
-                                validating=validating, deny_severity=deny_severity.value)
+                                validating=validating, deny_severity=deny_severity.value,
+                                limits=limits, namespace_object=namespace_object)
         typer.echo(render_webhook(options), nl=False)
     except KubegpuError as err:
         raise fail(err) from err

@@ -1,17 +1,20 @@
-"""Manifests that run the webhook: Deployment, Service, PDB, webhook configurations and TLS.
+"""Manifests that run the webhook: Namespace, Deployment, Service, PDB, NetworkPolicy, webhook
+configurations and TLS.
 
-Fields follow admissionregistration.k8s.io/v1 and apps/v1 (Kubernetes v1.35), cert-manager v1.
+Fields follow admissionregistration.k8s.io/v1, apps/v1 and networking.k8s.io/v1 (Kubernetes v1.35),
+cert-manager v1. The memory limit is the budget of the server's limits (limits.memory_budget).
 """
 
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from kubegpu.errors import InputError
+from kubegpu.webhook.limits import Limits, memory_limit_quantity
 
 OPT_OUT_LABEL = "kubegpu.io/webhook"
 TLS_MOUNT = "/etc/kubegpu/tls"
@@ -34,6 +37,8 @@ class DeployOptions:
     deny_severity: str = "error"
     ca_bundle: str | None = None
     timeout_seconds: int = 5
+    limits: Limits = field(default_factory=Limits)
+    namespace_object: bool = True
 
 
 HEADER = """\
@@ -43,7 +48,11 @@ HEADER = """\
 # failurePolicy {failure}: {failure_why}
 # namespaceSelector: kube-system and {namespace} (the webhook's own pods) are never sent to the
 #   webhook, so it can never block its own restart or the control plane's pods; label a namespace
-#   {opt_out}=disabled to opt it out. Pods without accelerators are sent but left untouched.
+#   or a pod {opt_out}=disabled to opt it out (namespaceSelector, objectSelector).
+#   Pods without accelerators are sent but left untouched.
+# limits: at most {connections} connections, {body} KiB request bodies, {workers} reviews at once and
+#   {queue} waiting (then 503, a webhook failure that failurePolicy {failure} governs); memory limit
+#   {memory} is what these limits can use. NetworkPolicy: only TCP {port} in, nothing out.
 # rules: only Pod CREATE (pod specs are immutable after creation; UPDATEs are not sent).
 # sideEffects None and a {timeout}s timeout: the webhook only reads the review it is sent.
 # reinvocationPolicy IfNeeded: if a later mutating webhook adds a container, the pod is sent again
@@ -52,10 +61,12 @@ HEADER = """\
 """
 
 FAILURE_WHY = {
-    "Ignore": "if the webhook is down or slow, pods are admitted unchanged\n#   "
-              "(the fixes are a convenience; an outage must not stop every pod in the cluster).",
-    "Fail": "if the webhook is down, every pod CREATE in the selected namespaces is rejected\n#   "
-            "(enforcement wins over availability: keep replicas >= 2 and the PodDisruptionBudget).",
+    "Ignore": "fail-open: if the webhook is down, slow or overloaded, pods are admitted\n#   "
+              "unchanged and unchecked (the fixes are a convenience; an outage must not stop every\n#   "
+              "pod in the cluster).",
+    "Fail": "fail-closed: if the webhook is down, slow or overloaded, every pod CREATE in the\n#   "
+            "selected namespaces is rejected (enforcement wins over availability: keep replicas\n#   "
+            ">= 2 and the PodDisruptionBudget).",
 }
 
 
@@ -72,9 +83,14 @@ def _meta(options: DeployOptions, namespaced: bool = True, **extra: Any) -> dict
 
 def _deployment(options: DeployOptions) -> dict[str, Any]:
     probe = {"scheme": "HTTPS", "port": PORT}
+    limits = options.limits
     args = ["webhook", "serve", "--tls-cert", f"{TLS_MOUNT}/tls.crt", "--tls-key",
             f"{TLS_MOUNT}/tls.key", "--port", str(PORT), "--deny-severity", options.deny_severity,
-            "--exclude-namespace", options.namespace]
+            "--exclude-namespace", options.namespace,
+            "--max-connections", str(limits.max_connections),
+            "--max-body-bytes", str(limits.max_body_bytes),
+            "--review-workers", str(limits.review_workers),
+            "--review-queue", str(limits.review_queue)]
     return {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(options),
         "spec": {
@@ -104,7 +120,7 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
                                           "initialDelaySeconds": 5, "periodSeconds": 10,
                                           "failureThreshold": 3},
                         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
-                                      "limits": {"memory": "256Mi"}},
+                                      "limits": {"memory": memory_limit_quantity(limits)}},
                         "securityContext": {"allowPrivilegeEscalation": False,
                                             "readOnlyRootFilesystem": True,
                                             "capabilities": {"drop": ["ALL"]}},
@@ -136,6 +152,9 @@ def _webhook(options: DeployOptions, kind: str, path: str, ca: str | None) -> di
              "values": sorted({"kube-system", options.namespace})},
             {"key": OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
         ]},
+        "objectSelector": {"matchExpressions": [
+            {"key": OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
+        ]},
         "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
                    "resources": ["pods"], "scope": "Namespaced"}],
     }
@@ -165,6 +184,22 @@ def _cert_manager(options: DeployOptions) -> list[dict[str, Any]]:
     ]
 
 
+def _network_policy(options: DeployOptions) -> dict[str, Any]:
+    """Only the webhook port in (the API server, probes, metrics scrapes); nothing out."""
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(options),
+            "spec": {"podSelector": {"matchLabels": _labels(options)},
+                     "policyTypes": ["Ingress", "Egress"],
+                     "ingress": [{"ports": [{"protocol": "TCP", "port": PORT}]}],
+                     "egress": []}}
+
+
+def _namespace(options: DeployOptions) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": options.namespace, "labels": {
+                "app.kubernetes.io/part-of": "kubegpu",
+                "pod-security.kubernetes.io/enforce": "restricted"}}}
+
+
 def encode_ca_bundle(pem: str, source: str) -> str:
     """A PEM CA certificate as the base64 `caBundle` field; InputError if it is not PEM."""
     if "-----BEGIN CERTIFICATE-----" not in pem:
@@ -181,10 +216,9 @@ def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
         raise InputError("an image is required (an image with kubegpu installed)")
     if options.replicas < 1:
         raise InputError("replicas must be at least 1")
-    objects: list[dict[str, Any]] = [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(options),
-         "automountServiceAccountToken": False},
-    ]
+    objects: list[dict[str, Any]] = [_namespace(options)] if options.namespace_object else []
+    objects.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(options),
+                    "automountServiceAccountToken": False})
     if options.ca_bundle is None:
         objects += _cert_manager(options)
     objects += [
@@ -195,6 +229,7 @@ def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
                              "protocol": "TCP"}]}},
         {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(options),
          "spec": {"minAvailable": 1, "selector": {"matchLabels": _labels(options)}}},
+        _network_policy(options),
         _webhook(options, "MutatingWebhookConfiguration", "/mutate", options.ca_bundle),
     ]
     if options.validating:
@@ -213,7 +248,11 @@ def render_webhook(options: DeployOptions) -> str:
     header = HEADER.format(failure=options.failure_policy,
                            failure_why=FAILURE_WHY[options.failure_policy],
                            namespace=options.namespace, opt_out=OPT_OUT_LABEL,
-                           timeout=options.timeout_seconds, tls=tls)
+                           timeout=options.timeout_seconds, tls=tls,
+                           connections=options.limits.max_connections,
+                           body=options.limits.max_body_bytes // 1024,
+                           workers=options.limits.review_workers, queue=options.limits.review_queue,
+                           memory=memory_limit_quantity(options.limits), port=PORT)
     body = "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100)
                         for o in objects)
     return header + "---\n" + body
