@@ -28,6 +28,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEWS = ROOT / "tests" / "webhook" / "reviews"
@@ -162,24 +163,25 @@ async def load(port: int, context: ssl.SSLContext, method: str, path: str, bodie
 def server_side(port: int, context: ssl.SSLContext, endpoint: str) -> tuple[float, float, float]:
     """Mean and bucket-bound p50/p99 (ms) of the time spent inside the app, from /metrics."""
     text = httpx.get(f"https://127.0.0.1:{port}/metrics", verify=context, timeout=5).text
-    buckets: list[tuple[float, int]] = []
+    cumulative: dict[float, float] = {}  # summed over outcomes
     total = count = 0.0
-    prefix = "kubegpu_webhook_request_duration_seconds"
-    for line in text.splitlines():
-        if f'endpoint="{endpoint}"' not in line:
+    for family in text_string_to_metric_families(text):
+        if family.name != "kubegpu_webhook_request_duration_seconds":
             continue
-        value = float(line.rsplit(" ", 1)[1])
-        if line.startswith(f"{prefix}_bucket"):
-            bound = line.split('le="', 1)[1].split('"', 1)[0]
-            buckets.append((float("inf") if bound == "+Inf" else float(bound), int(value)))
-        elif line.startswith(f"{prefix}_sum"):
-            total = value
-        elif line.startswith(f"{prefix}_count"):
-            count = value
+        for sample in family.samples:
+            if sample.labels.get("endpoint") != endpoint:
+                continue
+            if sample.name.endswith("_bucket"):
+                le = float(sample.labels["le"])
+                cumulative[le] = cumulative.get(le, 0.0) + sample.value
+            elif sample.name.endswith("_sum"):
+                total += sample.value
+            elif sample.name.endswith("_count"):
+                count += sample.value
 
     def bound(q: float) -> float:
-        for upper, cumulative in buckets:
-            if cumulative >= q * count:
+        for upper, value in sorted(cumulative.items()):
+            if value >= q * count:
                 return upper * 1000
         return float("inf")
 

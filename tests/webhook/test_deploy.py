@@ -63,7 +63,7 @@ def test_cert_manager_install_is_valid() -> None:
     assert int(limit.removesuffix("Mi")) * 1024 * 1024 >= memory_budget(Limits())
     args = deployment["args"]
     for flag, value in (("--max-connections", 256), ("--max-body-bytes", 512 * 1024),
-                        ("--review-workers", 2), ("--review-queue", 16)):
+                        ("--review-workers", 2), ("--review-queue", 64)):
         assert args[args.index(flag) + 1] == str(value)
     policy = objects[6]["spec"]
     assert policy["policyTypes"] == ["Ingress", "Egress"] and policy["egress"] == []

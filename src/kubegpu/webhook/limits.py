@@ -32,9 +32,10 @@ class Limits:
     body_timeout: float = 10.0
     keep_alive_timeout: float = 5.0
     max_connections: int = 256
+    client_share_percent: int = 50  # one client address holds at most this share of them
     max_body_bytes: int = 512 * 1024
     review_workers: int = 2
-    review_queue: int = 16
+    review_queue: int = 64
     reload_interval: float = 1.0
 
     def __post_init__(self) -> None:
@@ -44,6 +45,8 @@ class Limits:
                 raise InputError(f"{name.replace('_', '-')} must be between 0 and 3600 seconds")
         if self.max_connections < 1:
             raise InputError("max-connections must be at least 1")
+        if not 1 <= self.client_share_percent <= 100:
+            raise InputError("the share of connections one client may hold must be 1-100 %")
         if not 1024 <= self.max_body_bytes <= 3 * MIB:
             raise InputError("max-body-bytes must be between 1024 and 3 MiB (the API server's cap)")
         if self.review_workers < 1 or self.review_queue < 0:

@@ -16,7 +16,7 @@ CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 OUTCOMES = ("allowed", "patched", "denied", "skipped", "bad_request", "too_large", "overloaded",
             "error")
 CLOSE_REASONS = ("handshake_failed", "handshake_timeout", "header_timeout", "body_timeout",
-                 "evicted")
+                 "evicted", "refused")
 
 
 class Metrics:

@@ -40,6 +40,7 @@ class _Slot:
     """One accepted connection, from accept to close (mutable bookkeeping, not a domain object)."""
 
     sock: socket.socket
+    client: str
     task: asyncio.Task[None] | None = None
     protocol: GuardedProtocol | None = None
 
@@ -142,7 +143,9 @@ class WebhookServer:
         nofile, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         self.connection_cap = self.limits.connection_cap(
             nofile if nofile != resource.RLIM_INFINITY else 1 << 20)
+        self.client_cap = max(1, self.connection_cap * self.limits.client_share_percent // 100)
         self._slots: dict[_Slot, None] = {}  # insertion order: oldest first
+        self._per_client: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self.started = threading.Event()
@@ -180,7 +183,9 @@ class WebhookServer:
 
     def _listen(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        listener = socket.socket(family, socket.SOCK_STREAM)
+        # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
+        # and without it the first answer on a new connection waited 40 ms for a delayed ACK
+        listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((self.host, self.port))
         listener.listen(1024)  # queued connections hold no file until accepted
@@ -216,15 +221,32 @@ class WebhookServer:
             self._admit(sock)
 
     def _admit(self, sock: socket.socket) -> None:
+        """Take a new connection within the caps: per client address, then in all.
+
+        A client at its own cap is refused. At the overall cap, the longest-idle connection of the
+        client holding the most makes room, so one client flooding idle connections can never
+        crowd out another (the API server, the kubelet's probes).
+        """
+        try:
+            client = str(sock.getpeername()[0])
+        except OSError:  # already gone
+            sock.close()
+            return
+        if self._per_client.get(client, 0) >= self.client_cap:
+            sock.close()
+            self.metrics.closed.labels("refused").inc()
+            return
         if len(self._slots) >= self.connection_cap:
-            victim = next((s for s in self._slots if s.idle()), None)
-            if victim is None:  # every connection is busy with a request: refuse the new one
+            top = max(self._per_client, key=lambda c: self._per_client[c])
+            victim = next((s for s in self._slots if s.client == top and s.idle()), None)
+            if victim is None:  # every connection of that client is busy with a request
                 sock.close()
-                self.metrics.closed.labels("evicted").inc()
+                self.metrics.closed.labels("refused").inc()
                 return
             self._close(victim, "evicted")
-        slot = _Slot(sock)
+        slot = _Slot(sock, client)
         self._slots[slot] = None
+        self._per_client[client] = self._per_client.get(client, 0) + 1
         self.metrics.connections.set(len(self._slots))
         slot.task = asyncio.get_running_loop().create_task(self._handshake(slot))
 
@@ -259,6 +281,11 @@ class WebhookServer:
     def release(self, slot: _Slot) -> None:
         """Forget a connection (idempotent): its protocol lost the connection or it was closed."""
         if self._slots.pop(slot, 0) is None:
+            left = self._per_client[slot.client] - 1
+            if left:
+                self._per_client[slot.client] = left
+            else:
+                del self._per_client[slot.client]
             self.metrics.connections.set(len(self._slots))
 
     def open_connections(self) -> int:
