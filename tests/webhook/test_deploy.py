@@ -102,6 +102,11 @@ def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--failure-policy",
                                      "Sometimes"])
     assert bad.exit_code == 2 and "failurePolicy must be Ignore or Fail" in bad.output
+    for args, message in ((["--no-mutating", "--no-validating"], "would do nothing"),
+                          (["--allow-from", "10.0.0.0/33"], "--allow-from"),
+                          (["--select", "KG9999"], "names unknown rule 'KG9999'")):
+        bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, *args])
+        assert bad.exit_code == 2 and message in bad.output, args
     zero = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--review-workers", "0"])
     assert zero.exit_code == 2 and "review-workers must be at least 1" in zero.output
     missing = runner.invoke(app, ["gen", "webhook"])
@@ -132,3 +137,18 @@ def test_gen_audit_rbac_cli() -> None:
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubegpu-audit",
                                     "namespace": "ops"}]
     _validate_core(objects)
+
+
+def test_rule_selection_is_a_mounted_config() -> None:
+    result = CliRunner().invoke(app, ["gen", "webhook", "--image", IMAGE, "--select", "KG2",
+                                      "--ignore", "KG201", "--no-namespace-object"])
+    assert result.exit_code == 0, result.output
+    objects = [d for d in yaml.safe_load_all(result.output) if d]
+    _validate_core(objects)
+    config = next(o for o in objects if o["kind"] == "ConfigMap")
+    assert config["data"]["kubegpu.toml"] == 'select = ["KG2"]\nignore = ["KG201"]\n'
+    deployment = next(o for o in objects if o["kind"] == "Deployment")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"][-2:] == ["--config", "/etc/kubegpu/config/kubegpu.toml"]
+    assert {"name": "config", "mountPath": "/etc/kubegpu/config", "readOnly": True} in \
+        container["volumeMounts"]

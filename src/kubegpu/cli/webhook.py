@@ -89,6 +89,14 @@ def gen_webhook(
     review_queue: Queue = DEFAULTS.review_queue,
     namespace_object: Annotated[bool, typer.Option(
         "--namespace-object/--no-namespace-object", help="Also write the Namespace.")] = True,
+    mutating: Annotated[bool, typer.Option("--mutating/--no-mutating",
+                                           help="Apply the safe fixes at creation.")] = True,
+    select: Annotated[list[str] | None, typer.Option(
+        help="Only these rules (codes, prefixes or names; repeatable).")] = None,
+    ignore: Annotated[list[str] | None, typer.Option(
+        help="Never these rules (codes, prefixes or names; repeatable).")] = None,
+    allow_from: Annotated[list[str] | None, typer.Option(
+        help="CIDR the NetworkPolicy lets in, e.g. the API server's (repeatable; default any).")] = None,
 ) -> None:
     """Namespace, Deployment, Service, PDB, NetworkPolicy, webhook configurations and TLS.
 
@@ -108,7 +116,9 @@ def gen_webhook(
         options = DeployOptions(namespace=namespace, image=image, replicas=replicas,
                                 failure_policy=failure_policy, ca_bundle=bundle,
                                 validating=validating, deny_severity=deny_severity.value,
-                                limits=limits, namespace_object=namespace_object)
+                                limits=limits, namespace_object=namespace_object,
+                                mutating=mutating, select=tuple(select or ()),
+                                ignore=tuple(ignore or ()), allow_from=tuple(allow_from or ()))
         typer.echo(render_webhook(options), nl=False)
     except KubegpuError as err:
         raise fail(err) from err

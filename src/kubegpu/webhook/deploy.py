@@ -8,16 +8,21 @@ cert-manager v1. The memory limit is the budget of the server's limits (limits.m
 from __future__ import annotations
 
 import base64
+import ipaddress
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from kubegpu.errors import InputError
+from kubegpu.rules import all_rules
+from kubegpu.rules.config import parse_config
 from kubegpu.webhook.limits import Limits, memory_limit_quantity
 
 OPT_OUT_LABEL = "kubegpu.io/webhook"
 TLS_MOUNT = "/etc/kubegpu/tls"
+CONFIG_MOUNT = "/etc/kubegpu/config"
 PORT = 8443
 
 
@@ -39,6 +44,18 @@ class DeployOptions:
     timeout_seconds: int = 5
     limits: Limits = field(default_factory=Limits)
     namespace_object: bool = True
+    mutating: bool = True
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    allow_from: tuple[str, ...] = ()  # CIDRs the NetworkPolicy admits (empty: any source)
+
+    def rules_config(self) -> str | None:
+        """The kubegpu.toml that selects the rules, None when every rule applies."""
+        if not self.select and not self.ignore:
+            return None
+        lines = [f"{key} = {json.dumps(list(value), separators=(',', ':'))}"
+                 for key, value in (("select", self.select), ("ignore", self.ignore)) if value]
+        return "\n".join(lines) + "\n"
 
 
 HEADER = """\
@@ -91,6 +108,12 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
             "--max-body-bytes", str(limits.max_body_bytes),
             "--review-workers", str(limits.review_workers),
             "--review-queue", str(limits.review_queue)]
+    mounts = [{"name": "tls", "mountPath": TLS_MOUNT, "readOnly": True}]
+    volumes: list[dict[str, Any]] = [{"name": "tls", "secret": {"secretName": f"{options.name}-tls"}}]
+    if options.rules_config() is not None:
+        args += ["--config", f"{CONFIG_MOUNT}/kubegpu.toml"]
+        mounts.append({"name": "config", "mountPath": CONFIG_MOUNT, "readOnly": True})
+        volumes.append({"name": "config", "configMap": {"name": f"{options.name}-config"}})
     return {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(options),
         "spec": {
@@ -111,6 +134,7 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
                     "containers": [{
                         "name": "webhook",
                         "image": options.image,
+                        "imagePullPolicy": "IfNotPresent",
                         "command": ["kubegpu"],
                         "args": args,
                         "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
@@ -124,10 +148,9 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
                         "securityContext": {"allowPrivilegeEscalation": False,
                                             "readOnlyRootFilesystem": True,
                                             "capabilities": {"drop": ["ALL"]}},
-                        "volumeMounts": [{"name": "tls", "mountPath": TLS_MOUNT,
-                                          "readOnly": True}],
+                        "volumeMounts": mounts,
                     }],
-                    "volumes": [{"name": "tls", "secret": {"secretName": f"{options.name}-tls"}}],
+                    "volumes": volumes,
                 },
             },
         },
@@ -186,10 +209,13 @@ def _cert_manager(options: DeployOptions) -> list[dict[str, Any]]:
 
 def _network_policy(options: DeployOptions) -> dict[str, Any]:
     """Only the webhook port in (the API server, probes, metrics scrapes); nothing out."""
+    ingress: dict[str, Any] = {"ports": [{"protocol": "TCP", "port": PORT}]}
+    if options.allow_from:
+        ingress["from"] = [{"ipBlock": {"cidr": cidr}} for cidr in options.allow_from]
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(options),
             "spec": {"podSelector": {"matchLabels": _labels(options)},
                      "policyTypes": ["Ingress", "Egress"],
-                     "ingress": [{"ports": [{"protocol": "TCP", "port": PORT}]}],
+                     "ingress": [ingress],
                      "egress": []}}
 
 
@@ -216,11 +242,25 @@ def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
         raise InputError("an image is required (an image with kubegpu installed)")
     if options.replicas < 1:
         raise InputError("replicas must be at least 1")
+    if not options.mutating and not options.validating:
+        raise InputError("neither mutating nor validating: the webhook would do nothing")
+    for cidr in options.allow_from:
+        try:
+            ipaddress.ip_network(cidr)
+        except ValueError as err:
+            raise InputError(f"--allow-from: {err}") from err
+    parse_config({"select": list(options.select), "ignore": list(options.ignore)},
+                 "--select/--ignore", all_rules())  # unknown rule names are errors here
     objects: list[dict[str, Any]] = [_namespace(options)] if options.namespace_object else []
     objects.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(options),
                     "automountServiceAccountToken": False})
     if options.ca_bundle is None:
         objects += _cert_manager(options)
+    config = options.rules_config()
+    if config is not None:
+        objects.append({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": _meta(options, name=f"{options.name}-config"),
+                        "data": {"kubegpu.toml": config}})
     objects += [
         _deployment(options),
         {"apiVersion": "v1", "kind": "Service", "metadata": _meta(options),
@@ -230,12 +270,26 @@ def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
         {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(options),
          "spec": {"minAvailable": 1, "selector": {"matchLabels": _labels(options)}}},
         _network_policy(options),
-        _webhook(options, "MutatingWebhookConfiguration", "/mutate", options.ca_bundle),
     ]
+    if options.mutating:
+        objects.append(_webhook(options, "MutatingWebhookConfiguration", "/mutate",
+                                options.ca_bundle))
     if options.validating:
         objects.append(_webhook(options, "ValidatingWebhookConfiguration", "/validate",
                                 options.ca_bundle))
     return objects
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (the rules' kubegpu.toml) as literal blocks."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
 
 
 def render_webhook(options: DeployOptions) -> str:
@@ -253,6 +307,6 @@ def render_webhook(options: DeployOptions) -> str:
                            body=options.limits.max_body_bytes // 1024,
                            workers=options.limits.review_workers, queue=options.limits.review_queue,
                            memory=memory_limit_quantity(options.limits), port=PORT)
-    body = "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100)
+    body = "---\n".join(yaml.dump(o, Dumper=_Dumper, sort_keys=False, width=100)
                         for o in objects)
     return header + "---\n" + body
