@@ -14,7 +14,6 @@ from kubegpu.webhook import WebhookConfig
 from kubegpu.webhook.deploy import DeployOptions, encode_ca_bundle, render_webhook
 from kubegpu.webhook.limits import Limits
 from kubegpu.webhook.review import ALWAYS_EXCLUDED
-from kubegpu.webhook.serve import serve
 
 DEFAULTS = Limits()
 MaxConnections = Annotated[int, typer.Option(
@@ -66,6 +65,8 @@ def serve_command(
         lint = load_config(config_file, all_rules()) if config_file else LintConfig()
         config = WebhookConfig(lint=lint, deny_severity=deny_severity,
                                excluded_namespaces=ALWAYS_EXCLUDED | set(exclude_namespace or ()))
+        from kubegpu.webhook.serve import serve  # the server's dependencies only for `serve`
+
         serve(config, tls_cert, tls_key, host=host, port=port, limits=limits)
     except KubegpuError as err:
         raise fail(err) from err
