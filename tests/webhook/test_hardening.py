@@ -219,3 +219,23 @@ def test_reviews_wait_in_a_bounded_pool_and_health_checks_still_answer() -> None
         assert outcomes["overloaded"] == 1 and outcomes["patched"] == 1
 
     asyncio.run(scenario())
+
+
+def test_stop_lets_a_request_in_progress_finish(tls: tuple[Path, Path, Path]) -> None:
+    ca, cert, key = tls
+    body = (REVIEWS / "gpu-request-no-limit.json").read_bytes()
+    with running_server(cert, key) as (url, server):
+        with _tls_socket(url, ca) as sock:
+            sock.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+                         + body[:100])
+            time.sleep(0.2)
+            server.stop()  # SIGTERM: no new connections, but this request is answered
+            time.sleep(0.2)
+            sock.sendall(body[100:])
+            sock.settimeout(10)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200") and b'"patchType":"JSONPatch"' in answer
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", _port(url)), timeout=2).close()
