@@ -70,3 +70,17 @@ def test_serve_with_bad_limit_exits_2(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "max-body-bytes must be between" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_serve_on_a_busy_port_exits_2(tmp_path: Path) -> None:
+    _ca, cert, key = make_certs(tmp_path)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "kubegpu.cli.main", "webhook", "serve", "--tls-cert", str(cert),
+             "--tls-key", str(key), "--host", "127.0.0.1", "--port", str(port)],
+            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr

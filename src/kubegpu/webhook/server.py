@@ -23,6 +23,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from kubegpu.errors import InputError
 from kubegpu.webhook.app import ReviewPool, create_app
 from kubegpu.webhook.limits import Limits
 from kubegpu.webhook.metrics import Metrics
@@ -187,7 +188,11 @@ class WebhookServer:
         # and without it the first answer on a new connection waited 40 ms for a delayed ACK
         listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((self.host, self.port))
+        try:
+            listener.bind((self.host, self.port))
+        except OSError as err:
+            listener.close()
+            raise InputError(f"cannot listen on {self.host}:{self.port}: {err.strerror}") from err
         listener.listen(1024)  # queued connections hold no file until accepted
         listener.setblocking(False)
         return listener
@@ -197,7 +202,10 @@ class WebhookServer:
             if slot.protocol is None:
                 self._close(slot, None)
             else:
-                slot.protocol.shutdown()  # idle ones close now, busy ones after their response
+                try:
+                    slot.protocol.shutdown()  # idle ones close now, busy ones after their answer
+                except h11.LocalProtocolError:  # half a request received: nothing to finish
+                    self._close(slot, None)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + GRACE_SECONDS
         while self._slots and loop.time() < deadline:
