@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from kubegpu.errors import InputError
 
 MIB = 1024 * 1024
-# Measured, not guessed (see docs/commands/webhook.md, "Limits"): the resident size of an idle
-# `kubegpu webhook serve`, the cost of one open TLS connection (asyncio keeps a 256 KiB read buffer
-# per TLS connection, plus the SSL object and the HTTP parser), and the peak memory of one review
-# per byte of request body (a pod of thousands of small fields peaked at 65-80 bytes per byte).
+# From measurements (bench/bench_webhook_attacks.py, docs/commands/webhook.md "Limits"): an idle
+# `kubegpu webhook serve` is about 72 MiB resident (96 MiB leaves room for the heap reviews leave
+# behind); one open TLS connection about 270 KiB (asyncio keeps a 256 KiB read buffer per TLS
+# connection, plus the SSL object and the HTTP parser); one review peaks at 65-80 bytes per byte of
+# request body for a pod of thousands of small fields (tracemalloc), 4 for one long string.
 BASE_RSS_BYTES = 96 * MIB
 CONNECTION_BYTES = 320 * 1024
 REVIEW_BYTES_PER_BODY_BYTE = 100
