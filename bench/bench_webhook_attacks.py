@@ -11,6 +11,9 @@
 3. 50 concurrent clients, each a keep-alive connection sending POST /mutate every 0.25 s (200
    reviews/s in all, open loop: latency from the scheduled send time): p50/p99 and errors (any
    answer but 200, any transport error).
+4. The largest reviews at once: as many clients as workers + queue each send a GPU pod of
+   thousands of small env entries just under the body limit (the shape that costs the most memory
+   per byte): the server's peak RSS against the generated memory limit, and errors.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import ssl
 import subprocess
@@ -204,6 +208,46 @@ async def concurrent(port: int, context: ssl.SSLContext, clients: int, each: int
     return latencies, errors
 
 
+def dense_review(limit: int) -> bytes:
+    """A recorded GPU pod review padded with env entries to just under `limit` bytes."""
+    review = json.loads((REVIEWS / "gpu-request-no-limit.json").read_text())
+    container = review["request"]["object"]["spec"]["containers"][0]
+    container["env"] = []
+    body = json.dumps(review, separators=(",", ":")).encode()
+    entry = len(json.dumps({"name": "VAR_00000", "value": "v"}, separators=(",", ":"))) + 1
+    container["env"] = [{"name": f"VAR_{i:05d}", "value": "v"}
+                        for i in range((limit - len(body) - 64) // entry)]
+    return json.dumps(review, separators=(",", ":")).encode()
+
+
+async def largest(port: int, context: ssl.SSLContext, pid: int,
+                  clients: int) -> tuple[int, int, int, int]:
+    body = dense_review(LIMITS.max_body_bytes)
+    head = request_head("POST", "/mutate", body)
+    conns = [await Connection.open(port, context) for _ in range(clients)]
+    peak = rss_bytes(pid)
+    errors = 0
+    shed = [0]
+
+    async def client(conn: Connection) -> None:
+        nonlocal errors
+        try:  # 200, or 503 for a review that waited past the queue timeout (counted apart)
+            status = await conn.request(head, body)
+            errors += status not in (200, 503)
+            shed[0] += status == 503
+        except (OSError, asyncio.IncompleteReadError, ValueError):
+            errors += 1
+
+    task = asyncio.gather(*(client(c) for c in conns))
+    while not task.done():
+        peak = max(peak, rss_bytes(pid))
+        await asyncio.sleep(0.02)
+    await task
+    for conn in conns:
+        conn.close()
+    return len(body), peak, errors, shed[0]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--idle", type=int, default=1000)
@@ -238,6 +282,15 @@ def main() -> int:
             met = p99 < CONCURRENT_P99_MS and errors == 0
             print(f"   target p99 < {CONCURRENT_P99_MS:g} ms and no errors: {'met' if met else 'NOT met'}")
             ok &= errors == 0
+            clients = LIMITS.review_workers + LIMITS.review_queue
+            size, peak, errors, shed = asyncio.run(largest(port, context, server.pid, clients))
+            limit = int(memory_limit_quantity(LIMITS).removesuffix("Mi")) * MIB
+            print(f"4. {clients} clients at once, each one review of {size / 1024:.0f} KiB "
+                  f"(thousands of env entries): server peak RSS {peak / MIB:.0f} MiB, generated "
+                  f"limit {limit / MIB:.0f} MiB, {shed} answered 503 after waiting "
+                  f"{LIMITS.queue_timeout:g} s, errors {errors}: "
+                  f"{'met' if peak < limit and not errors else 'NOT met'}")
+            ok &= peak < limit and errors == 0
         finally:
             server.terminate()
             try:

@@ -190,6 +190,29 @@ def test_memory_budget_grows_with_every_limit() -> None:
     assert int(quantity[:-2]) * 1024 * 1024 >= base
 
 
+def test_a_review_that_waited_too_long_for_a_worker_is_not_run() -> None:
+    async def scenario() -> None:
+        pool = ReviewPool(workers=1, queue=4, metrics=Metrics(), max_wait=0.2)
+        gate = threading.Event()
+        ran: list[int] = []
+        busy = asyncio.ensure_future(pool.run(lambda: gate.wait(10)))
+        await asyncio.sleep(0.05)
+        late = asyncio.ensure_future(pool.run(lambda: ran.append(1)))
+        await asyncio.sleep(0.4)  # the worker is still busy: the queued review is now too old
+        gate.set()
+        try:
+            assert await busy is True
+            with pytest.raises(Overloaded):
+                await late
+            assert ran == []
+            await pool.run(lambda: ran.append(2))  # a fresh one runs
+            assert ran == [2]
+        finally:
+            pool.close()
+
+    asyncio.run(scenario())
+
+
 def test_reviews_wait_in_a_bounded_pool_and_health_checks_still_answer() -> None:
     async def scenario() -> None:
         metrics = Metrics()

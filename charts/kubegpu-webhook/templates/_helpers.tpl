@@ -18,7 +18,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/*
 The memory limit the server's limits can reach, as `kubegpu gen webhook` computes it
 (kubegpu.webhook.limits.memory_budget): an idle server (96 MiB), 320 KiB per open connection,
-100 bytes per body byte for each review worker, the queued bodies, plus 25 %, rounded up to 32 Mi.
+200 bytes per body byte for each review worker, the queued bodies, plus 25 %, rounded up to 32 Mi.
 */}}
 {{- define "kubegpu-webhook.memoryLimit" -}}
 {{- if .Values.resources.limits.memory -}}
@@ -26,7 +26,7 @@ The memory limit the server's limits can reach, as `kubegpu gen webhook` compute
 {{- else -}}
 {{- $l := .Values.limits -}}
 {{- $body := int64 $l.maxBodyBytes -}}
-{{- $total := add 100663296 (mul (int64 $l.maxConnections) 327680) (mul (int64 $l.reviewWorkers) $body 100) (mul (int64 $l.reviewQueue) $body) -}}
+{{- $total := add 100663296 (mul (int64 $l.maxConnections) 327680) (mul (int64 $l.reviewWorkers) $body 200) (mul (int64 $l.reviewQueue) $body) -}}
 {{- $bytes := div (mul $total 5) 4 -}}
 {{- $mib := div (add $bytes 1048575) 1048576 -}}
 {{- printf "%dMi" (mul (div (add $mib 31) 32) 32) -}}

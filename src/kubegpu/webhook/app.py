@@ -32,20 +32,29 @@ class Overloaded(Exception):
 class ReviewPool:
     """A few worker threads and a bounded queue; used from the event loop thread only."""
 
-    def __init__(self, workers: int, queue: int, metrics: Metrics) -> None:
+    def __init__(self, workers: int, queue: int, metrics: Metrics, max_wait: float = 5.0) -> None:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kubegpu-review")
         self._capacity = workers + queue
         self._pending = 0
         self._metrics = metrics
+        self._max_wait = max_wait
 
     async def run(self, fn: Callable[[], T]) -> T:
-        """Run `fn` on a worker; Overloaded at once when `workers + queue` are already taken."""
+        """Run `fn` on a worker; Overloaded at once when `workers + queue` are already taken, and
+        when it waited for a worker longer than `max_wait` (the API server has given up by then)."""
         if self._pending >= self._capacity:
             raise Overloaded
+        queued = time.monotonic()
+
+        def timed() -> T:
+            if time.monotonic() - queued > self._max_wait:
+                raise Overloaded
+            return fn()
+
         self._pending += 1
         self._metrics.in_flight.inc()
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+            return await asyncio.get_running_loop().run_in_executor(self._executor, timed)
         finally:
             self._pending -= 1
             self._metrics.in_flight.dec()
@@ -65,7 +74,8 @@ def create_app(config: WebhookConfig | None = None, metrics: Metrics | None = No
     config = config or WebhookConfig()
     metrics = metrics or Metrics()
     limits = limits or Limits()
-    pool = pool or ReviewPool(limits.review_workers, limits.review_queue, metrics)
+    pool = pool or ReviewPool(limits.review_workers, limits.review_queue, metrics,
+                              limits.queue_timeout)
     ready = bool(all_rules())  # rules register at import: ready once they are loaded
     max_body = limits.max_body_bytes
 

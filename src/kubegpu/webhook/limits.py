@@ -15,11 +15,12 @@ MIB = 1024 * 1024
 # From measurements (bench/bench_webhook_attacks.py, docs/commands/webhook.md "Limits"): an idle
 # `kubegpu webhook serve` is about 72 MiB resident (96 MiB leaves room for the heap reviews leave
 # behind); one open TLS connection about 270 KiB (asyncio keeps a 256 KiB read buffer per TLS
-# connection, plus the SSL object and the HTTP parser); one review peaks at 65-80 bytes per byte of
-# request body for a pod of thousands of small fields (tracemalloc), 4 for one long string.
+# connection, plus the SSL object and the HTTP parser); one review of a pod of thousands of small
+# fields raised the resident size by about 200 bytes per byte of request body (104 MiB for 512 KiB;
+# tracemalloc sees 80), one long string by 4.
 BASE_RSS_BYTES = 96 * MIB
 CONNECTION_BYTES = 320 * 1024
-REVIEW_BYTES_PER_BODY_BYTE = 100
+REVIEW_BYTES_PER_BODY_BYTE = 200
 HEADROOM = 1.25
 FILES_RESERVED = 64  # listening socket, TLS files, logs, the interpreter's own
 
@@ -37,11 +38,12 @@ class Limits:
     max_body_bytes: int = 512 * 1024
     review_workers: int = 2
     review_queue: int = 64
+    queue_timeout: float = 5.0  # a review still waiting for a worker then is answered 503
     reload_interval: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("handshake_timeout", "header_timeout", "body_timeout", "keep_alive_timeout",
-                     "reload_interval"):
+                     "reload_interval", "queue_timeout"):
             if not 0 < getattr(self, name) <= 3600:
                 raise InputError(f"{name.replace('_', '-')} must be between 0 and 3600 seconds")
         if self.max_connections < 1:

@@ -133,7 +133,8 @@ class WebhookServer:
         self.tls = tls
         self.host = host
         self.port = port
-        self.pool = ReviewPool(self.limits.review_workers, self.limits.review_queue, self.metrics)
+        self.pool = ReviewPool(self.limits.review_workers, self.limits.review_queue, self.metrics,
+                               self.limits.queue_timeout)
         app = create_app(config, self.metrics, self.limits, self.pool)
         self._uvicorn = uvicorn.Config(
             app, host=host, port=port, lifespan="off", access_log=False, log_level=log_level,
