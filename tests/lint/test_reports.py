@@ -49,7 +49,7 @@ def test_sarif_is_valid_and_has_field_regions() -> None:
     lines = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in run["results"]}
     assert ("KG102", 10) in lines and ("KG201", 8) in lines
     assert all(r["ruleId"] in rule_ids for r in run["results"])
-    assert len({r["partialFingerprints"]["kubegpuFinding/v1"] for r in run["results"]}) == len(run["results"])
+    assert len({r["partialFingerprints"]["kubegpuFinding/v2"] for r in run["results"]}) == len(run["results"])
 
 
 def test_sarif_with_no_findings_is_valid() -> None:

@@ -72,10 +72,10 @@ def test_duplicate_keys_are_reported_with_their_line() -> None:
     assert [(p.code, p.line, p.fatal) for p in result.problems] == [("duplicate-key", 6, False)]
 
 
-def test_non_objects_are_reported() -> None:
-    result = load_text("n.yaml", "just text\n---\n- a\n- b\n---\nreplicas: 3\n")
-    assert [(p.code, p.line) for p in result.problems] == [
-        ("not-kubernetes-object", 1), ("not-kubernetes-object", 3), ("not-kubernetes-object", 6)]
+def test_non_objects_are_counted_and_broken_objects_reported() -> None:
+    result = load_text("n.yaml", "just text\n---\n- a\n- b\n---\nreplicas: 3\n---\nkind: Pod\n")
+    assert [(p.code, p.line) for p in result.problems] == [("not-kubernetes-object", 8)]
+    assert result.other_documents == 3
 
 
 def test_alias_bomb_is_rejected_fast_and_small() -> None:

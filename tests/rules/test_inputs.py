@@ -51,8 +51,8 @@ def test_a_missing_file_is_unreadable(tmp_path: Path) -> None:
 
 
 def test_input_rules_can_be_ignored_like_any_other(tmp_path: Path) -> None:
-    path = tmp_path / "values.yaml"
-    path.write_text("replicaCount: 2\n")
-    assert _lint(path) == [("values.yaml", "not-kubernetes-object", 1)]
+    path = tmp_path / "broken.yaml"
+    path.write_text("kind: Deployment\n")
+    assert _lint(path) == [("broken.yaml", "not-kubernetes-object", 1)]
     result = lint_paths([str(path)], LintConfig(ignore=("not-kubernetes-object",)))
     assert result.findings == []

@@ -36,7 +36,7 @@ def build_app(modules: tuple[str, ...] = ALL_MODULES) -> typer.Typer:
         name="kubegpu",
         help="Find, explain and fix what starves or strands GPUs on Kubernetes.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
     )
     gen_app = typer.Typer(help="Generate node, scheduler, queueing, pre-pull and cache configuration.",

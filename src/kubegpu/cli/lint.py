@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail, node_target
-from kubegpu.errors import KubegpuError
+from kubegpu.errors import ConfigError, KubegpuError
+from kubegpu.manifests.render import HelmSettings
 from kubegpu.rules import (
     LintConfig,
     LintResult,
@@ -21,7 +22,9 @@ from kubegpu.rules import (
     lint_paths,
     load_config,
 )
+from kubegpu.rules.config import check_rule_names, did_you_mean
 from kubegpu.rules.docs import rule_doc
+from kubegpu.rules.engine import NoInputError
 
 
 class OutputFormat(StrEnum):
@@ -38,8 +41,28 @@ def lint(
     config_file: Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml.")] = None,
     select: Annotated[list[str] | None, typer.Option(help="Only these rules (codes by prefix, or names).")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these rules (codes by prefix, or names).")] = None,
-    fail_on: Annotated[Severity | None, typer.Option(help="Exit 1 on findings at or above this severity.")] = None,
+    fail_on: Annotated[str | None, typer.Option(
+        help="Exit 1 on findings at or above this severity: info, warning or error.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings.")] = False,
+    exclude: Annotated[list[str] | None, typer.Option(
+        "--exclude", metavar="GLOB", help="Leave out paths matching this gitignore-style pattern (repeatable); "
+        "added to extend-exclude of the config.")] = None,
+    respect_gitignore: Annotated[bool | None, typer.Option(
+        "--respect-gitignore/--no-respect-gitignore",
+        help="Skip files that git ignores, inside a git work tree (default: on).")] = None,
+    force_exclude: Annotated[bool | None, typer.Option(
+        "--force-exclude", help="Apply the excludes to files named on the command line too (for pre-commit).")
+    ] = None,
+    helm_values: Annotated[list[str] | None, typer.Option(
+        "--helm-values", metavar="FILE", help="Values file for every chart rendered (`helm template --values`).")
+    ] = None,
+    helm_set: Annotated[list[str] | None, typer.Option(
+        "--helm-set", metavar="K=V", help="Value for every chart rendered (`helm template --set`).")] = None,
+    stdin_filename: Annotated[str | None, typer.Option(
+        "--stdin-filename", help="The name findings on standard input (-) carry.")] = None,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="List what was skipped (files that are not Kubernetes objects, kinds not "
+        "checked) and why.")] = False,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
     max_file_size: Annotated[int | None, typer.Option(help="Largest input file in bytes.")] = None,
     jobs: Annotated[int, typer.Option(
@@ -52,18 +75,29 @@ def lint(
         "--kubelet-config", help="KubeletConfiguration of the --node nodes (default: the kubelet's defaults); "
         "the file is linted too.")] = None,
 ) -> None:
-    """Report what in the manifests starves or strands GPUs (seed section 13)."""
+    """Report what in the manifests starves or strands GPUs; charts and kustomizations are rendered first."""
     try:
+        known = all_rules()
+        check_rule_names(select or (), known, "--select")
+        check_rule_names(ignore or (), known, "--ignore")
+        threshold = _severity(fail_on)
         found = config_file or find_config(Path(paths[0]) if paths and paths[0] != "-" else Path.cwd())
-        config = load_config(found, all_rules()) if found else LintConfig()
-        config = config.with_overrides(select=select, ignore=ignore, fail_on=fail_on, max_file_bytes=max_file_size)
+        config = load_config(found, known) if found else LintConfig()
+        helm = HelmSettings(values=tuple(helm_values or ()), set=tuple(helm_set or ())) \
+            if helm_values or helm_set else None
+        config = config.with_overrides(select=select, ignore=ignore, fail_on=threshold, max_file_bytes=max_file_size,
+                                       exclude=exclude or (), respect_gitignore=respect_gitignore,
+                                       force_exclude=force_exclude, helm=helm)
         target = node_target(node, kubelet_config, smt)
         if kubelet_config is not None:
             paths = _with_file(paths, kubelet_config)
-        result = lint_paths(paths, config, jobs=jobs, target=target)
+        result = lint_paths(paths, config, jobs=jobs, target=target, stdin_name=stdin_filename,
+                            keep_documents=False)
+    except NoInputError as err:
+        raise fail(str(err)) from err
     except KubegpuError as err:
         raise fail(err) from err
-    _report(result, output)
+    _report(result, output, config.fail_on, verbose)
     if result.unreadable:
         raise typer.Exit(EXIT_USAGE)
     if result.failing(config.fail_on) and not exit_zero:
@@ -71,24 +105,57 @@ def lint(
     raise typer.Exit(EXIT_OK)
 
 
-def _report(result: LintResult, output: OutputFormat) -> None:
+def _severity(value: str | None) -> Severity | None:
+    """--fail-on's value, or a ConfigError with the close match ("did you mean error?")."""
+    if value is None:
+        return None
+    try:
+        return Severity(value.lower())
+    except ValueError:
+        import difflib
+
+        close = difflib.get_close_matches(value.lower(), [s.value for s in Severity], n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise ConfigError(f"--fail-on {value!r} is not one of info, warning, error{hint}") from None
+
+
+def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose: bool) -> None:
     """Print the result; each format's reporter is imported only when asked for (rich is slow to import)."""
+    for notice in result.notices:
+        typer.echo(f"kubegpu: notice: {notice}", err=True)
     if output is OutputFormat.text:
+        import sys
+
         from rich.console import Console
 
         from kubegpu.report import findings_text
 
-        findings_text.render_text(result, Console(soft_wrap=False))
+        # Not a terminal (CI logs, pipes): never wrap lines, whatever COLUMNS says.
+        console = Console(soft_wrap=False) if sys.stdout.isatty() else Console(soft_wrap=True, width=100_000)
+        findings_text.render_text(result, console, verbose=verbose)
         return
+    if verbose:
+        for skipped in result.skipped:
+            typer.echo(f"kubegpu: skipped: {skipped.file}: {skipped.reason}", err=True)
     if output is OutputFormat.json:
-        from kubegpu.report.findings_json import render_json as render
+        import sys
+
+        from kubegpu.report.findings_json import write_json
+
+        write_json(result, sys.stdout.write)
+        sys.stdout.write("\n")
     elif output is OutputFormat.sarif:
-        from kubegpu.report.findings_sarif import render_sarif as render
+        from kubegpu.report.findings_sarif import render_sarif
+
+        typer.echo(render_sarif(result))
     elif output is OutputFormat.junit:
-        from kubegpu.report.findings_junit import render_junit as render
+        from kubegpu.report.findings_junit import render_junit
+
+        typer.echo(render_junit(result, fail_on))
     else:
-        from kubegpu.report.findings_github import render_github as render
-    typer.echo(render(result))
+        from kubegpu.report.findings_github import render_github
+
+        typer.echo(render_github(result))
 
 
 def _with_file(paths: list[str], extra: Path) -> list[str]:
@@ -106,7 +173,7 @@ def _with_file(paths: list[str], extra: Path) -> list[str]:
 def rules_command(
     output: Annotated[OutputFormat, typer.Option("--format", "-o")] = OutputFormat.text,
 ) -> None:
-    """List every rule: code, name, seed section, severity and summary."""
+    """List every rule: code, name, practice area, severity and summary."""
     rules = all_rules()
     if output is not OutputFormat.text:
         typer.echo(json.dumps([
@@ -127,7 +194,7 @@ def explain(rule: Annotated[str, typer.Argument(help="A rule code (KG101) or nam
     """Print a rule's documentation page."""
     found = find_rule(rule)
     if found is None:
-        raise fail(f"no rule named {rule!r}; `kubegpu rules` lists them")
+        raise fail(f"no rule named {rule!r}{did_you_mean(rule, all_rules())}; `kubegpu rules` lists them")
     typer.echo(rule_doc(found))
 
 

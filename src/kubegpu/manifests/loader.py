@@ -44,6 +44,16 @@ class LoadResult:
 
     documents: list[Document] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
+    other_documents: int = 0  # documents that are not Kubernetes objects and do not look like one
+
+
+def looks_like_object(data: Any) -> bool:
+    """A mapping meant as a Kubernetes object: it has apiVersion or kind, or metadata with a spec or data."""
+    if not isinstance(data, Mapping):
+        return False
+    if "apiVersion" in data or "kind" in data:
+        return True
+    return isinstance(data.get("metadata"), Mapping) and ("spec" in data or "data" in data)
 
 
 _PLAIN_RESOLVER = yaml.resolver.Resolver()
@@ -141,6 +151,10 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         finally:
             self.constructed_objects.clear()
             self.recursive_objects.clear()
+            # `build` refers to itself through its closure: break that cycle, or it and all it built would
+            # live until the (paused) cyclic collector ran
+            memo.clear()
+            build = None  # type: ignore[assignment]  # empties the closure's cell
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -300,12 +314,14 @@ def _add_object(
     doc = Document(source=name, index=index, data=data, node=node, prefix=prefix, start_line=line,
                    line_offset=offset_line, is_json=is_json)
     if not isinstance(data, Mapping) or not data.get("kind") or not data.get("apiVersion"):
-        what = "a mapping without apiVersion and kind" if isinstance(data, Mapping) else (
-            f"a {type(data).__name__}, not a mapping")
+        if not looks_like_object(data):  # values, CI workflows, compose files, package manifests: not ours
+            result.other_documents += 1
+            return
+        missing = " and ".join(key for key in ("apiVersion", "kind") if not data.get(key))
         loc = doc.location(())
         result.problems.append(InputProblem(
             "not-kubernetes-object", name, loc.line, loc.column,
-            f"document {index + 1} is {what}: not a Kubernetes object, skipped", fatal=False))
+            f"document {index + 1} looks like a Kubernetes object but has no {missing}; skipped", fatal=False))
         return
     result.documents.append(doc)
 

@@ -23,3 +23,9 @@ def memoised(owner: Any, key: Hashable, compute: Callable[..., T], *args: Any) -
     except KeyError:
         value = cache[key] = compute(*args)
     return value
+
+
+def forget(owner: Any) -> None:
+    """Drop what was remembered of `owner`: derived facts often refer back to their owner, and such
+    cycles would outlive the object until the cyclic collector found them."""
+    owner.__dict__.pop("_kubegpu_memo", None)

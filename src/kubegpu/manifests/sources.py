@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from kubegpu.manifests.selection import Selection, Selector
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -36,27 +38,127 @@ def is_dockerfile(path: Path) -> bool:
     )
 
 
-def discover(paths: Iterable[str]) -> Iterator[tuple[str, Path | None, str]]:
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+CHART_FILE = "Chart.yaml"
+# What `discover` yields: a file ("manifest", "dockerfile") or a folder to render ("helm", "kustomize").
+MANIFEST, DOCKERFILE, HELM, KUSTOMIZE = "manifest", "dockerfile", "helm", "kustomize"
+
+
+def is_chart(folder: Path) -> bool:
+    return (folder / CHART_FILE).is_file()
+
+
+def is_kustomization(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in KUSTOMIZATION_FILES)
+
+
+def discover(
+    paths: Iterable[str], selection: Selection | None = None, stdin_name: str | None = None,
+) -> Iterator[tuple[str, Path | None, str]]:
     """Yield (name, path, kind) for every input; directories are walked in sorted order.
 
-    Hidden directories (`.git`, `.venv`) are skipped; explicit files are taken whatever their suffix.
+    Tool folders (`.git`, `node_modules`, virtual environments), hidden folders, excluded and git-ignored
+    paths are skipped. A Helm chart (a folder with Chart.yaml) or a kustomization is yielded as one
+    input to render, never file by file: its templates are not YAML and its patches are not objects.
+    Explicit files are taken whatever their suffix (with `force_exclude`, unless excluded); a file
+    inside a chart or a kustomization stands for that chart or kustomization. `stdin_name` names `-`
+    (and with `force_exclude`, standard input named as an excluded file is not read).
     """
+    selector = Selector(selection or Selection())
+    seen: set[Path] = set()
+
+    def once(path: Path) -> bool:
+        key = path.resolve()
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
     for raw in paths:
         if raw == "-":
-            yield STDIN_NAME, None, "manifest"
+            if stdin_name and selector.selection.force_exclude and selector.excluded(Path(stdin_name)):
+                continue
+            yield stdin_name or STDIN_NAME, None, MANIFEST
             continue
         path = Path(raw)
         if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    child = Path(root) / name
-                    if child.suffix in MANIFEST_SUFFIXES:
-                        yield str(child), child, "manifest"
-                    elif is_dockerfile(child):
-                        yield str(child), child, "dockerfile"
-        else:
-            yield raw, path, "dockerfile" if is_dockerfile(path) else "manifest"
+            yield from _walk(path, selector, once)
+            continue
+        if selector.selection.force_exclude and selector.excluded(path):
+            continue
+        owner = None if is_dockerfile(path) else _rendered_by(path)
+        if owner is not None:
+            if once(owner[1]):
+                yield owner
+        elif once(path):
+            yield raw, path, DOCKERFILE if is_dockerfile(path) else MANIFEST
+
+
+def _walk(top: Path, selector: Selector, once: Callable[[Path], bool]) -> Iterator[tuple[str, Path | None, str]]:
+    owner = _rendered_by(top / "-")  # the chart or kustomization holding the folder, the folder itself first
+    if owner is not None and owner[2] == HELM:
+        if once(owner[1]):
+            yield owner
+        return
+    if owner is not None and owner[1] != top.resolve() and once(owner[1]):
+        yield owner
+    inside_kustomization = owner is not None
+    for root, dirs, files in os.walk(top):
+        folder = Path(root)
+        if is_kustomization(folder) and once(folder):
+            yield str(folder), folder, KUSTOMIZE
+        kept = []
+        for name in sorted(dirs):
+            child = folder / name
+            if selector.skips_dir(child):
+                continue
+            if is_chart(child):
+                if once(child):
+                    yield str(child), child, HELM
+                continue
+            kept.append(name)
+        dirs[:] = kept
+        in_kustomization = inside_kustomization or _under_kustomization(folder, top)
+        for name in sorted(files):
+            child = folder / name
+            if child.suffix in MANIFEST_SUFFIXES and not in_kustomization:
+                kind = MANIFEST
+            elif is_dockerfile(child):
+                kind = DOCKERFILE
+            else:
+                continue
+            if not selector.excluded(child) and once(child):
+                yield str(child), child, kind
+
+
+def _under_kustomization(folder: Path, top: Path) -> bool:
+    """`folder` or a folder between it and `top` (the walk's start) holds a kustomization."""
+    for candidate in (folder, *folder.parents):
+        if is_kustomization(candidate):
+            return True
+        if candidate == top:
+            break
+    return False
+
+
+def _rendered_by(path: Path) -> tuple[str, Path, str] | None:
+    """The chart or kustomization that renders `path` (the nearest folder above it holding one)."""
+    absolute = path.resolve()
+    for folder in absolute.parents:
+        if is_chart(folder):
+            return _display(folder), folder, HELM
+        if is_kustomization(folder):
+            return _display(folder), folder, KUSTOMIZE
+        if (folder / ".git").exists():
+            break
+    return None
+
+
+def _display(folder: Path) -> str:
+    try:
+        return str(folder.relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return str(folder)
 
 
 def read_source(name: str, path: Path | None, kind: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path
-from kubegpu.manifests.memo import memoised
+from kubegpu.manifests.memo import forget, memoised
 
 _REPLICATED = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
 _KUBEFLOW_SPECS = {
@@ -156,6 +156,17 @@ def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | N
 def pod_templates(doc: Document) -> Iterator[PodTemplate]:
     """Every pod template of one object, whatever its kind (found once per document, then reused)."""
     return iter(memoised(doc, "pod_templates", _templates_of, doc))
+
+
+def release(doc: Document) -> None:
+    """Forget the facts derived from `doc`, its pod templates and their containers (once it is linted), so
+    that reference counting frees them without the cyclic collector."""
+    memo = doc.__dict__.get("_kubegpu_memo") or {}
+    for template in memo.get("pod_templates", ()):
+        for container in template.containers:
+            forget(container)
+        forget(template)
+    forget(doc)
 
 
 def _templates_of(doc: Document) -> tuple[PodTemplate, ...]:

@@ -7,6 +7,7 @@ encoder, which is twice as fast as building a dict per finding and encoding it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as _quote
 from typing import Any
 
@@ -57,6 +58,13 @@ def finding_line(finding: Finding, dotted: dict[FieldPath, str] | None = None) -
 
 
 def render_json(result: LintResult) -> str:
+    parts: list[str] = []
+    write_json(result, parts.append)
+    return "".join(parts)
+
+
+def write_json(result: LintResult, write: Callable[[str], object]) -> None:
+    """The report, written a finding at a time (a monorepo's report is never held whole in memory)."""
     summary = {
         "files": result.files,
         "documents": result.documents,
@@ -64,8 +72,16 @@ def render_json(result: LintResult) -> str:
         "gpu_pod_templates": result.gpu_templates,
         "findings": len(result.findings),
         "suppressed": result.suppressed,
+        "not_kubernetes_files": len(result.skipped_files),
+        "unchecked_objects": len(result.skipped_objects),
+        "skipped": [{"file": s.file, "what": s.kind, "reason": s.reason} for s in result.skipped],
+        "notices": result.notices,
     }
     dotted: dict[FieldPath, str] = {}
-    findings = ",\n    ".join(finding_line(f, dotted) for f in result.findings)
-    body = f"[\n    {findings}\n  ]" if findings else "[]"
-    return f'{{\n  "findings": {body},\n  "summary": {json.dumps(summary)}\n}}'
+    if not result.findings:
+        write('{\n  "findings": []')
+    for index, finding in enumerate(result.findings):
+        write(('{\n  "findings": [\n    ' if index == 0 else ",\n    ") + finding_line(finding, dotted))
+    if result.findings:
+        write("\n  ]")
+    write(f',\n  "summary": {json.dumps(summary)}\n}}')

@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from kubegpu import __version__
 from kubegpu.rules import Finding, LintResult, all_rules
@@ -20,18 +21,24 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _uri(file: str) -> str:
+    """A relative, percent-encoded URI under the working directory (code scanning's checkout root)."""
     if file.startswith("<"):
-        return file.strip("<>")
+        return quote(file.strip("<>"))
     path = Path(file)
     with contextlib.suppress(ValueError):  # outside the working directory: keep it absolute
         path = path.resolve().relative_to(Path.cwd().resolve())
-    return path.as_posix() if not path.is_absolute() else path.as_uri()
+    return quote(path.as_posix()) if not path.is_absolute() else path.as_uri()
 
 
 def _fingerprint(finding: Finding) -> str:
+    """Stable across runs and line moves: the object (kind, namespace, name), the rule and the field path.
+
+    The same Deployment in two namespaces gives two alerts; editing lines above a finding keeps its alert.
+    """
     obj = finding.obj
-    key = "|".join([finding.code, _uri(finding.location.file), obj.kind if obj else "", obj.name if obj else "",
-                    finding.location.dotted_path])
+    key = "|".join([finding.code, _uri(finding.location.file), obj.kind if obj else "",
+                    (obj.namespace or "") if obj else "", obj.name if obj else "", finding.location.dotted_path,
+                    "" if obj or finding.location.path else str(finding.location.line)])
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
@@ -45,10 +52,9 @@ def render_sarif(result: LintResult) -> str:
             "shortDescription": {"text": rule.summary},
             "fullDescription": {"text": rule.rationale},
             "helpUri": rule.help_uri,
-            "help": {"text": rule.rationale, "markdown": f"**{rule.name}** (seed section {rule.section}): "
-                     f"{rule.rationale}"},
+            "help": {"text": rule.rationale, "markdown": f"**{rule.name}**: {rule.rationale}"},
             "defaultConfiguration": {"level": _LEVEL[rule.severity.value]},
-            "properties": {"tags": [f"seed-{rule.section}"], "fixable": rule.fixable},
+            "properties": {"tags": ["kubernetes", "gpu"], "fixable": rule.fixable},
         }
         for rule in rules
     ]
@@ -67,7 +73,7 @@ def render_sarif(result: LintResult) -> str:
                 "logicalLocations": [{"fullyQualifiedName": finding.location.dotted_path or "(document)",
                                       "kind": "member"}],
             }],
-            "partialFingerprints": {"kubegpuFinding/v1": _fingerprint(finding)},
+            "partialFingerprints": {"kubegpuFinding/v2": _fingerprint(finding)},
         }
         if finding.obj is not None:
             entry["properties"] = {"object": {"kind": finding.obj.kind, "namespace": finding.obj.namespace,

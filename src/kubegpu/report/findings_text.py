@@ -23,7 +23,7 @@ def _source_line(file: str, line: int, cache: dict[str, list[str]]) -> str | Non
     return lines[line - 1] if 0 < line <= len(lines) else None
 
 
-def render_text(result: LintResult, console: Console, show_source: bool = True) -> None:
+def render_text(result: LintResult, console: Console, show_source: bool = True, verbose: bool = False) -> None:
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in result.findings:
         by_file[finding.location.file].append(finding)
@@ -52,5 +52,23 @@ def render_text(result: LintResult, console: Console, show_source: bool = True) 
     console.print(
         f"\n{result.files} file(s), {result.documents} object(s), {result.gpu_templates} GPU pod template(s): "
         f"{summary}" + (f"; {n_fixable} fixable with `kubegpu fix`" if n_fixable else "")
-        + (f"; {result.suppressed} suppressed" if result.suppressed else "")
+        + (f"; {result.suppressed} suppressed" if result.suppressed else ""), highlight=False
     )
+    for line in skipped_summary(result):
+        console.print(line, highlight=False, markup=False)
+    if verbose:
+        for skipped in result.skipped:
+            console.print(f"  skipped {skipped.file}: {skipped.reason}", highlight=False, markup=False)
+
+
+def skipped_summary(result: LintResult) -> list[str]:
+    """"3 files are not Kubernetes objects (--verbose lists them)", and the same for kinds not checked."""
+    lines = []
+    files, objects = len(result.skipped_files), len(result.skipped_objects)
+    if files:
+        lines.append(f"{files} file{'s are' if files != 1 else ' is'} not Kubernetes objects (skipped; "
+                     "--verbose lists them)")
+    if objects:
+        lines.append(f"{objects} object{'s are' if objects != 1 else ' is'} of kinds kubegpu does not check "
+                     "(skipped; --verbose lists them)")
+    return lines

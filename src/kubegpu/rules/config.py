@@ -5,6 +5,7 @@ Select/ignore match rule codes by prefix (`KG1` selects KG101…) and names exac
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -12,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.errors import ConfigError
+from kubegpu.manifests.render import HelmSettings, RenderOptions
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
+from kubegpu.manifests.selection import Selection
 from kubegpu.rules.base import Rule, Severity
 
 CONFIG_FILE = "kubegpu.toml"
@@ -30,6 +33,8 @@ class LintConfig:
     accelerator_resources: tuple[str, ...] = DEFAULT_ACCELERATOR_RESOURCES
     max_file_bytes: int = 20 * 1024 * 1024
     source: str | None = None
+    selection: Selection = field(default_factory=Selection)  # which files are read
+    render: RenderOptions = field(default_factory=RenderOptions)  # how charts are rendered
 
     def enabled(self, rule: Rule) -> bool:
         if self.select and not _matches(rule, self.select):
@@ -49,14 +54,27 @@ class LintConfig:
         extend_ignore: Sequence[str] = (),
         fail_on: Severity | None = None,
         max_file_bytes: int | None = None,
+        exclude: Sequence[str] = (),
+        respect_gitignore: bool | None = None,
+        force_exclude: bool | None = None,
+        helm: HelmSettings | None = None,
     ) -> LintConfig:
-        """CLI flags win over the file: --select replaces, --ignore adds."""
+        """CLI flags win over the file: --select replaces, --ignore and --exclude add."""
+        selection = replace(
+            self.selection,
+            exclude=(*self.selection.exclude, *exclude),
+            respect_gitignore=self.selection.respect_gitignore if respect_gitignore is None else respect_gitignore,
+            force_exclude=self.selection.force_exclude if force_exclude is None else force_exclude,
+        )
+        render = self.render if helm is None else replace(self.render, helm=self.render.helm.merged(helm))
         return replace(
             self,
             select=tuple(select) if select else self.select,
             ignore=(*self.ignore, *(ignore or ()), *extend_ignore),
             fail_on=fail_on or self.fail_on,
             max_file_bytes=max_file_bytes or self.max_file_bytes,
+            selection=selection,
+            render=render,
         )
 
 
@@ -98,7 +116,8 @@ def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
 
 def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Rule]) -> LintConfig:
     allowed = {"select", "ignore", "severity", "rules", "fail-on", "accelerator-resources",
-               "extend-accelerator-resources", "max-file-size"}
+               "extend-accelerator-resources", "max-file-size", "extend-exclude", "respect-gitignore",
+               "force-exclude", "helm"}
     unknown = set(table) - allowed
     if unknown:
         raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(allowed)}", file=source)
@@ -112,13 +131,14 @@ def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Ru
             if key in ("select", "ignore") and item != "ALL" and item not in names and not any(
                 r.code.startswith(item.upper()) for r in known_rules
             ):
-                raise ConfigError(f"'{key}' names unknown rule {item!r}", file=source)
+                raise ConfigError(f"'{key}' names unknown rule {item!r}{did_you_mean(item, known_rules)}",
+                                  file=source)
         return tuple(value)
 
     severity: dict[str, Severity] = {}
     for key, value in (table.get("severity") or {}).items():
         if key not in names:
-            raise ConfigError(f"[severity] names unknown rule {key!r}", file=source)
+            raise ConfigError(f"[severity] names unknown rule {key!r}{did_you_mean(key, known_rules)}", file=source)
         severity[key] = _severity(value, source)
     options: dict[str, Mapping[str, Any]] = {}
     for key, value in (table.get("rules") or {}).items():
@@ -137,7 +157,17 @@ def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Ru
     max_bytes = table.get("max-file-size", 20 * 1024 * 1024)
     if not isinstance(max_bytes, int) or max_bytes <= 0:
         raise ConfigError("'max-file-size' must be a positive number of bytes", file=source)
+    base = Path(source).parent
+    flags: dict[str, Any] = {}
+    for key in ("respect-gitignore", "force-exclude"):
+        flags[key] = table.get(key, key == "respect-gitignore")
+        if not isinstance(flags[key], bool):
+            raise ConfigError(f"'{key}' must be true or false", file=source)
+    selection = Selection(exclude=strings("extend-exclude"), root=base, respect_gitignore=flags["respect-gitignore"],
+                          force_exclude=flags["force-exclude"])
     return LintConfig(
+        selection=selection,
+        render=_render_options(table.get("helm", {}), base, source),
         select=strings("select"),
         ignore=strings("ignore"),
         severity=severity,
@@ -154,3 +184,50 @@ def _severity(value: Any, source: str) -> Severity:
         return Severity(str(value))
     except ValueError as err:
         raise ConfigError(f"severity {value!r} is not one of info, warning, error", file=source) from err
+
+
+def _render_options(table: Any, base: Path, source: str) -> RenderOptions:
+    """`[helm]` (values, set, release, namespace for every chart) and `[helm.charts."path"]` (one chart)."""
+    if not isinstance(table, dict):
+        raise ConfigError("[helm] must be a table", file=source)
+    charts: dict[Path, HelmSettings] = {}
+    for folder, settings in (table.get("charts") or {}).items():
+        chart = (base / folder).resolve()
+        charts[chart] = _helm_settings(settings, chart, f"[helm.charts.{folder!r}]", source)
+    every = {k: v for k, v in table.items() if k != "charts"}
+    return RenderOptions(helm=_helm_settings(every, base, "[helm]", source), charts=charts)
+
+
+def _helm_settings(table: Any, base: Path, where: str, source: str) -> HelmSettings:
+    """Values files are relative to `base` (the config's folder; a chart's own folder for its table)."""
+    known = {"values", "set", "release", "namespace"}
+    if not isinstance(table, dict) or set(table) - known:
+        raise ConfigError(f"{where}: must be a table of {sorted(known)}", file=source)
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("values", "set"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: '{key}' must be a list of strings", file=source)
+        lists[key] = tuple(value)
+    for key in ("release", "namespace"):
+        if key in table and not isinstance(table[key], str):
+            raise ConfigError(f"{where}: '{key}' must be a string", file=source)
+    return HelmSettings(values=tuple(str(base / v) for v in lists["values"]), set=lists["set"],
+                        release=table.get("release"), namespace=table.get("namespace"))
+
+
+def did_you_mean(name: str, known_rules: Sequence[Rule]) -> str:
+    """`; did you mean dshm-missing?` for a mistyped rule code or name, else nothing."""
+    candidates = [r.name for r in known_rules] + [r.code for r in known_rules]
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6) or difflib.get_close_matches(
+        name.upper(), [r.code for r in known_rules], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def check_rule_names(names: Iterable[str], known_rules: Sequence[Rule], option: str) -> None:
+    """Every --select/--ignore entry names a rule (a code prefix, a name or ALL), or a ConfigError says which."""
+    by_name = {r.name for r in known_rules}
+    for item in names:
+        if item == "ALL" or item in by_name or any(r.code.startswith(item.upper()) for r in known_rules):
+            continue
+        raise ConfigError(f"{option} names unknown rule {item!r}{did_you_mean(item, known_rules)}")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,25 @@ from kubegpu.manifests import (
     read_source,
     uses_accelerators,
 )
+from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
+from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
+from kubegpu.manifests.selection import Selection
+from kubegpu.manifests.sources import HELM, KUSTOMIZE
+from kubegpu.manifests.workloads import release
 from kubegpu.rules import inputs
-from kubegpu.rules.base import Finding, NodeTarget, RawFinding, Rule, RuleContext, Severity, Target
+from kubegpu.rules.base import (
+    LOOKED_UP_KINDS,
+    WHOLE_INPUT_KINDS,
+    Finding,
+    NodeTarget,
+    RawFinding,
+    Rule,
+    RuleContext,
+    Severity,
+    Target,
+)
 from kubegpu.rules.config import LintConfig
+from kubegpu.rules.inventory import Skipped, skipped_file, unchecked_kind
 from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
 
@@ -44,6 +60,17 @@ class LintResult:
     templates: int = 0
     gpu_templates: int = 0
     suppressed: int = 0
+    skipped: list[Skipped] = field(default_factory=list)  # files and objects not linted, with why
+    notices: list[str] = field(default_factory=list)  # "chart x: not rendered: helm not found"
+    checked: list[tuple[str, str, str]] = field(default_factory=list)  # (file, kind, name) of each object linted
+
+    @property
+    def skipped_files(self) -> list[Skipped]:
+        return [s for s in self.skipped if s.kind == "file"]
+
+    @property
+    def skipped_objects(self) -> list[Skipped]:
+        return [s for s in self.skipped if s.kind == "object"]
 
     @property
     def unreadable(self) -> bool:
@@ -61,6 +88,10 @@ class LoadedSource:
     source: SourceText
     documents: tuple[Document, ...]
     problems: tuple[InputProblem, ...]
+    other_documents: int = 0  # documents that are not Kubernetes objects
+    origins: HelmOrigins | KustomizeOrigins | None = None  # rendered input: where its objects came from
+    label: str | None = None  # "chart charts/x", "kustomization overlays/prod": named in its findings
+    notice: str | None = None  # why a chart or kustomization was not rendered
 
 
 def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource]:
@@ -68,8 +99,12 @@ def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource
     return [load_source(name, path, kind, max_file_bytes) for name, path, kind in discover(paths)]
 
 
-def load_source(name: str, path: Path | None, kind: str, max_file_bytes: int) -> LoadedSource:
-    """Read and parse one input found by `discover` (path None: stdin)."""
+def load_source(
+    name: str, path: Path | None, kind: str, max_file_bytes: int, render: RenderOptions | None = None,
+) -> LoadedSource:
+    """Read and parse one input found by `discover` (path None: stdin); charts and kustomizations are rendered."""
+    if kind in (HELM, KUSTOMIZE) and path is not None:
+        return _load_rendered(name, path, kind, render or RenderOptions())
     source = read_source(name, path, kind, max_file_bytes)
     if source.text is None:
         problem = InputProblem("unreadable-file", name, 1, 1, source.error or "unreadable")
@@ -77,7 +112,31 @@ def load_source(name: str, path: Path | None, kind: str, max_file_bytes: int) ->
     if kind == "dockerfile":
         return LoadedSource(source, (), ())
     result = load_text(name, source.text)
-    return LoadedSource(source, tuple(result.documents), tuple(result.problems))
+    return LoadedSource(source, tuple(result.documents), tuple(result.problems), result.other_documents)
+
+
+def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions) -> LoadedSource:
+    """Render a chart or kustomization with the real program; its objects keep where they came from."""
+    label = f"chart {display(folder)}" if kind == HELM else f"kustomization {display(folder)}"
+    rendered = render_chart(folder, render) if kind == HELM else render_kustomization(folder)
+    if rendered.text is None:
+        source = SourceText(name, None, kind, rendered.error or rendered.notice, folder)
+        problems: tuple[InputProblem, ...] = ()
+        if rendered.error is not None:
+            main = display(folder / "Chart.yaml") if kind == HELM else display(_kustomization_file(folder))
+            problems = (InputProblem("parse-error", main, 1, 1, rendered.error),)
+        return LoadedSource(source, (), problems, label=label, notice=rendered.notice)
+    result = load_text(name, rendered.text)
+    origins: HelmOrigins | KustomizeOrigins = (
+        HelmOrigins(folder, rendered.text) if kind == HELM else KustomizeOrigins(rendered.workdir or folder))
+    return LoadedSource(SourceText(name, rendered.text, kind, None, folder), tuple(result.documents),
+                        tuple(result.problems), result.other_documents, origins, label)
+
+
+def _kustomization_file(folder: Path) -> Path:
+    from kubegpu.manifests.sources import KUSTOMIZATION_FILES
+
+    return next((folder / n for n in KUSTOMIZATION_FILES if (folder / n).is_file()), folder / KUSTOMIZATION_FILES[0])
 
 
 @contextmanager
@@ -101,12 +160,37 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, target: NodeTarget | None = None) -> LintResult:
-    """Lint files, directories and `-` (stdin) with the given configuration (and node, when `target` names one).
+class NoInputError(ValueError):
+    """Nothing to lint: the paths named no file kubegpu reads (or all of them were excluded)."""
+
+
+def lint_paths(
+    paths: Sequence[str], config: LintConfig, jobs: int = 1, selection: Selection | None = None,
+    stdin_name: str | None = None, keep_documents: bool = True, target: NodeTarget | None = None,
+) -> LintResult:
+    """Lint files, directories and `-` (stdin, named `stdin_name`) with the given configuration (and node,
+    when `target` names one).
 
     `jobs`: processes to use (0: one per CPU when the input is large enough); the result is the same.
+    `keep_documents=False` (reports only: no fixes) streams the input file by file, keeping only the
+    objects that cross-object checks read, so that memory does not grow with the input.
     """
-    inputs = list(discover(paths))
+    inputs = list(discover(paths, selection if selection is not None else config.selection, stdin_name))
+    if not inputs:
+        raise NoInputError("no input: the paths hold no YAML, JSON, Dockerfile, chart or kustomization "
+                           "(or all of it is excluded or git-ignored)")
+    if not keep_documents:
+        with gc_paused():
+            prepared = prepare_streaming(inputs, config)
+        if prepared is not None:
+            processes = 1 if jobs == 1 else plan_processes(input_sizes(inputs), jobs)
+            if processes > 1:
+                from kubegpu.rules import parallel  # it builds on this module
+
+                return parallel.lint_streaming_parallel(inputs, input_sizes(inputs), config, processes, prepared,
+                                                        target)
+            with gc_paused():
+                return in_order(lint_streaming(inputs, range(len(inputs)), prepared, config, target))
     if jobs != 1:
         sizes = input_sizes(inputs)
         processes = plan_processes(sizes, jobs)
@@ -115,8 +199,83 @@ def lint_paths(paths: Sequence[str], config: LintConfig, jobs: int = 1, target: 
 
             return parallel.lint_inputs_parallel(inputs, sizes, config, processes, target)
     with gc_paused():
-        loaded = [load_source(name, path, kind, config.max_file_bytes) for name, path, kind in inputs]
+        loaded = [load_source(name, path, kind, config.max_file_bytes, config.render) for name, path, kind in inputs]
         return lint_loaded(loaded, config, target=target)
+
+
+_KIND = re.compile(r"""["']?kind["']?\s*:\s*["']?([A-Za-z0-9]+)""")
+
+
+@dataclass
+class Prepared:
+    """What streaming needs first: the inputs loaded up front (by index) and the objects checks look up."""
+
+    first: dict[int, LoadedSource]
+    looked_up: list[Document]
+
+
+def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig) -> Prepared | None:
+    """Find, by the text alone, the files holding kinds that checks look up, and load them (with standard
+    input and rendered inputs); None when some object's check reads the whole input (no streaming then)."""
+    first: dict[int, LoadedSource] = {}
+    for index, (name, path, kind) in enumerate(inputs):
+        kinds: set[str] = set()
+        if path is None or kind in (HELM, KUSTOMIZE):
+            item = load_source(name, path, kind, config.max_file_bytes, config.render)
+            first[index] = item
+            kinds = {doc.kind for doc in item.documents}
+        elif kind != "dockerfile":
+            try:
+                kinds = set(_KIND.findall(path.read_text(errors="replace")))
+            except OSError:
+                continue  # reported as unreadable when loaded
+            if kinds & LOOKED_UP_KINDS:
+                first[index] = load_source(name, path, kind, config.max_file_bytes, config.render)
+        if kinds & WHOLE_INPUT_KINDS:
+            return None
+    looked_up = [doc for item in first.values() for doc in item.documents if doc.kind in LOOKED_UP_KINDS]
+    return Prepared(first, looked_up)
+
+
+def lint_streaming(inputs: Sequence[tuple[str, Path | None, str]], indices: Iterable[int], prepared: Prepared,
+                   config: LintConfig, target: NodeTarget | None = None) -> LintResult:
+    """Lint the inputs at `indices` file by file, keeping only the looked-up objects and the findings.
+
+    Each file's objects are freed before the next is read (their derived facts are forgotten, so reference
+    counting frees them); rendered inputs are linted together, their findings merged across overlays.
+    """
+    total = LintResult()
+    rendered = []
+    for index in indices:
+        name, path, kind = inputs[index]
+        item = prepared.first[index] if index in prepared.first else load_source(
+            name, path, kind, config.max_file_bytes, config.render)
+        if item.origins is not None:
+            rendered.append(item)
+            continue
+        _absorb(total, lint_loaded([item], config, context_documents=prepared.looked_up, whole_input_shared=False,
+                                   target=target))
+        if index not in prepared.first:
+            for doc in item.documents:
+                release(doc)
+        del item
+    if rendered:
+        _absorb(total, lint_loaded(rendered, config, context_documents=prepared.looked_up,
+                                   whole_input_shared=False, target=target))
+    return total
+
+
+def _absorb(total: LintResult, part: LintResult) -> None:
+    """Add one file's result to the run's, letting go of the objects its findings came from."""
+    total.files += part.files
+    total.documents += part.documents
+    total.templates += part.templates
+    total.gpu_templates += part.gpu_templates
+    total.suppressed += part.suppressed
+    total.findings.extend(replace(f, document=None) if f.document is not None else f for f in part.findings)
+    total.skipped.extend(part.skipped)
+    total.notices.extend(part.notices)
+    total.checked.extend(part.checked)
 
 
 def lint_text(name: str, text: str, config: LintConfig | None = None, target: NodeTarget | None = None) -> LintResult:
@@ -165,8 +324,16 @@ def lint_loaded(
         whole_input_shared=whole_input_shared,
     )
     result = LintResult(files=len(loaded), documents=len(own_documents))
+    rendered: list[tuple[LoadedSource, int, int]] = []
     for item in loaded:
+        first = len(result.findings)
         lines = _Lines(item.source.text)
+        if item.notice is not None:
+            result.notices.append(f"{item.label}: {item.notice}")
+        skipped = None if item.origins is not None or item.source.text is None else skipped_file(
+            item.source.name, len(item.documents), len(item.problems), item.other_documents)
+        if skipped is not None:
+            result.skipped.append(skipped)
         for problem in item.problems:
             rule = by_name[problem.code]
             if config.enabled(rule):
@@ -181,13 +348,95 @@ def lint_loaded(
                         _add(result, config, rule, location, raw.message, raw, None, None, lines)
         for doc in item.documents:
             _lint_document(doc, plan, ctx, config, result, lines)
+        _record_checked(result, item)
+        if item.origins is not None:
+            rendered.append((item, first, len(result.findings)))
+    if rendered:
+        _point_at_sources(result, rendered)
+    return in_order(result)
+
+
+def in_order(result: LintResult) -> LintResult:
+    """Findings, skipped inputs and checked objects in a stable order, however many processes linted."""
     result.findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
+    result.skipped.sort(key=lambda s: (s.file, s.kind, s.reason))
+    result.checked.sort()
     return result
+
+
+def _point_at_sources(result: LintResult, rendered: Sequence[tuple[LoadedSource, int, int]]) -> None:
+    """Move findings on rendered objects to the template, resource or patch line; report each once.
+
+    A base rendered by several overlays gives the same finding once per overlay: it is kept once, and
+    when only some of the kustomizations that render that file have it, the finding says which.
+    """
+    keep = [True] * len(result.findings)
+    by_key: dict[tuple[str, str, int, int, str], int] = {}
+    seen_in: dict[int, list[str]] = {}
+    renders: dict[str, list[str]] = {}  # source file -> labels of the inputs that render it
+    for item, first, end in rendered:
+        origins = item.origins
+        assert origins is not None
+        if isinstance(origins, KustomizeOrigins):
+            for file in origins.files(item.documents):
+                renders.setdefault(file, []).append(item.label or "")
+        for index in range(first, end):
+            finding = result.findings[index]
+            doc = finding.document
+            where = origins.locate(doc, finding.location.path) if doc is not None else None
+            if where is None:
+                where = _render_location(item, finding.location)
+            key = (finding.code, where.file, where.line, where.column, where.dotted_path)
+            earlier = by_key.get(key)
+            if earlier is not None:
+                keep[index] = False
+                seen_in[earlier].append(item.label or "")
+                continue
+            by_key[key] = index
+            seen_in[index] = [item.label or ""]
+            result.findings[index] = replace(finding, location=where)
+    for index, labels in seen_in.items():
+        finding = result.findings[index]
+        produced_by = set(labels)
+        renderers = set(renders.get(finding.location.file, ()))
+        if len(renderers) > 1 and produced_by < renderers:
+            note = "only in " + ", ".join(sorted(produced_by))
+        elif len(renderers) > 1:
+            continue  # every kustomization that renders the file has it
+        else:
+            note = labels[0]
+        result.findings[index] = replace(finding, message=f"{finding.message} [{note}]")
+    result.findings[:] = [f for f, kept in zip(result.findings, keep, strict=True) if kept]
+
+
+def _record_checked(result: LintResult, item: LoadedSource) -> None:
+    """Name each object linted by the file a person edits (for reports that list clean objects)."""
+    origins = item.origins
+    for doc in item.documents:
+        if unchecked_kind(doc) is not None:
+            continue
+        file = doc.source
+        if origins is not None:
+            where = origins.locate(doc, ())
+            file = where.file if where is not None else _render_location(item, Location(file, 1, 1)).file
+        result.checked.append((file, doc.kind, doc.ref.name))
+
+
+def _render_location(item: LoadedSource, where: Location) -> Location:
+    """A rendered object whose origin is unknown: its chart's or kustomization's main file."""
+    folder = item.source.path
+    if folder is None:
+        return where
+    main = folder / "Chart.yaml" if item.source.kind == HELM else _kustomization_file(folder)
+    return Location(display(main), 1, 1, where.path)
 
 
 def _lint_document(
     doc: Document, plan: _RulePlan, ctx: RuleContext, config: LintConfig, result: LintResult, lines: _Lines,
 ) -> None:
+    unchecked = unchecked_kind(doc)
+    if unchecked is not None:
+        result.skipped.append(unchecked)
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
     for rule in plan.document:
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check

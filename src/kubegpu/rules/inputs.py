@@ -20,10 +20,12 @@ PARSE_ERROR = Rule(
 )
 NOT_KUBERNETES_OBJECT = Rule(
     code="KG002", name="not-kubernetes-object", section=_SECTION, severity=Severity.WARNING,
-    summary="A document is not a Kubernetes object (no apiVersion and kind).", target=Target.INPUT,
+    summary="A document looks like a Kubernetes object but has no apiVersion or kind.", target=Target.INPUT,
     check=None, gpu_only=False,
-    rationale="Helm values files, fragments and scalars are not objects; they are skipped. Ignore this "
-    "rule (`ignore = [\"KG002\"]`) when you lint folders that hold such files on purpose.",
+    rationale="A mapping with `kind` but no `apiVersion` (or `metadata` and `spec` with neither) is an object "
+    "kubectl would refuse; it is skipped. YAML and JSON that are not meant as objects (Helm values, CI "
+    "workflows, compose files, package manifests) are not findings: they are skipped and counted in the "
+    "summary, and `--verbose` lists them.",
 )
 DUPLICATE_KEY = Rule(
     code="KG003", name="duplicate-key", section=_SECTION, severity=Severity.ERROR,

@@ -20,9 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.manifests import Document, Location, ObjectRef
+from kubegpu.manifests.sources import HELM, KUSTOMIZE
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, NodeTarget, Severity
 from kubegpu.rules.config import LintConfig
-from kubegpu.rules.engine import LintResult, LoadedSource, gc_paused, lint_loaded, load_source
+from kubegpu.rules.engine import (
+    LintResult,
+    LoadedSource,
+    Prepared,
+    gc_paused,
+    in_order,
+    lint_loaded,
+    lint_streaming,
+    load_source,
+)
 from kubegpu.rules.processes import Input
 
 # One input file: its position in discovery order, display name, path (None for stdin) and kind.
@@ -81,8 +91,7 @@ def lint_inputs_parallel(
             process.join(timeout=5)
             if process.is_alive():
                 process.kill()
-    result.findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
-    return result
+    return in_order(result)
 
 
 def _swap(own: bytes, connections: Sequence[Connection]) -> list[bytes]:
@@ -109,14 +118,16 @@ def _split(inputs: Sequence[Input], sizes: Sequence[int], processes: int) -> lis
     bins: list[list[_Entry]] = [[] for _ in range(processes)]
     loads = [0] * processes
     for size, entry in sorted(zip(sizes, entries, strict=True), key=lambda item: -item[0]):
-        target = 0 if entry[2] is None else loads.index(min(loads))
+        # stdin, charts and kustomizations stay here: findings of rendered inputs are merged across them
+        target = 0 if entry[2] is None or entry[3] in (HELM, KUSTOMIZE) else loads.index(min(loads))
         bins[target].append(entry)
         loads[target] += size
     return [_Share(tuple(sorted(b))) for b in bins]
 
 
 def _load(share: _Share, config: LintConfig) -> list[LoadedSource]:
-    return [load_source(name, path, kind, config.max_file_bytes) for _i, name, path, kind in share.entries]
+    return [load_source(name, path, kind, config.max_file_bytes, config.render)
+            for _i, name, path, kind in share.entries]
 
 
 def _reads_whole_input(loaded: Sequence[LoadedSource]) -> bool:
@@ -164,10 +175,59 @@ def _worker(share: _Share, config: LintConfig, target: NodeTarget | None, connec
             everything = _all_documents(share, loaded, portable)
             result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, target=target)
             payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed),
-                       [_finding_tuple(f) for f in result.findings])
+                       [_finding_tuple(f) for f in result.findings], (result.skipped, result.notices, result.checked))
             connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
     except EOFError:  # the parent is gone or failed: nothing to report to
         pass
+    except BaseException:  # reported to the parent, which raises it
+        connection.send_bytes(_FAILED + traceback.format_exc().encode())
+    finally:
+        connection.close()
+
+
+def lint_streaming_parallel(
+    inputs: Sequence[Input], sizes: Sequence[int], config: LintConfig, processes: int, prepared: Prepared,
+    target: NodeTarget | None = None,
+) -> LintResult:
+    """Stream the inputs in `processes` processes: each lints its share file by file.
+
+    No object data is exchanged: the objects checks look up were loaded before forking (`prepared`), so
+    every process has them; only findings and counts come back.
+    """
+    shares = _split(inputs, sizes, processes)
+    fork = multiprocessing.get_context("fork")
+    workers: list[tuple[Any, Connection]] = []
+    try:
+        for share in shares[1:]:
+            ours, theirs = fork.Pipe(duplex=False)
+            worker = fork.Process(target=_stream_worker, args=(inputs, share, prepared, config, target, theirs),
+                                  daemon=True)
+            worker.start()
+            theirs.close()
+            workers.append((worker, ours))
+        with gc_paused():
+            result = lint_streaming(inputs, [entry[0] for entry in shares[0].entries], prepared, config, target)
+            refs: dict[tuple[str, str, str | None, str], ObjectRef] = {}
+            for _worker_process, connection in workers:
+                _merge(result, pickle.loads(_receive(connection)), refs)
+    finally:
+        for process, connection in workers:
+            connection.close()
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+    return in_order(result)
+
+
+def _stream_worker(inputs: Sequence[Input], share: _Share, prepared: Prepared, config: LintConfig,
+                   target: NodeTarget | None, connection: Connection) -> None:
+    """A forked process: stream its share of the inputs, send the findings and counts back."""
+    try:
+        with gc_paused():
+            result = lint_streaming(inputs, [entry[0] for entry in share.entries], prepared, config, target)
+            payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed),
+                       [_finding_tuple(f) for f in result.findings], (result.skipped, result.notices, result.checked))
+            connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
     except BaseException:  # reported to the parent, which raises it
         connection.send_bytes(_FAILED + traceback.format_exc().encode())
     finally:
@@ -198,9 +258,12 @@ def _receive(connection: Connection) -> bytes:
     return message[1:]
 
 
-def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int], list[_FindingTuple]],
+def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int], list[_FindingTuple], Any],
            refs: dict[tuple[str, str, str | None, str], ObjectRef]) -> None:
-    counts, findings = part
+    counts, findings, (skipped, notices, checked) = part
+    into.skipped.extend(skipped)
+    into.notices.extend(notices)
+    into.checked.extend(checked)
     into.files += counts[0]
     into.documents += counts[1]
     into.templates += counts[2]

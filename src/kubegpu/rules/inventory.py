@@ -1,0 +1,52 @@
+"""What a lint run skips, and why: files that hold no Kubernetes object, objects of kinds kubegpu does not check.
+
+Skipping is not a finding: a platform repository holds chart values, CI workflows and package manifests
+next to its manifests. The summary counts what was skipped; `--verbose` lists it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubegpu.manifests import Document, pod_templates
+from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
+
+# API groups of Kubernetes itself (group "" is the core group); CRD groups are known only by their kinds.
+_BUILT_IN_GROUPS = frozenset({"", "apps", "batch", "autoscaling", "policy", "extensions"})
+# Files that carry apiVersion and kind but are read by tools, not served by the API server.
+_TOOL_CONFIG = frozenset({("kustomize.config.k8s.io", "Kustomization"), ("kustomize.config.k8s.io", "Component"),
+                          ("", "Config")})
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """One thing not linted: the file (and object) and the reason, in words."""
+
+    file: str
+    reason: str
+    kind: str = "file"  # "file": nothing in it is a Kubernetes object; "object": its kind is not checked
+
+
+def skipped_file(name: str, documents: int, problems: int, other_documents: int) -> Skipped | None:
+    """A read file with no Kubernetes object and nothing that looks like a broken one."""
+    if documents or problems:
+        return None
+    if other_documents:
+        return Skipped(name, "no apiVersion and kind: not a Kubernetes object")
+    return Skipped(name, "empty: no document")
+
+
+def unchecked_kind(doc: Document) -> Skipped | None:
+    """An object of a kind kubegpu knows nothing of, with no pod template: it is counted, not linted."""
+    group = doc.api_version.rpartition("/")[0] if "/" in doc.api_version else ""
+    if (group, doc.kind) in _TOOL_CONFIG:
+        return Skipped(doc.source, f"{doc.kind} ({doc.api_version}) is a tool's configuration", "object")
+    if group in _BUILT_IN_GROUPS or group.endswith(".k8s.io"):
+        return None
+    if doc.kind in LOOKED_UP_KINDS or doc.kind in WHOLE_INPUT_KINDS:
+        return None
+    if any(True for _ in pod_templates(doc)):
+        return None
+    name = doc.ref.name
+    return Skipped(doc.source, f"{doc.kind}{'/' + name if name else ''} ({doc.api_version}): a kind kubegpu does "
+                   "not check, without a pod template", "object")
