@@ -17,7 +17,7 @@ from kubegpu.errors import InputError, KubegpuError
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
-from kubegpu.manifests import load_text, pod_templates, read_source
+from kubegpu.manifests import load_text, pod_spec, pod_templates, read_source
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
@@ -111,7 +111,7 @@ def _load_pods(name: str) -> list[PodRequest]:
                 out.append(
                     PodRequest.from_pod_spec(
                         pod_name,
-                        template.spec,
+                        pod_spec(template),
                         source=where.file,
                         namespace=str(meta.get("namespace") or "default"),
                     )

@@ -12,6 +12,7 @@ from kubegpu.manifests.document import (
 )
 from kubegpu.manifests.loader import InputProblem, LoadResult, load_text
 from kubegpu.manifests.memo import memoised
+from kubegpu.manifests.podspec import pod_spec
 from kubegpu.manifests.resources import (
     ContainerResources,
     ResourceValue,
@@ -44,6 +45,7 @@ __all__ = [
     "load_text",
     "mapping_items",
     "memoised",
+    "pod_spec",
     "pod_templates",
     "read_source",
     "uses_accelerators",

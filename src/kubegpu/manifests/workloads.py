@@ -219,6 +219,11 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
         yield from _argo(doc)
     elif kind == "AppWrapper":
         yield from _appwrapper(doc)
+    else:
+        # Operators' custom resources and any other kind: kubegpu.manifests.crds (which imports this module).
+        from kubegpu.manifests.crds import custom_templates
+
+        yield from custom_templates(doc)
 
 
 def _list(value: Any) -> list[Mapping[str, Any]]:

@@ -18,7 +18,9 @@ from kubegpu.manifests import (
     InputProblem,
     Location,
     SourceText,
+    crds,
     discover,
+    format_path,
     load_text,
     pod_templates,
     read_source,
@@ -443,6 +445,9 @@ def _lint_document(
             _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines)
     templates = tuple(pod_templates(doc))
     result.templates += len(templates)
+    # A kind read generically says so in its findings; a synthesised pod (an operator's CR) takes no pod-spec fix.
+    generic = bool(templates) and crds.coverage(doc) is crds.Coverage.GENERIC
+    synthesised = doc.kind in crds.SYNTHESISED_KINDS
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
@@ -451,7 +456,12 @@ def _lint_document(
         ) if template.metadata is not doc.metadata else suppressed
         for rule in plan.template_gpu if is_gpu else plan.template_any:
             for raw in rule.check(template, ctx):  # type: ignore[misc]
-                _add(result, config, rule, template.document.location(raw.path), raw.message, raw,
+                message = raw.message
+                if generic:
+                    message = f"{message} ({crds.generic_note(doc)} at {format_path(template.path)})"
+                if synthesised and raw.fix is not None:
+                    raw = replace(raw, fix=None)
+                _add(result, config, rule, template.document.location(raw.path), message, raw,
                      template.document, template_suppressed, lines)
 
 

@@ -20,6 +20,7 @@ from kubegpu.manifests import (
     memoised,
     pod_templates,
 )
+from kubegpu.manifests.crds import SYNTHESISED_KINDS
 from kubegpu.manifests.resources import template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
@@ -47,6 +48,10 @@ def _find_pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[st
     if template.volumes_field is None:
         return []
     out: list[tuple[FieldPath, Mapping[str, Any]]] = []
+    if template.kind in SYNTHESISED_KINDS:  # the operator adds these volumes; the object does not list them
+        volumes = template.spec.get("volumes")
+        return [((*template.volumes_field, i), v) for i, v in enumerate(volumes if isinstance(volumes, list) else [])
+                if isinstance(v, Mapping)]
     for field in dict.fromkeys((template.volumes_field, (*template.path, "volumes"))):
         raw = get_path(template.document.data, field)
         for i, volume in enumerate(raw if isinstance(raw, list) else []):
