@@ -131,7 +131,7 @@ def test_vllm_runtime_rebuilds_the_operators_deployment() -> None:
 
 
 def test_nim_service_has_the_operators_dshm_and_model_store() -> None:
-    doc, [template] = _templates(NIM_SERVICE)
+    _doc, [template] = _templates(NIM_SERVICE)
     assert template.replicas == 2
     [container] = template.containers
     assert container.data["image"] == "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8"
@@ -141,14 +141,14 @@ def test_nim_service_has_the_operators_dshm_and_model_store() -> None:
 
 
 def test_nim_cache_job_gets_requests_equal_limits() -> None:
-    doc, [template] = _templates(NIM_CACHE)
+    _doc, [template] = _templates(NIM_CACHE)
     [container] = template.containers
     assert container.data["resources"]["requests"] == {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": 1}
     assert container.data["image"] == "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8"
 
 
 def test_dynamo_services_count_replicas_times_nodes() -> None:
-    doc, templates = _templates(DYNAMO)
+    _doc, templates = _templates(DYNAMO)
     by_role = {t.role: t for t in templates}
     assert by_role["Frontend"].replicas == 1 and by_role["VllmDecodeWorker"].replicas == 4
     assert not uses_accelerators(by_role["Frontend"]) and uses_accelerators(by_role["VllmDecodeWorker"])
@@ -157,7 +157,7 @@ def test_dynamo_services_count_replicas_times_nodes() -> None:
 
 
 def test_hyperpod_replica_specs() -> None:
-    doc, [template] = _templates(HYPERPOD)
+    _doc, [template] = _templates(HYPERPOD)
     assert (template.role, template.replicas, template.path) == ("pods", 4, ("spec", "replicaSpecs", 0, "template",
                                                                             "spec"))
 
