@@ -120,7 +120,9 @@ def test_file_reads_and_templates_are_found(row: dict[str, str]) -> None:
 def test_findings_agree_with_the_notes(row: dict[str, str]) -> None:
     path = CORPUS / row["local_file"]
     registered = {rule.name for rule in all_rules()}
-    fired = {f.name for f in lint_text(str(path), path.read_text(), LintConfig()).findings}
+    # Info-level findings that hedge on a placeholder's rendered value are not claims.
+    fired = {f.name for f in lint_text(str(path), path.read_text(), LintConfig()).findings
+             if not (f.severity.value == "info" and "rendered value" in f.message)}
     problems = []
     for tag in _tags(row["notes"], "V:"):
         rule = VIOLATION_RULES.get(tag)

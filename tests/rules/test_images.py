@@ -29,10 +29,14 @@ def test_case(case: dict[str, Any]) -> None:
     want = sorted((e["rule"], e["line"], e["path"]) for e in _expected(case))
     assert got == want, [f.message for f in result.findings]
     for entry in _expected(case):
-        if "fix" not in entry:
-            continue
         key = (entry["rule"], entry["line"], entry["path"])
         finding = next(f for f in result.findings if (f.name, f.location.line, f.location.dotted_path) == key)
+        if "severity" in entry:
+            assert finding.severity.value == entry["severity"], finding.message
+        if "message" in entry:
+            assert entry["message"] in finding.message, finding.message
+        if "fix" not in entry:
+            continue
         if entry["fix"] is None:
             assert finding.fix is None
             continue

@@ -152,6 +152,8 @@ def test_corpus_agrees_with_notes(shared_dir: Path) -> None:
     found: dict[str, set[str]] = {}
     implicit_pull: dict[str, bool] = {}
     for finding in result.findings:
+        if finding.severity.value == "info" and "rendered value" in finding.message:
+            continue  # a hedge on a placeholder's rendered value, not a claim
         name = Path(finding.location.file).resolve().relative_to(corpus.resolve()).as_posix()
         found.setdefault(name, set()).add(finding.name)
         if finding.name == "image-pull-always":

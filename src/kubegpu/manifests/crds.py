@@ -57,11 +57,12 @@ class Coverage(StrEnum):
 
 def coverage(doc: Document) -> Coverage:
     """How this object's pods were found (the lint summary counts objects per class)."""
-    if doc.kind in BUILT_IN_WORKLOAD_KINDS or doc.kind in MAPPED_KINDS:
+    group = doc.api_version.split("/")[0] if "/" in doc.api_version else ""
+    if doc.kind in BUILT_IN_WORKLOAD_KINDS or doc.kind in MAPPED_KINDS or (
+            doc.kind == "Service" and group == "serving.knative.dev"):
         return Coverage.KNOWN
     if any(True for _ in pod_templates(doc)):
         return Coverage.GENERIC
-    group = doc.api_version.split("/")[0] if "/" in doc.api_version else ""
     if group in _NO_POD_GROUPS or doc.kind in _NO_POD_KINDS or doc.kind.endswith("List"):
         return Coverage.NO_PODS
     return Coverage.NOT_CHECKED

@@ -11,7 +11,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kubegpu.manifests import ContainerRef, PodTemplate, memoised
+from kubegpu.manifests.placeholders import MARKER, placeholders_in, render
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.rules.resources_util import gpu_containers
 
 _SECTION = "13.3"
 DEFAULT_DOMAIN = "docker.io"
@@ -143,7 +145,26 @@ def _image_of(container: ContainerRef) -> tuple[str, ImageRef] | None:
     if not isinstance(image, str):
         return None
     ref = parse_image(image.strip())
+    if ref is None and placeholders_in(image, image=True):
+        ref = parse_image(render(image.strip(), image=True))  # a templated registry still has its :latest
     return (image, ref) if ref is not None else None
+
+
+def undecided_tag(container: ContainerRef) -> str | None:
+    """The placeholder that decides the image's tag (`app:${TAG}`, or a whole `${IMAGE}`); None when it is known."""
+    parsed = image_of(container)
+    if parsed is None:
+        return None
+    image, ref = parsed
+    if ref.digest:
+        return None
+    slots = placeholders_in(image, image=True)
+    if not slots:
+        return None
+    if MARKER in ref.tag:
+        return slots[-1]
+    last = ref.path.rsplit("/", 1)[-1]
+    return slots[-1] if not ref.tag and MARKER in last else None
 
 
 def _describe(container: ContainerRef) -> str:
@@ -153,13 +174,27 @@ def _describe(container: ContainerRef) -> str:
 
 def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     extra = tuple(ctx.option("image-tag-mutable", "immutable-tags", ()))
+    gpu = [c.path for c, _res in gpu_containers(template, ctx)]
     for container in template.containers:
         parsed = image_of(container)
         if parsed is None:
             continue
         image, ref = parsed
+        # The GPU container's image is the multi-GB one; a sidecar's or helper's is not, but the pod still waits.
+        what = "the multi-GB image is" if container.path in gpu else \
+            "this helper's image is (not the GPU container's, but the pod waits for it)"
         policy = container.data.get("imagePullPolicy")
-        pinned = bool(ref.digest) or (ref.tag != "latest" and tag_is_version(ref.tag, extra))
+        slot = undecided_tag(container)
+        pinned = slot is None and (bool(ref.digest) or (ref.tag != "latest" and tag_is_version(ref.tag, extra)))
+        if slot is not None and policy in (None, ""):
+            yield RawFinding(
+                (*container.path, "image"),
+                f"{_describe(container)} pulls '{image}' with no imagePullPolicy: Kubernetes defaults it to Always "
+                f"when the tag is latest or missing, and here the tag depends on the rendered value of {slot}; "
+                "check the rendered manifest (this GPU pod would re-pull its image on every start)",
+                None, Severity.INFO,
+            )
+            continue
         if policy == "Always":
             path = (*container.path, "imagePullPolicy")
             how = "sets imagePullPolicy: Always"
@@ -177,7 +212,7 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         yield RawFinding(
             path,
             f"{_describe(container)} {how}: each start of this GPU pod asks the registry first, and whenever the "
-            "tag has moved (or the node lost the image) the multi-GB image is downloaded again while the pod's GPUs "
+            f"tag has moved (or the node lost the image) {what} downloaded again while the pod's GPUs "
             f"sit allocated and idle; a registry outage or rate limit blocks the start even with the image on the "
             f"node; {advice}",
             fix,
@@ -192,6 +227,15 @@ def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
             continue
         image, ref = parsed
         if ref.digest:
+            continue
+        slot = undecided_tag(container)
+        if slot is not None:
+            yield RawFinding(
+                (*container.path, "image"),
+                f"{_describe(container)} image '{image}': whether its tag is pinned depends on the rendered value of "
+                f"{slot}; a moving tag (latest, main) lets replicas of one GPU job run different code",
+                None, Severity.INFO,
+            )
             continue
         if not ref.tag:
             why = "has no tag, so it means ':latest'"

@@ -1,0 +1,45 @@
+"""Template placeholders in manifest values: `$VAR`, `${VAR}`, `$(VAR)`, `<your-registry>`, `{{ .Values.x }}`,
+`PLACEHOLDER_X` and upper-case tokens such as `IMAGE_NAME` where the field's syntax forbids upper case.
+
+Rules keep checking what a placeholder does not decide; `render` swaps each placeholder for a neutral token so
+the rest of a value (a registry, a `:latest` tag) can still be parsed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MARKER = "kgplaceholder"
+# Shell and Kubernetes variable references, angle-bracket and Go-template slots, PLACEHOLDER_ names.
+_ANY_FIELD = re.compile(
+    r"\$\{[^}\s]+\}|\$\([A-Za-z_][A-Za-z0-9_]*\)|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>\s]+>|\{\{[^}]*\}\}"
+    r"|\bPLACEHOLDER(?:_[A-Z0-9]+)*\b"
+)
+# In image references upper case is invalid, so an upper-case word of 2+ characters is a slot too (PROJECT_ID).
+_IMAGE_EXTRA = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{2,}[A-Z0-9]*")
+
+
+def placeholders_in(value: Any, image: bool = False) -> tuple[str, ...]:
+    """The placeholders a string value holds, in order; () for anything else."""
+    if not isinstance(value, str):
+        return ()
+    found = [m.group(0) for m in _ANY_FIELD.finditer(value)]
+    if image:
+        rest = _ANY_FIELD.sub(" ", value)
+        found.extend(m.group(0) for m in _IMAGE_EXTRA.finditer(rest))
+    return tuple(found)
+
+
+def is_placeholder(value: Any) -> bool:
+    """True when a string value holds a placeholder (so its rendered value is unknown here)."""
+    return bool(placeholders_in(value))
+
+
+def render(value: str, image: bool = False) -> str:
+    """`value` with every placeholder replaced by MARKER followed by its index (kgplaceholder0, ...)."""
+    counter = iter(range(1 << 16))
+    out = _ANY_FIELD.sub(lambda _m: f"{MARKER}{next(counter)}", value)
+    if image:
+        out = _IMAGE_EXTRA.sub(lambda _m: f"{MARKER}{next(counter)}", out)
+    return out
