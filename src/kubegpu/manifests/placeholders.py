@@ -43,3 +43,28 @@ def render(value: str, image: bool = False) -> str:
     if image:
         out = _IMAGE_EXTRA.sub(lambda _m: f"{MARKER}{next(counter)}", out)
     return out
+
+
+# Fields that set how many pods a workload runs (replicas of Kubernetes, Kubeflow, Ray, LWS, JobSet, TrainJob).
+COUNT_FIELDS = frozenset({"replicas", "parallelism", "completions", "size", "numNodes", "numOfHosts", "minReplicas",
+                          "nodeCount", "pipelineParallelSize"})
+
+
+def templated_counts(data: Any, path: tuple[str | int, ...] = (), depth: int = 0) -> tuple[tuple[str, str], ...]:
+    """(dotted path, value) of every pod-count field whose value is a placeholder, outermost first."""
+    out: list[tuple[str, str]] = []
+    if depth > 16:
+        return ()
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key in ("metadata", "status"):
+                continue
+            here = (*path, str(key))
+            if key in COUNT_FIELDS and is_placeholder(value):
+                out.append((".".join(str(p) for p in here), str(value)))
+            else:
+                out.extend(templated_counts(value, here, depth + 1))
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            out.extend(templated_counts(item, (*path, i), depth + 1))
+    return tuple(out)

@@ -23,6 +23,7 @@ from kubegpu.manifests import (
     pod_templates,
     uses_accelerators,
 )
+from kubegpu.manifests.placeholders import templated_counts
 from kubegpu.manifests.workloads import int_field
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 
@@ -69,6 +70,14 @@ def is_volcano_job(doc: Document) -> bool:
     return doc.kind == "Job" and _group(doc) == "batch.volcano.sh"
 
 
+def is_work_queue_job(doc: Document) -> bool:
+    """A batch Job (or CronJob) that is not Indexed: its pods may be independent workers, not ranks of one job."""
+    if doc.kind not in ("Job", "CronJob") or is_volcano_job(doc):
+        return False
+    job_spec: FieldPath = ("spec", "jobTemplate", "spec") if doc.kind == "CronJob" else ("spec",)
+    return bool(get_path(doc.data, (*job_spec, "completionMode")) != "Indexed")
+
+
 def relative_path(doc: Document, template: PodTemplate, path: FieldPath) -> FieldPath:
     """A template path made relative to `doc` (templates embedded in an AppWrapper live in an inner document)."""
     inner = template.document
@@ -87,6 +96,13 @@ class JobShape:
     unit_pods: int  # pods that must run together (an LWS group; the whole job otherwise)
     unit_gpu_pods: int
     unit: str  # how the unit is described in messages
+    placeholder: str = ""  # "field: value" when a pod count is a template placeholder (the shape assumes 2 pods)
+
+    @property
+    def hedge(self) -> str:
+        """The words that say the finding depends on a placeholder's rendered value ('' when it does not)."""
+        return (f" (this depends on the rendered value of {self.placeholder}: it applies when that is above 1)"
+                if self.placeholder else "")
 
     def roles(self, templates: Sequence[PodTemplate] | None = None) -> str:
         names = [t.role or "pods" for t in (self.templates if templates is None else templates)]
@@ -135,6 +151,13 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
         nodes = max(2, data // local)  # the leader pod plus (data / dataLocal - 1) workers per replica
         return JobShape(doc, templates, gpu, nodes, nodes, f"each model replica's {nodes} pods (leader and workers)")
     counts = [t.replicas for t in templates]
+    slots = templated_counts(doc.data.get("spec"), ("spec",)) if isinstance(doc.data, Mapping) else ()
+    if slots:
+        # A templated pod count (replicas: $NUM_NODES): check the job as if it rendered to 2 pods, and say so.
+        where, value = slots[0]
+        total = max(2, sum(c or 1 for c in counts))
+        gpu_total = max(2, sum(t.replicas or 1 for t in gpu))
+        return JobShape(doc, templates, gpu, total, gpu_total, "its pods", f"{where}: {value}")
     if any(c is None for c in counts):
         return None
     total = sum(c for c in counts if c is not None)
@@ -329,9 +352,9 @@ def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
         f"admits them all-or-nothing{reason}: the scheduler binds pods one by one, so partly placed jobs hold GPUs "
         f"while they wait and can deadlock each other; add the label {KUEUE_QUEUE_LABEL} to the {doc.kind}, or use "
         "Volcano (PodGroup minMember), KAI Scheduler, coscheduling or the Workload API"
-        + ("" if queue else " (give --queue or the rule option `queue` for an automatic fix)"),
+        + ("" if queue else " (give --queue or the rule option `queue` for an automatic fix)") + shape.hedge,
         fix,
-        Severity.INFO if work_queue else None,
+        Severity.INFO if work_queue or shape.placeholder else None,
     )
 
 

@@ -11,7 +11,15 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from kubegpu.manifests import Document, PodTemplate, as_mapping, get_path, mapping_items
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.gang import JobShape, is_volcano_job, job_shape, kueue_managed, object_annotations, relative_path
+from kubegpu.rules.gang import (
+    JobShape,
+    is_volcano_job,
+    is_work_queue_job,
+    job_shape,
+    kueue_managed,
+    object_annotations,
+    relative_path,
+)
 
 _SECTION = "13.6"
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -146,8 +154,8 @@ def _gb200(template: PodTemplate, ctx: RuleContext) -> bool:
 
 def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     shape = job_shape(doc, ctx)
-    if shape is None or shape.unit_gpu_pods < 2:
-        return
+    if shape is None or shape.unit_gpu_pods < 2 or is_work_queue_job(doc):
+        return  # a non-Indexed Job's pods may be independent workers that exchange no NCCL traffic
     loose = [t for t in shape.gpu_templates if placement_constraint(shape, t, ctx) is None]
     if not loose:
         return
@@ -181,8 +189,9 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
         f"{doc.kind} '{doc.ref.name}' runs {shape.unit_gpu_pods} GPU pods together ({shape.roles(loose)} without a "
         f"placement constraint){note}: the scheduler may put them on nodes under different leaf switches or racks, "
         "and every NCCL collective then crosses the spine; " + "; ".join(hints)
-        + ("" if level else " (give the rule option `topology-level` for an automatic fix)"),
+        + ("" if level else " (give the rule option `topology-level` for an automatic fix)") + shape.hedge,
         fix,
+        Severity.INFO if shape.placeholder else None,
     )
 
 
