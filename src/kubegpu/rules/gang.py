@@ -8,12 +8,14 @@ v1.35 spec.workloadRef, v1.36 spec.schedulingGroup.podGroupName).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from kubegpu.manifests import (
+    ContainerRef,
     Document,
     FieldPath,
     PodTemplate,
@@ -42,10 +44,17 @@ RAY_SCHEDULER_LABEL = "ray.io/scheduler-name"
 RAY_GANG_LABEL = "ray.io/gang-scheduling-enabled"
 
 KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "MXJob", "JAXJob"})
-RAY_KINDS = frozenset({"RayJob", "RayCluster"})
-# Kinds whose pods form one distributed program (training ranks, a multi-host model replica).
+RAY_KINDS = frozenset({"RayJob", "RayCluster", "RayService"})
+# Kinds whose pods form one distributed program (training ranks, a multi-host model replica). RayCluster,
+# RayService and StatefulSet count only when they are one: two or more GPU workers of a fixed-size Ray cluster,
+# a StatefulSet whose GPU containers start a distributed launcher.
 JOB_KINDS = frozenset({*KUBEFLOW_KINDS, "Job", "CronJob", "JobSet", "TrainJob", "RayJob", "LeaderWorkerSet",
-                       "AppWrapper"})
+                       "AppWrapper", "RayCluster", "RayService", "StatefulSet"})
+# What a container's command, args or env say when its pods are ranks of one program across nodes.
+_DISTRIBUTED_LAUNCH = re.compile(
+    r"\bray start\b|--nnodes\b|--num[-_]nodes\b|\btorchrun\b|torch\.distributed|\bMASTER_ADDR\b|\bmpirun\b"
+    r"|\bhorovodrun\b|jax\.distributed|--dist[-_]init[-_]addr|--nproc[-_]per[-_]node|--pipeline[-_]parallel[-_]size"
+)
 # KServe kinds whose model replicas span nodes (a head or leader plus workers).
 SERVING_KINDS = frozenset({"InferenceService", "LLMInferenceService"})
 # KAI's pod-grouper gives these kinds one PodGroup with minMember = all their pods (or schedulingPolicy.minAvailable).
@@ -127,6 +136,19 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
     gpu = tuple(t for t in templates if uses_accelerators(t, accelerators))
     if not gpu:
         return None
+    if kind in ("RayCluster", "RayService"):
+        cluster = as_mapping(get_path(doc.data, ("spec", "rayClusterConfig") if kind == "RayService" else ("spec",)))
+        if cluster.get("enableInTreeAutoscaling") is True:
+            return None  # the autoscaler adds workers as tasks need them: the cluster never needs them all at once
+        if sum(t.replicas or 0 for t in gpu) < 2:
+            return None
+    if kind == "StatefulSet":
+        launch = next((found for t in gpu for c in t.containers if (found := distributed_launch(c))), None)
+        if launch is None:
+            return None  # replicas of a single-node server: independent, no gang needed
+        total = sum(t.replicas or 0 for t in templates)
+        return JobShape(doc, templates, gpu, total, total, f"its {total} pods (their containers run '{launch}': "
+                        "ranks of one program across nodes)")
     if kind == "LeaderWorkerSet":
         size = int_field(get_path(doc.data, ("spec", "leaderWorkerTemplate", "size")), 1)
         if size is None:
@@ -163,6 +185,20 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
     total = sum(c for c in counts if c is not None)
     gpu_total = sum(t.replicas or 0 for t in gpu)
     return JobShape(doc, templates, gpu, total, gpu_total, f"its {total} pods")
+
+
+def distributed_launch(container: ContainerRef) -> str | None:
+    """The launcher a container's command, args or env name (torchrun, ray start, MASTER_ADDR, ...), if any."""
+    texts: list[str] = []
+    for key in ("command", "args"):
+        value = container.data.get(key)
+        if isinstance(value, list):
+            texts.extend(str(v) for v in value)
+        else:
+            texts.append(str(value or ""))
+    texts.extend(str(e.get("name") or "") for e in mapping_items(container.data.get("env")))
+    match = _DISTRIBUTED_LAUNCH.search("\n".join(texts))
+    return match.group(0) if match else None
 
 
 def object_labels(doc: Document) -> Mapping[str, Any]:
