@@ -150,12 +150,22 @@ def _runtime_has_shm(runtime: Document) -> bool:
     return any(_has_shm(t) for t in (trainer or templates))
 
 
+def _host_path_shm(template: PodTemplate, container: ContainerRef) -> bool:
+    """The container's /dev/shm is a hostPath volume (the host's /dev/shm: KG203's finding, not KG201's)."""
+    name = _shm_volume_name(container)
+    found = _volume(template, name) if name is not None else None
+    return found is not None and isinstance(found[1].get("hostPath"), Mapping)
+
+
 def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     runtime = _trainjob_runtime(template, ctx) if template.kind == "TrainJob" else None
     if runtime is not None and _runtime_has_shm(runtime):
         return  # the TrainJob's pods come from its runtime's template, which mounts /dev/shm
     memory_volumes = _memory_volumes(template)
-    missing = [c for c, _res in gpu_containers(template, ctx) if _shm_volume_name(c) not in memory_volumes]
+    if template.spec.get("hostIPC") is True:
+        return  # the pod shares the host's /dev/shm: KG203 reports that, and it is not the 64 MiB default
+    missing = [c for c, _res in gpu_containers(template, ctx) if _shm_volume_name(c) not in memory_volumes
+               and not _host_path_shm(template, c)]
     if not missing:
         return
     names = ", ".join(f"'{_label(c)}'" for c in missing)
