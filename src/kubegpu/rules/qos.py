@@ -131,16 +131,29 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         return
     if guaranteed:
         return  # the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod
+    # One finding per pod template naming every container that breaks Guaranteed QoS; its fix covers them all
+    # (init containers and sidecars included) or is withheld, since a partial fix leaves the pod Burstable.
+    parts: list[str] = []
+    edits: list[Edit] = []
+    anchor: FieldPath | None = None
+    fixable = True
     for container, res in all_container_resources(template):
         problems, fix = _problems(res.requests, res.limits, res.resources_path)
         if not problems:
             continue
         what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
-        yield RawFinding(
-            res.resources_path if "resources" in container.data else container.path,
-            f"{what} '{_label(container)}': {'; '.join(problems)}: {_NOT_GUARANTEED}",
-            fix,
-        )
+        parts.append(f"{what} '{_label(container)}' ({'; '.join(problems)})")
+        if anchor is None:
+            anchor = res.resources_path if "resources" in container.data else container.path
+        if fix is None:
+            fixable = False
+        else:
+            edits.extend(fix.edits)
+    if anchor is None:
+        return
+    fix_all = Fix(f"make requests equal limits in every container ({len(parts)}) for Guaranteed QoS",
+                  Safety.UNSAFE, tuple(edits)) if fixable and edits else None
+    yield RawFinding(anchor, f"{', '.join(parts)}: {_NOT_GUARANTEED}", fix_all)
 
 
 def _label(container: ContainerRef) -> str:
