@@ -535,9 +535,12 @@ GANG_MISSING = Rule(
     "PodGroups gang by minMember; KAI gangs Kubeflow, Ray and LeaderWorkerSet workloads (but gives each batch Job "
     "pod its own PodGroup); scheduler-plugins coscheduling uses the scheduling.x-k8s.io/pod-group label; the "
     "native Workload API uses spec.workloadRef (v1.35) or spec.schedulingGroup (v1.36). Counted: Job parallelism, "
-    "JobSet, Kubeflow replica specs, TrainJob numNodes, RayJob workers, LeaderWorkerSet groups, AppWrapper "
+    "JobSet, Kubeflow replica specs, TrainJob numNodes, RayJob workers, RayCluster and RayService clusters of a "
+    "fixed size with two or more GPU workers (not autoscaled ones), StatefulSets whose GPU containers start a "
+    "distributed launcher (ray start, torchrun, MASTER_ADDR, mpirun), LeaderWorkerSet groups, AppWrapper "
     "contents. A parallel Job that is not Indexed is reported as information only: it may be a work queue of "
-    "independent pods. Kueue's manageJobsWithoutQueueName cannot be seen in manifests; suppress with a reason if "
+    "independent pods. A pod count that is a template placeholder (`replicas: $NUM_NODES`) is checked as if it "
+    "rendered above 1 and reported as information naming the placeholder. Kueue's manageJobsWithoutQueueName cannot be seen in manifests; suppress with a reason if "
     "you rely on it.",
     bad_example="apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
     "  pytorchReplicaSpecs:\n    Worker: {replicas: 4, template: ...}   # nvidia.com/gpu: 8",

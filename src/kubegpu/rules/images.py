@@ -307,7 +307,9 @@ IMAGE_TAG_MUTABLE = Rule(
     "updates, which re-pulls 10-30 GB images. A tag counts as a version when one of its dash-separated parts starts "
     "with major.minor (`24.05-py3`, `v0.6.3`, `2.3.1-cuda12.1-cudnn8-runtime`, `12.4.1-runtime-ubuntu22.04`), or "
     "it carries a date (`20240501`, `2025-05-27`) or a commit hash; any tag containing `latest` does not. Digests "
-    "(`@sha256:...`) always pass. A registry port (`myreg:5000/img`) is not a tag.",
+    "(`@sha256:...`) always pass. A registry port (`myreg:5000/img`) is not a tag. Placeholders (`${REGISTRY}`, "
+    "`<your-registry>`, `$(VAR)`, `PROJECT_ID`) are read around: `:latest` after a templated registry is still "
+    "latest; where a placeholder decides the tag the finding is information naming it.",
     bad_example="image: vllm/vllm-openai:latest\n---\nimage: myorg/trainer:main",
     good_example="image: vllm/vllm-openai:v0.8.5\n---\nimage: myorg/trainer@sha256:3f9a...",
 )

@@ -210,7 +210,9 @@ TOPOLOGY_MISSING = Rule(
     "when the job has a kueue.x-k8s.io/queue-name label), pod affinity or a node selector on a rack/block/"
     "NVLink-domain label (zone and region are not enough), Volcano networkTopology, KAI topology placement "
     "annotations, LeaderWorkerSet or JobSet exclusive-topology (on a key narrower than a zone), or a DRA "
-    "ComputeDomain claim found in the input.",
+    "ComputeDomain claim found in the input. A Job that is not Indexed is not checked (its pods may be "
+    "independent workers that exchange no NCCL traffic); a placeholder pod count gives an info-level finding that "
+    "names it.",
     bad_example="kind: PyTorchJob\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 4   # 8 GPUs each",
     good_example="template:\n  metadata:\n    annotations:\n"
     "      kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-rack",

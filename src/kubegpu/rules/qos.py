@@ -192,22 +192,36 @@ def _check_cpu_integer(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         )
 
 
-def _smt_level(ctx: RuleContext) -> int | None:
-    option = ctx.option("gpu-cpu-not-smt-multiple", "smt", None)
+# x86 GPU servers run two threads per core; Grace and other SMT-1 hosts say so with --smt 1, --node or the option.
+DEFAULT_THREADS_PER_CORE = 2
+
+
+def _smt_level(ctx: RuleContext) -> tuple[int, bool]:
+    """Threads per core of the target nodes and whether it is assumed (no --smt, --node or option given)."""
     if ctx.smt:
-        return ctx.smt
-    if option:
-        return int(option)
+        return ctx.smt, False
+    for key in ("threads-per-core", "smt"):
+        option = ctx.option("gpu-cpu-not-smt-multiple", key, None)
+        if option:
+            return int(option), False
     node = ctx.node
     if node is not None:
-        threads = int(getattr(node, "threads_per_core", 1))
-        return threads if threads > 1 else None
-    return None
+        return int(getattr(node, "threads_per_core", 1)), False
+    return DEFAULT_THREADS_PER_CORE, True
+
+
+def _full_pcpus_only_off(ctx: RuleContext) -> bool:
+    """A given KubeletConfiguration without full-pcpus-only: odd CPU counts are admitted (they share cores)."""
+    config = ctx.kubelet_config
+    if not isinstance(config, Mapping):
+        return False
+    options = config.get("cpuManagerPolicyOptions")
+    return not (isinstance(options, Mapping) and str(options.get("full-pcpus-only")).lower() == "true")
 
 
 def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    smt = _smt_level(ctx)
-    if smt is None or smt < 2 or _pod_level(template) is not None:
+    smt, assumed = _smt_level(ctx)
+    if smt < 2 or _pod_level(template) is not None or _full_pcpus_only_off(ctx):
         return  # pods with pod-level resources get no exclusive CPUs, so no SMT alignment check either
     for container, res, value in _cpu_value(ctx, template):
         if value != value.to_integral_value() or int(value) % smt == 0:
@@ -218,13 +232,16 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         guaranteed = qos_class(template) == "Guaranteed"
         when = "the kubelet rejects the pod" if guaranteed else \
             "once the pod is Guaranteed (gpu-pod-not-guaranteed), the kubelet rejects it"
+        node = (f"the {smt} threads per core assumed for x86 GPU servers (give --smt 1, --node or the "
+                "threads-per-core option for Grace and other hosts without SMT)") if assumed else \
+            f"the node's {smt} threads per core"
         yield RawFinding(
             res.resources_path,
-            f"container '{_label(container)}' asks for {int(value)} CPUs, not a multiple of the node's {smt} threads "
-            f"per core: with full-pcpus-only {when} (SMTAlignmentError); use {rounded}",
+            f"container '{_label(container)}' asks for {int(value)} CPUs, not a multiple of {node}: with "
+            f"full-pcpus-only {when} (SMTAlignmentError); use {rounded}",
             Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE,
                 _cpu_edits(res, Decimal(rounded))),
-            None if guaranteed else Severity.WARNING,
+            None if guaranteed and not assumed else Severity.WARNING,
         )
 
 
@@ -269,7 +286,9 @@ GPU_POD_NOT_GUARANTEED = Rule(
     "comes from those alone (an empty `resources: {}` makes the pod BestEffort, and a missing pod-level request "
     "defaults to the containers' total request, not to the limit), and the static CPU and memory managers skip "
     "the pod unless the alpha PodLevelResourceManagers gate is on (reported as info). `kubegpu admit` and the "
-    "simulator compute the same class.",
+    "simulator compute the same class. One finding per pod template names every container that breaks "
+    "Guaranteed QoS; its unsafe fix covers all of them or is withheld, since a partial fix leaves the pod "
+    "Burstable.",
     bad_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n  limits: {nvidia.com/gpu: 1}",
     good_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n"
     "  limits: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}",
@@ -286,11 +305,14 @@ GPU_CPU_NOT_SMT_MULTIPLE = Rule(
     code="KG103", name="gpu-cpu-not-smt-multiple", section=_SECTION, severity=Severity.ERROR,
     summary="A GPU container's CPU count is not a multiple of the node's threads per core (SMTAlignmentError).",
     target=Target.TEMPLATE, check=_check_cpu_smt, fixable=True,
-    options={"smt": "threads per core to assume when no --smt or --node is given (e.g. 2)"},
+    options={"threads-per-core": "threads per core of the target nodes when no --smt or --node is given "
+             "(default 2; 1 for Grace and other hosts without SMT)", "smt": "older name of threads-per-core"},
     rationale="With cpuManagerPolicyOptions full-pcpus-only the kubelet admits only CPU counts that fill whole "
-    "physical cores and rejects the rest with SMTAlignmentError. Runs only when the SMT level is known: "
-    "`--smt N`, `--node PRESET`, or the `smt` option. Only Guaranteed pods get exclusive CPUs, so a pod that "
-    "is not Guaranteed yet is reported as a warning: fixing gpu-pod-not-guaranteed gets it rejected.",
+    "physical cores and rejects the rest with SMTAlignmentError. The SMT level comes from `--smt N`, "
+    "`--node PRESET` or the `threads-per-core` option; without any, two threads per core are assumed (x86 GPU "
+    "servers) and the finding says so, as a warning. A given --kubelet-config without full-pcpus-only turns the "
+    "check off. Only Guaranteed pods get exclusive CPUs, so a pod that is not Guaranteed yet is reported as a "
+    "warning: fixing gpu-pod-not-guaranteed gets it rejected.",
     bad_example="cpu: \"7\"   # on a 2-threads-per-core node", good_example="cpu: \"8\"",
 )
 GPU_REQUEST_LIMIT_MISMATCH = Rule(

@@ -310,7 +310,8 @@ DSHM_MISSING = Rule(
     "disk-backed emptyDir already mounted there memory-backed, shares the volume another container mounts "
     "there, mounts an unused memory-backed one, or adds an emptyDir {medium: Memory} sized at half the pod's "
     "memory limit, since shm counts against it. A TrainJob is judged by its (Cluster)TrainingRuntime's "
-    "trainer pod template when that runtime is in the input.",
+    "trainer pod template when that runtime is in the input. A hostPath /dev/shm or hostIPC is reported once, by "
+    "dshm-host-shared, not here.",
     bad_example="containers:\n- name: train\n  resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}",
     good_example="volumes:\n- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 256Gi}\n"
     "containers:\n- name: train\n  volumeMounts:\n  - {name: dshm, mountPath: /dev/shm}",
