@@ -540,8 +540,8 @@ GANG_MISSING = Rule(
     "distributed launcher (ray start, torchrun, MASTER_ADDR, mpirun), LeaderWorkerSet groups, AppWrapper "
     "contents. A parallel Job that is not Indexed is reported as information only: it may be a work queue of "
     "independent pods. A pod count that is a template placeholder (`replicas: $NUM_NODES`) is checked as if it "
-    "rendered above 1 and reported as information naming the placeholder. Kueue's manageJobsWithoutQueueName cannot be seen in manifests; suppress with a reason if "
-    "you rely on it.",
+    "rendered above 1 and reported as information naming the placeholder. Kueue's manageJobsWithoutQueueName "
+    "cannot be seen in manifests; suppress with a reason if you rely on it.",
     bad_example="apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: train}\nspec:\n"
     "  pytorchReplicaSpecs:\n    Worker: {replicas: 4, template: ...}   # nvidia.com/gpu: 8",
     good_example="metadata:\n  name: train\n  labels: {kueue.x-k8s.io/queue-name: team-a}",
