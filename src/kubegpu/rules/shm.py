@@ -116,6 +116,14 @@ def shm_size_for(memory_limit: int) -> int:
     return half // GI * GI if half >= GI else max(MI, half // MI * MI)
 
 
+RUNTIME_DEFAULT_SHM = 64 * 2**20
+
+
+def shm_sizable(memory_limit: int) -> bool:
+    """Half the memory limit gives /dev/shm more than the runtime's 64 MiB default (else a fix would not help)."""
+    return shm_size_for(memory_limit) > RUNTIME_DEFAULT_SHM
+
+
 def shm_size_text(memory_limit: int) -> str:
     """`shm_size_for` written as a quantity: `64Gi`, or `768Mi` for small pods."""
     size = shm_size_for(memory_limit)
@@ -180,9 +188,12 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         elif template.volumes_field is None:
             hint = ("; this object has no volumes of its own: mount a memory-backed emptyDir at /dev/shm in the "
                     "pod template of the runtime it refers to")
-        elif _pod_memory_limit(template) is None:
+        elif (memory := _pod_memory_limit(template)) is None:
             hint = ("; set memory limits so a size can be derived, then mount an emptyDir "
                     "{medium: Memory, sizeLimit: ...} at /dev/shm")
+        elif not shm_sizable(memory):
+            hint = (f"; the pod's memory limit ({_bytes_text(memory)}) leaves /dev/shm no more than the 64 MiB "
+                    "default: raise the memory limit, then mount an emptyDir {medium: Memory, sizeLimit: ...} there")
         else:
             hint = "; mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm instead"
     yield RawFinding(
@@ -218,7 +229,7 @@ def _dshm_fix(
         path = (*found[0], "emptyDir")
         edits.append(Edit("replace" if "medium" in empty_dir else "add", (*path, "medium"), "Memory"))
         if "sizeLimit" not in empty_dir:
-            if limit is None:
+            if limit is None or not shm_sizable(limit):
                 return None
             edits.append(Edit("add", (*path, "sizeLimit"), shm_size_text(limit)))
         steps.append(f"make the emptyDir '{name}' memory-backed")
@@ -233,8 +244,8 @@ def _dshm_fix(
         if volume_name is not None:
             steps.append(f"mount the memory-backed volume '{volume_name}' at /dev/shm")
         else:
-            if limit is None:
-                return None
+            if limit is None or not shm_sizable(limit):
+                return None  # never size /dev/shm at or below the 64 MiB it already has
             size = shm_size_text(limit)
             taken = {str(v.get("name")) for _p, v in _pod_volumes(template)}
             volume_name = "dshm" if "dshm" not in taken else "kubegpu-dshm"
@@ -266,7 +277,7 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         size_raw = empty_dir.get("sizeLimit")
         if size_raw is None:
             fix = None
-            if limit is not None:
+            if limit is not None and shm_sizable(limit):
                 size = shm_size_text(limit)
                 fix = Fix(f"set sizeLimit {size} (half the pod's memory limit)", Safety.SAFE,
                           (Edit("add", (*volume_path, "sizeLimit"), size),))
