@@ -49,6 +49,11 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _LOCAL_CACHE_KINDS = frozenset({"LocalModelCache", "ClusterLocalModel"})
 _SERVER_HINT = re.compile(r"vllm|text-generation|sglang|triton|nvcr\.io/nim/|llm-d")
 _OBJECT_URI = re.compile(r"(?:s3|gs|az)://[^\s\"',}]+")
+# Python model loaders in a command, args or block scalar: the call and its first literal argument, if any.
+_LOADER = re.compile(
+    r"\b(?P<call>from_pretrained|snapshot_download|hf_hub_download|LLM|pipeline)\(\s*"
+    r"(?:(?:repo_id|pretrained_model_name_or_path|model|task)\s*=\s*)?(?:[\"'](?P<model>[^\"'\s]+)[\"'])?")
+_LOADER_HINT = re.compile(r"from_pretrained|snapshot_download|hf_hub_download|\bllm\(|pipeline\(")
 
 
 @dataclass(frozen=True)
@@ -217,8 +222,9 @@ def recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
 
 def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     kind = template.kind
-    if kind not in ("InferenceService", "LLMInferenceService", "RayService") and not _SERVER_HINT.search(
-            _raw_text(container)):
+    raw = _raw_text(container)
+    if kind not in ("InferenceService", "LLMInferenceService", "RayService") and not _SERVER_HINT.search(raw) \
+            and not _LOADER_HINT.search(raw) and not (kind == "RayJob" and _LOADER_HINT.search(_entrypoint(template))):
         return None  # cheap exit before shell-splitting: most GPU containers are not inference servers
     tokens = _tokens(container)
     env, env_index = _env(container)
@@ -248,7 +254,7 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
         return Server("Ray Serve", container, None, cpath, True, False,
                       (cache,) if cache else (), (), evidence)
     if name is None:
-        return None
+        return _python_loader(template, container, env, env_index)
     home = _home(container, template)
     if name == "NIM":
         cache = env.get("NIM_CACHE_PATH", "/opt/nim/.cache")
@@ -297,6 +303,40 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     return Server(name, container, model, model_path, downloads, streaming, (cache,) if cache else (),
                   (model,) if model_kind == "local" and model else (),
                   "a Hugging Face token is set" if hf_token else "")
+
+
+def _entrypoint(template: PodTemplate) -> str:
+    """A RayJob's entrypoint (the driver's command line, often `python -c` with inline code)."""
+    value = get_path(template.document.data, ("spec", "entrypoint"))
+    return str(value).lower() if isinstance(value, str) else ""
+
+
+def _python_loader(template: PodTemplate, container: ContainerRef, env: Mapping[str, str],
+                   env_index: Mapping[str, int]) -> Server | None:
+    """Weights loaded from Python in the command, args or a RayJob entrypoint: from_pretrained, snapshot_download,
+    hf_hub_download, vLLM's LLM(model=...), transformers' pipeline(model=...)."""
+    sources: list[tuple[FieldPath, str]] = []
+    for field in ("command", "args"):
+        items = container.data.get(field)
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            sources.append(((*container.path, field, i), str(item)))
+    if template.kind == "RayJob" and _entrypoint(template):
+        sources.append((("spec", "entrypoint"), str(get_path(template.document.data, ("spec", "entrypoint")))))
+    for where, text in sources:
+        for match in _LOADER.finditer(text):
+            call, model = match.group("call"), match.group("model")
+            if call == "pipeline" and not (model and _model_kind(model)):
+                continue  # pipeline("text-generation") names a task, not a model
+            kind = _model_kind(model)
+            if kind == "local":
+                return Server("Python model loader", container, model, where, False, False, (), (model or "",))
+            offline = any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+            if offline:
+                return None
+            cache = hf_cache_dir(env, _home(container, template))
+            return Server(f"Python code calling {call}()", container, model if kind else None, where, True, False,
+                          (cache,) if cache else (), (), f"its code calls {call}() at start")
+    return None
 
 
 def _kserve_storage(container: ContainerRef, env: Mapping[str, str], env_index: Mapping[str, int]) -> Server | None:
