@@ -29,6 +29,7 @@ def test_json_output_lists_every_pod_in_order() -> None:
         str(DATA / "kubelet-restricted.yaml"),
         "-o",
         "json",
+        "--same-node",
     )
     assert code == 1  # the 8-GPU pod is rejected
     rows = json.loads(out)
@@ -142,7 +143,7 @@ def test_profile_file_as_node(tmp_path: Path) -> None:
     profile = tmp_path / "node.json"
     show = runner.invoke(app, ["nodes", "show", "l40s-4gpu-1socket", "-o", "json"])
     profile.write_text(show.stdout)
-    code, out, _ = _run(str(DATA / "half-node.yaml"), "--node", str(profile), "-o", "json")
+    code, out, _ = _run(str(DATA / "half-node.yaml"), "--node", str(profile), "-o", "json", "--same-node")
     rows = json.loads(out)
     # 4 GPUs on the node: the second 4-GPU pod finds none free. With the default (none) Topology
     # Manager policy the device manager's Allocate fails -> UnexpectedAdmissionError.
@@ -153,3 +154,45 @@ def test_profile_file_as_node(tmp_path: Path) -> None:
         "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
         "Requested: 4, Available: 0, which is unexpected"
     )
+
+
+def test_each_template_gets_a_fresh_node_unless_same_node() -> None:
+    files = [str(DATA / "half-node.yaml"), str(DATA / "half-node.yaml"), str(DATA / "half-node.yaml")]
+    config = ["--node", "dgx-h100", "--kubelet-config", str(DATA / "kubelet-restricted.yaml")]
+    code, out, _ = _run(*files, *config)
+    assert code == 0 and "REJECTED" not in out
+    code, out, _ = _run(*files, *config, "--same-node")
+    assert code == 1 and "REJECTED" in out  # three pairs of half-node pods cannot share one node
+
+
+def test_remedy_after_smt_rejection_is_computed_by_the_model() -> None:
+    code, out, _ = _run(str(DATA / "odd-cpus.yaml"), "--node", "dgx-h100",
+                        "--kubelet-config", str(DATA / "kubelet-restricted.yaml"))
+    assert code == 1
+    assert "remedy: the same pod is admitted with 4 CPUs in container 'main' (instead of 3)" in out
+
+
+def test_remedy_says_when_no_setting_admits_the_pod() -> None:
+    code, out, _ = _run(str(DATA / "train-8gpu.yaml"), "--node", "dgx-h100",
+                        "--kubelet-config", str(DATA / "kubelet-restricted.yaml"), "-o", "json")
+    [pod] = json.loads(out)
+    assert code == 1 and "8 GPUs span 2 NUMA nodes" in pod["remedy"]
+
+
+def test_kserve_predictor_model_is_admitted_from_its_model_container(tmp_path: Path) -> None:
+    isvc = tmp_path / "isvc.yaml"
+    isvc.write_text("""\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llama}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      resources:
+        requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+        limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}
+""")
+    code, out, err = _run(str(isvc), "--node", "dgx-h100", "--kubelet-config", str(DATA / "kubelet-restricted.yaml"))
+    assert code == 0, out + err
+    assert "pod llama-predictor: admitted (Guaranteed)" in out and "nvidia.com/gpu 0" in out

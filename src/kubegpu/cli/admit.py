@@ -17,6 +17,7 @@ from kubegpu.errors import InputError, KubegpuError
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
+from kubegpu.kubelet.remedy import remedy
 from kubegpu.manifests import load_text, pod_spec, pod_templates, read_source
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
@@ -27,6 +28,8 @@ _CONFIG_HELP = "KubeletConfiguration file (YAML or JSON); default: the kubelet's
 _EXISTING_HELP = "Pods already running on the node, admitted first (repeatable)."
 _EXPLAIN_HELP = "Print every hint provider's hints and the Topology Manager merge."
 _VERSION_HELP = f"Kubelet release modelled ({', '.join(SUPPORTED_VERSIONS)})."
+_SAME_NODE_HELP = ("Place every pod on one node, one after the other (default: each pod template on a fresh node "
+                   "holding only the --existing pods).")
 
 
 class Output(StrEnum):
@@ -51,6 +54,7 @@ def admit(
     kubernetes_version: Annotated[
         str, typer.Option("--kubernetes-version", help=_VERSION_HELP)
     ] = "1.35",
+    same_node: Annotated[bool, typer.Option("--same-node", help=_SAME_NODE_HELP)] = False,
 ) -> None:
     """Predict, pod by pod, whether the kubelet admits each pod (exit 1 on a rejection)."""
     try:
@@ -81,13 +85,32 @@ def admit(
                 f"kubegpu: warning: existing pod {pod.name} was not admitted: {result.reason}",
                 err=True,
             )
-    results = [state.admit(pod) for pod in wanted]
+    results: list[Admission] = []
+    remedies: list[str | None] = []
+    placed: list[PodRequest] = []  # pods admitted on the shared node (--same-node)
+    for pod in wanted:
+        if same_node:
+            result = state.admit(pod)
+        else:  # a fresh node per pod template: another template's CPUs do not make this one fail
+            fresh = NodeState(topology, config)
+            for other in before:
+                fresh.admit(other)
+            result = fresh.admit(pod)
+        results.append(result)
+        if result.admitted:
+            placed.append(pod)
+            remedies.append(None)
+        else:
+            remedies.append(remedy(topology, config, [*before, *placed] if same_node else before, pod))
     if output is Output.json:
-        typer.echo(json.dumps([r.to_dict() for r in results], indent=2))
+        typer.echo(json.dumps([{**r.to_dict(), **({"remedy": m} if m else {})}
+                               for r, m in zip(results, remedies, strict=True)], indent=2))
     else:
         typer.echo(_header(topology.name, config, state))
-        for result in results:
+        for result, line in zip(results, remedies, strict=True):
             typer.echo("\n".join(_render(result, explain)))
+            if line:
+                typer.echo(f"  {line}")
     if not all(r.admitted for r in results):
         raise typer.Exit(EXIT_FINDINGS)
 
