@@ -56,7 +56,7 @@ _DISTRIBUTED_LAUNCH = re.compile(
     r"|\bhorovodrun\b|jax\.distributed|--dist[-_]init[-_]addr|--nproc[-_]per[-_]node|--pipeline[-_]parallel[-_]size"
 )
 # KServe kinds whose model replicas span nodes (a head or leader plus workers).
-SERVING_KINDS = frozenset({"InferenceService", "LLMInferenceService"})
+SERVING_KINDS = frozenset({"InferenceService", "LLMInferenceService", "NIMService"})
 # KAI's pod-grouper gives these kinds one PodGroup with minMember = all their pods (or schedulingPolicy.minAvailable).
 KAI_GANG_KINDS = frozenset({*KUBEFLOW_KINDS, "RayJob", "RayCluster", "RayService", "LeaderWorkerSet"})
 # Operators (training-operator, mpi-operator) create a PodGroup when their gang scheduler is the pods' scheduler.
@@ -140,8 +140,8 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
         cluster = as_mapping(get_path(doc.data, ("spec", "rayClusterConfig") if kind == "RayService" else ("spec",)))
         if cluster.get("enableInTreeAutoscaling") is True:
             return None  # the autoscaler adds workers as tasks need them: the cluster never needs them all at once
-        if sum(t.replicas or 0 for t in gpu) < 2:
-            return None
+        if sum(t.replicas or 0 for t in gpu) < 2 or not _ray_spans_nodes(doc, cluster):
+            return None  # independent Serve replicas or a general-purpose cluster: no program spans its workers
     if kind == "StatefulSet":
         launch = next((found for t in gpu for c in t.containers if (found := distributed_launch(c))), None)
         if launch is None:
@@ -164,6 +164,12 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
             return None
         nodes = max(2, workers[0].replicas or 2)  # pipelineParallelSize = head + workers
         return JobShape(doc, templates, gpu, nodes, nodes, f"each model replica's {nodes} pods (head and workers)")
+    if kind == "NIMService":  # multiNode: a LeaderWorkerSet of parallelism.pipeline pods per model replica
+        nodes = int_field(get_path(doc.data, ("spec", "multiNode", "parallelism", "pipeline")), 1) or 1
+        if nodes < 2:
+            return None
+        return JobShape(doc, templates, gpu, nodes, nodes, f"each model replica's {nodes} pods (the LeaderWorkerSet "
+                        "the NIM operator creates)")
     if kind == "LLMInferenceService":
         if not any(t.role.endswith("worker") for t in gpu):
             return None
@@ -185,6 +191,20 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
     total = sum(c for c in counts if c is not None)
     gpu_total = sum(t.replicas or 0 for t in gpu)
     return JobShape(doc, templates, gpu, total, gpu_total, f"its {total} pods")
+
+
+_PIPELINE_ACROSS = re.compile(r"pipeline[_-]parallel[_-]size[\"']?\s*[:=]?\s*[\"']?([2-9]|\d{2,})")
+
+
+def _ray_spans_nodes(doc: Document, cluster: Mapping[str, Any]) -> bool:
+    """A Ray cluster runs one program across its GPU workers: a multi-host worker group (numOfHosts > 1), or a
+    Serve config or container command that splits a model into pipeline stages (pipeline_parallel_size >= 2)."""
+    if any((int_field(g.get("numOfHosts"), 1) or 1) > 1 for g in mapping_items(cluster.get("workerGroupSpecs"))):
+        return True
+    texts = [str(get_path(doc.data, ("spec", "serveConfigV2")) or "")]
+    texts.extend(str(c.data.get(key) or "") for t in pod_templates(doc) for c in t.containers
+                 for key in ("command", "args"))
+    return any(_PIPELINE_ACROSS.search(text) for text in texts)
 
 
 def distributed_launch(container: ContainerRef) -> str | None:
