@@ -124,6 +124,7 @@ LOOKED_UP_KINDS = frozenset({
     "LocalModelCache", "ClusterLocalModel", "PersistentVolumeClaim",  # where model weights are cached
     "ComputeDomain", "ResourceClaimTemplate", "ResourceClaim",  # GB200 NVLink domains
     "KubeSchedulerConfiguration",  # bin-packing profiles
+    "ConfigMap",  # Python code a GPU container mounts (model downloads)
 })
 # ...and checks of objects of these kinds read the whole input (whole_input): an autoscaler's scale
 # target, a PodGroup's or Workload's member pods can be any object.

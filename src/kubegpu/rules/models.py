@@ -21,6 +21,7 @@ from kubegpu.manifests import (
     Document,
     FieldPath,
     PodTemplate,
+    as_mapping,
     get_path,
     memoised,
     pod_templates,
@@ -53,6 +54,7 @@ _OBJECT_URI = re.compile(r"(?:s3|gs|az)://[^\s\"',}]+")
 _LOADER = re.compile(
     r"\b(?P<call>from_pretrained|snapshot_download|hf_hub_download|LLM|pipeline)\(\s*"
     r"(?:(?:repo_id|pretrained_model_name_or_path|model|task)\s*=\s*)?(?:[\"'](?P<model>[^\"'\s]+)[\"'])?")
+_PIPELINE_MODEL = re.compile(r"\bpipeline\([^)]*?\bmodel\s*=\s*[\"'](?P<model>[^\"'\s]+)[\"']")
 _LOADER_HINT = re.compile(r"from_pretrained|snapshot_download|hf_hub_download|\bllm\(|pipeline\(")
 
 
@@ -305,6 +307,18 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
                   "a Hugging Face token is set" if hf_token else "")
 
 
+def _loader_calls(text: str) -> Iterator[tuple[str, str | None]]:
+    """(call, first literal model argument or None) of each Python model loader in `text`."""
+    for match in _LOADER.finditer(text):
+        call, model = match.group("call"), match.group("model")
+        if call == "pipeline":
+            named = _PIPELINE_MODEL.match(text, match.start())
+            model = named.group("model") if named else None
+            if model is None or _model_kind(model) is None:
+                continue  # pipeline("text-generation") names a task, not a model
+        yield call, model
+
+
 def _entrypoint(template: PodTemplate) -> str:
     """A RayJob's entrypoint (the driver's command line, often `python -c` with inline code)."""
     value = get_path(template.document.data, ("spec", "entrypoint"))
@@ -323,10 +337,7 @@ def _python_loader(template: PodTemplate, container: ContainerRef, env: Mapping[
     if template.kind == "RayJob" and _entrypoint(template):
         sources.append((("spec", "entrypoint"), str(get_path(template.document.data, ("spec", "entrypoint")))))
     for where, text in sources:
-        for match in _LOADER.finditer(text):
-            call, model = match.group("call"), match.group("model")
-            if call == "pipeline" and not (model and _model_kind(model)):
-                continue  # pipeline("text-generation") names a task, not a model
+        for call, model in _loader_calls(text):
             kind = _model_kind(model)
             if kind == "local":
                 return Server("Python model loader", container, model, where, False, False, (), (model or "",))
@@ -336,6 +347,32 @@ def _python_loader(template: PodTemplate, container: ContainerRef, env: Mapping[
             cache = hf_cache_dir(env, _home(container, template))
             return Server(f"Python code calling {call}()", container, model if kind else None, where, True, False,
                           (cache,) if cache else (), (), f"its code calls {call}() at start")
+    return None
+
+
+def _configmap_loader(template: PodTemplate, container: ContainerRef, ctx: RuleContext) -> Server | None:
+    """Python code in a ConfigMap of the input that the container mounts and that loads weights at start."""
+    for view in mounts(template, container):
+        if view.source != "configMap" or view.volume is None:
+            continue
+        name = as_mapping(view.volume.get("configMap")).get("name")
+        for doc in ctx.documents_of("ConfigMap"):
+            if doc.metadata.get("name") != name or not _same_namespace(
+                    doc.metadata.get("namespace"), template.document.metadata.get("namespace")):
+                continue
+            for key, value in as_mapping(doc.data.get("data")).items():
+                for call, model in _loader_calls(str(value)):
+                    kind = _model_kind(model)
+                    if kind == "local":
+                        continue
+                    env, _index = _env(container)
+                    if any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+                        return None
+                    cache = hf_cache_dir(env, _home(container, template))
+                    return Server(f"Python code calling {call}()", container, model if kind else None,
+                                  (*container.path, "volumeMounts", view.index), True, False,
+                                  (cache,) if cache else (), (),
+                                  f"its code in ConfigMap '{name}' ({key}) calls {call}() at start")
     return None
 
 
@@ -423,7 +460,7 @@ def _cached_uris(ctx: RuleContext) -> set[str]:
 
 def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     for container in _server_containers(template, ctx):
-        server = recognise(template, container)
+        server = recognise(template, container) or _configmap_loader(template, container, ctx)
         if server is None:
             continue
         views = mounts(template, container)
@@ -533,7 +570,7 @@ def _shared_reason(template: PodTemplate, view: MountView, ctx: RuleContext) -> 
 
 def _check_writable_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     for container in _server_containers(template, ctx):
-        server = recognise(template, container)
+        server = recognise(template, container) or _configmap_loader(template, container, ctx)
         if server is None:
             continue
         views = mounts(template, container)
