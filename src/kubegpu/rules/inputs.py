@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kubegpu.manifests import PodTemplate, container_resources
+from kubegpu.manifests.placeholders import placeholders_in
 from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
 
 _SECTION = "input"
@@ -41,17 +42,25 @@ def _check_quantities(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     for container in template.containers:
         res = container_resources(container)
         for value in (*res.requests.values(), *res.limits.values()):
-            if value.error is not None:
-                yield RawFinding(value.path, f"container '{container.name}': {value.name}: {value.error}; an "
-                                 "unrendered template variable? The API server rejects the object")
+            if value.error is None:
+                continue
+            slots = placeholders_in(value.raw)
+            if slots:  # a template placeholder: the rendered manifest decides, not this file
+                yield RawFinding(value.path, f"container '{container.name}': {value.name} is the placeholder "
+                                 f"{slots[0]}: checks of this value depend on its rendered value (an unrendered "
+                                 "manifest is rejected by the API server)", None, Severity.INFO)
+                continue
+            yield RawFinding(value.path, f"container '{container.name}': {value.name}: {value.error}; an "
+                             "unrendered template variable? The API server rejects the object")
 
 
 INVALID_QUANTITY = Rule(
     code="KG004", name="invalid-quantity", section=_SECTION, severity=Severity.ERROR,
     summary="A resource request or limit is not a Kubernetes quantity.", target=Target.TEMPLATE,
     check=_check_quantities, gpu_only=False,
-    rationale="Values such as `$GPU_PER_NODE` or `PLACEHOLDER` are left by unrendered templates; the API "
-    "server rejects them. Rules that need the value skip the container.",
+    rationale="A value that is not a quantity is rejected by the API server. Template placeholders "
+    "(`$GPU_PER_NODE`, `${CPUS}`, `PLACEHOLDER_GPUS`) are reported at info level instead, naming the "
+    "placeholder: the rendered manifest decides. Rules that need the value skip it.",
 )
 ALIAS_BOMB = Rule(
     code="KG005", name="alias-bomb", section=_SECTION, severity=Severity.ERROR,
