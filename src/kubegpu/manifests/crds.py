@@ -124,6 +124,7 @@ def _vllm_runtime(doc: Document) -> Iterator[PodTemplate]:
     image = as_mapping(config.get("image"))
     main: dict[str, Any] = {"name": "vllm", "image": _image(image),
                             "imagePullPolicy": image.get("pullPolicy") or "IfNotPresent",
+                            "command": ["/opt/venv/bin/vllm", "serve"],
                             "args": [str(as_mapping(spec.get("model")).get("modelURL") or "")],
                             "resources": _vllm_resources(as_mapping(config.get("resources")), sidecar=False)}
     volumes: list[dict[str, Any]] = []

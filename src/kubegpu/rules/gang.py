@@ -49,14 +49,14 @@ RAY_KINDS = frozenset({"RayJob", "RayCluster", "RayService"})
 # RayService and StatefulSet count only when they are one: two or more GPU workers of a fixed-size Ray cluster,
 # a StatefulSet whose GPU containers start a distributed launcher.
 JOB_KINDS = frozenset({*KUBEFLOW_KINDS, "Job", "CronJob", "JobSet", "TrainJob", "RayJob", "LeaderWorkerSet",
-                       "AppWrapper", "RayCluster", "RayService", "StatefulSet"})
+                       "AppWrapper", "RayCluster", "RayService", "StatefulSet", "NIMService", "HyperPodPyTorchJob"})
 # What a container's command, args or env say when its pods are ranks of one program across nodes.
 _DISTRIBUTED_LAUNCH = re.compile(
     r"\bray start\b|--nnodes\b|--num[-_]nodes\b|\btorchrun\b|torch\.distributed|\bMASTER_ADDR\b|\bmpirun\b"
     r"|\bhorovodrun\b|jax\.distributed|--dist[-_]init[-_]addr|--nproc[-_]per[-_]node|--pipeline[-_]parallel[-_]size"
 )
 # KServe kinds whose model replicas span nodes (a head or leader plus workers).
-SERVING_KINDS = frozenset({"InferenceService", "LLMInferenceService", "NIMService"})
+SERVING_KINDS = frozenset({"InferenceService", "LLMInferenceService"})
 # KAI's pod-grouper gives these kinds one PodGroup with minMember = all their pods (or schedulingPolicy.minAvailable).
 KAI_GANG_KINDS = frozenset({*KUBEFLOW_KINDS, "RayJob", "RayCluster", "RayService", "LeaderWorkerSet"})
 # Operators (training-operator, mpi-operator) create a PodGroup when their gang scheduler is the pods' scheduler.

@@ -383,7 +383,8 @@ def _kserve_storage(container: ContainerRef, env: Mapping[str, str], env_index: 
     if not isinstance(uri, str) and "STORAGE_URI" in env:
         uri = env["STORAGE_URI"]
         where = (*container.path, "env", env_index["STORAGE_URI"])
-    if not isinstance(uri, str) or not _known(uri):
+    # A placeholder after a remote scheme (s3://${bucket}/...) does not decide: any such URI is downloaded.
+    if not isinstance(uri, str) or not (_known(uri) or _REMOTE.match(uri)):
         return None
     cached = uri.startswith(("pvc://", "oci://"))
     return Server("KServe", container, uri, where, not cached, False, (), ())
@@ -685,6 +686,16 @@ def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
                              f"no trigger is active, below minReplicaCount; {_COLD}",
                              Fix("drop idleReplicaCount", Safety.UNSAFE,
                                  (Edit("remove", ("spec", "idleReplicaCount")),)))
+    elif kind == "VLLMRuntime" and group == "production-stack.vllm.ai":
+        # vllm-project/production-stack vllmruntime_types.go: autoscalingConfig (KEDA) minReplicas, default 1
+        scaling = spec.get("autoscalingConfig")
+        if isinstance(scaling, Mapping) and scaling.get("enabled") is True and \
+                _int_value(scaling.get("minReplicas")) == 0 and _gpu_templates(doc, ctx):
+            yield RawFinding(("spec", "autoscalingConfig", "minReplicas"),
+                             f"VLLMRuntime '{doc.ref.name}' autoscalingConfig.minReplicas 0 lets KEDA scale its GPU "
+                             f"pods to zero when idle: {_COLD}; keep at least one warm replica",
+                             Fix("keep one warm replica", Safety.UNSAFE,
+                                 (Edit("replace", ("spec", "autoscalingConfig", "minReplicas"), 1),)))
     elif kind == "Service" and group == "serving.knative.dev":
         for template in _gpu_templates(doc, ctx):
             yield from _knative(template)
