@@ -140,7 +140,8 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
         cluster = as_mapping(get_path(doc.data, ("spec", "rayClusterConfig") if kind == "RayService" else ("spec",)))
         if cluster.get("enableInTreeAutoscaling") is True:
             return None  # the autoscaler adds workers as tasks need them: the cluster never needs them all at once
-        if sum(t.replicas or 0 for t in gpu) < 2 or not _ray_spans_nodes(doc, cluster):
+        templated = bool(templated_counts(cluster, ("spec",)))
+        if not templated and (sum(t.replicas or 0 for t in gpu) < 2 or not _ray_spans_nodes(doc, cluster)):
             return None  # independent Serve replicas or a general-purpose cluster: no program spans its workers
     if kind == "StatefulSet":
         launch = next((found for t in gpu for c in t.containers if (found := distributed_launch(c))), None)
