@@ -253,3 +253,19 @@ def test_streaming_gives_what_loading_everything_gives(shared_dir: Path) -> None
         whole = render_json(lint_paths(paths, LintConfig()))
         assert render_json(lint_paths(paths, LintConfig(), keep_documents=False)) == whole
         assert render_json(lint_paths(paths, LintConfig(), keep_documents=False, jobs=2)) == whole
+
+
+def test_the_summary_counts_objects_read_generically(tmp_path: Path) -> None:
+    (tmp_path / "run.yaml").write_text(
+        "apiVersion: example.com/v1\nkind: TrainingRun\nmetadata: {name: r}\nspec:\n  worker:\n    template:\n"
+        "      spec:\n        containers:\n        - name: t\n          image: trainer:1.0\n"
+        "          resources: {limits: {nvidia.com/gpu: 8}}\n"
+        "---\napiVersion: example.com/v1\nkind: Dashboard\nmetadata: {name: d}\nspec: {title: x}\n"
+    )
+    _code, report = _json([str(tmp_path), "--exit-zero"])
+    summary = report["summary"]
+    assert isinstance(summary, dict)
+    assert summary["generic_objects"] == 1 and summary["unchecked_objects"] == 1
+    result = runner.invoke(app, ["lint", str(tmp_path), "--exit-zero"])
+    assert "1 object was of kinds with no known mapping" in result.output
+    assert "1 object is of kinds kubegpu does not check" in result.output

@@ -64,6 +64,10 @@ def render_text(result: LintResult, console: Console, show_source: bool = True, 
 def skipped_summary(result: LintResult) -> list[str]:
     """"3 files are not Kubernetes objects (--verbose lists them)", and the same for kinds not checked."""
     lines = []
+    if result.generic:
+        were = "s were" if result.generic != 1 else " was"
+        lines.append(f"{result.generic} object{were} of kinds with no known mapping: their pod specs were found by a "
+                     "generic search (their findings say so)")
     files, objects = len(result.skipped_files), len(result.skipped_objects)
     if files:
         lines.append(f"{files} file{'s are' if files != 1 else ' is'} not Kubernetes objects (skipped; "

@@ -62,6 +62,7 @@ class LintResult:
     templates: int = 0
     gpu_templates: int = 0
     suppressed: int = 0
+    generic: int = 0  # objects of kinds with no known mapping whose pod specs a generic search found
     skipped: list[Skipped] = field(default_factory=list)  # files and objects not linted, with why
     notices: list[str] = field(default_factory=list)  # "chart x: not rendered: helm not found"
     checked: list[tuple[str, str, str]] = field(default_factory=list)  # (file, kind, name) of each object linted
@@ -274,6 +275,7 @@ def _absorb(total: LintResult, part: LintResult) -> None:
     total.templates += part.templates
     total.gpu_templates += part.gpu_templates
     total.suppressed += part.suppressed
+    total.generic += part.generic
     total.findings.extend(replace(f, document=None) if f.document is not None else f for f in part.findings)
     total.skipped.extend(part.skipped)
     total.notices.extend(part.notices)
@@ -447,6 +449,7 @@ def _lint_document(
     result.templates += len(templates)
     # A kind read generically says so in its findings; a synthesised pod (an operator's CR) takes no pod-spec fix.
     generic = bool(templates) and crds.coverage(doc) is crds.Coverage.GENERIC
+    result.generic += generic
     synthesised = doc.kind in crds.SYNTHESISED_KINDS
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)

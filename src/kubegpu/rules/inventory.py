@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubegpu.manifests import Document, pod_templates
+from kubegpu.manifests import Document, crds
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
 
-# API groups of Kubernetes itself (group "" is the core group); CRD groups are known only by their kinds.
-_BUILT_IN_GROUPS = frozenset({"", "apps", "batch", "autoscaling", "policy", "extensions"})
 # Files that carry apiVersion and kind but are read by tools, not served by the API server.
 _TOOL_CONFIG = frozenset({("kustomize.config.k8s.io", "Kustomization"), ("kustomize.config.k8s.io", "Component"),
                           ("", "Config")})
@@ -41,11 +39,9 @@ def unchecked_kind(doc: Document) -> Skipped | None:
     group = doc.api_version.rpartition("/")[0] if "/" in doc.api_version else ""
     if (group, doc.kind) in _TOOL_CONFIG:
         return Skipped(doc.source, f"{doc.kind} ({doc.api_version}) is a tool's configuration", "object")
-    if group in _BUILT_IN_GROUPS or group.endswith(".k8s.io"):
-        return None
     if doc.kind in LOOKED_UP_KINDS or doc.kind in WHOLE_INPUT_KINDS:
         return None
-    if any(True for _ in pod_templates(doc)):
+    if crds.coverage(doc) is not crds.Coverage.NOT_CHECKED:  # one classification for lint's rules and its summary
         return None
     name = doc.ref.name
     return Skipped(doc.source, f"{doc.kind}{'/' + name if name else ''} ({doc.api_version}): a kind kubegpu does "

@@ -174,7 +174,8 @@ def _worker(share: _Share, config: LintConfig, target: NodeTarget | None, connec
                 portable.update(pickle.loads(blob))
             everything = _all_documents(share, loaded, portable)
             result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, target=target)
-            payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed),
+            payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed,
+                        result.generic),
                        [_finding_tuple(f) for f in result.findings], (result.skipped, result.notices, result.checked))
             connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
     except EOFError:  # the parent is gone or failed: nothing to report to
@@ -225,7 +226,8 @@ def _stream_worker(inputs: Sequence[Input], share: _Share, prepared: Prepared, c
     try:
         with gc_paused():
             result = lint_streaming(inputs, [entry[0] for entry in share.entries], prepared, config, target)
-            payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed),
+            payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed,
+                        result.generic),
                        [_finding_tuple(f) for f in result.findings], (result.skipped, result.notices, result.checked))
             connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
     except BaseException:  # reported to the parent, which raises it
@@ -258,7 +260,7 @@ def _receive(connection: Connection) -> bytes:
     return message[1:]
 
 
-def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int], list[_FindingTuple], Any],
+def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int, int], list[_FindingTuple], Any],
            refs: dict[tuple[str, str, str | None, str], ObjectRef]) -> None:
     counts, findings, (skipped, notices, checked) = part
     into.skipped.extend(skipped)
@@ -269,6 +271,7 @@ def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int], list[_F
     into.templates += counts[2]
     into.gpu_templates += counts[3]
     into.suppressed += counts[4]
+    into.generic += counts[5]
     severities = {s.value: s for s in Severity}
     for code, name, severity, message, file, line, column, path, obj, fix in findings:
         ref = None
