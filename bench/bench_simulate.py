@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -21,9 +20,8 @@ from kubegpu.scheduler.noderesources import FitScorer, ResourceSpec, Strategy
 from kubegpu.scheduler.resources import NodeResources, PodRequest
 from kubegpu.sim.experiment import read_published, run_matrix, run_policy, summarize
 from kubegpu.sim.outputs import summaries_markdown
-from kubegpu.sim.traces.openb import read_nodes, read_pods
+from kubegpu.sim.traces.openb import default_openb_dir, node_list, published_file, read_nodes, read_pods, variant_files
 
-OPENB = Path(__file__).resolve().parents[2] / "shared" / "data" / "openb"
 RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec("nvidia.com/gpu", 3))
 
 
@@ -80,11 +78,13 @@ def scalar_per_pod(nodes: int, pods: int) -> float:
 
 
 def main() -> int:
-    if not (OPENB / "openb_node_list_gpu_node.csv").is_file():
-        print(f"openb trace not found at {OPENB}; skipping the FGD parts")
+    openb = default_openb_dir()  # the trace that ships with kubegpu unless $KUBEGPU_OPENB_DIR says otherwise
+    source = published_file(openb)
+    if not node_list(openb).is_file() or source is None:
+        print(f"openb trace not found at {openb}; skipping the FGD parts")
     else:
-        nodes = read_nodes(OPENB / "openb_node_list_gpu_node.csv")
-        pods = read_pods(OPENB / "openb_pod_list_default.csv")
+        nodes = read_nodes(node_list(openb))
+        pods = read_pods(variant_files(openb)["default"])
         start = time.perf_counter()
         result = run_policy(nodes, pods, "fgd", 42, workload="default")
         line("FGD, default trace, 130% arrival (1 run)", 20.0, time.perf_counter() - start, "s")
@@ -93,7 +93,7 @@ def main() -> int:
         start = time.perf_counter()
         results = run_matrix(nodes, {"default": pods}, PAPER_POLICIES, range(42, 52), workers=2)
         line("6 policies x 10 seeds, 2 processes", 300.0, time.perf_counter() - start, "s")
-        published = read_published(OPENB / "fgd_expected_results" / "analysis_allo_discrete.csv")
+        published = read_published(source)
         print(summaries_markdown(summarize(results, published), "default trace, 130% arrival"), flush=True)
     seconds, placed = most_allocated_run(10_000, 100_000)
     line("MostAllocated 10,000 nodes x 100,000 pods", 120.0, seconds, "s")

@@ -9,15 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
-from tests.paths import SHARED_DIR
+from kubegpu.sim.traces.openb import BUNDLED_DIR, node_list, variant_files
 
-OPENB = SHARED_DIR / "data" / "openb"
+OPENB = BUNDLED_DIR
 runner = CliRunner()
-needs_openb = pytest.mark.skipif(not (OPENB / "openb_node_list_gpu_node.csv").is_file(),
-                                 reason=f"openb trace not found at {OPENB}")
 
 
-@needs_openb
 def test_fgd_repro_json_keys() -> None:
     result = runner.invoke(app, ["simulate", "fgd-repro", "--data", str(OPENB), "--policy", "random",
                                  "--seeds", "42", "--workers", "1", "-o", "json"])
@@ -28,12 +25,11 @@ def test_fgd_repro_json_keys() -> None:
     assert abs(rows[0]["gpu_alloc_ratio_mean"] - rows[0]["published_mean"]) < 1.5
 
 
-@needs_openb
 def test_simulate_static_csv_and_plot(tmp_path: Path) -> None:
     plot = tmp_path / "alloc.png"
     report = tmp_path / "report.md"
-    result = runner.invoke(app, ["simulate", "--nodes", str(OPENB / "openb_node_list_gpu_node.csv"),
-                                 "--pods", str(OPENB / "openb_pod_list_multigpu20.csv"), "--policy", "dotprod",
+    result = runner.invoke(app, ["simulate", "--nodes", str(node_list(OPENB)),
+                                 "--pods", str(variant_files(OPENB)["multigpu20"]), "--policy", "dotprod",
                                  "--arrival", "1.3", "--seeds", "42", "-o", "csv", "--plot", str(plot),
                                  "--report", str(report)])
     assert result.exit_code == 0, result.output

@@ -10,25 +10,22 @@ from pathlib import Path
 import pytest
 
 from kubegpu.sim.experiment import read_published, run_policy
-from kubegpu.sim.traces.openb import read_nodes, read_pods
-from tests.paths import SHARED_DIR
+from kubegpu.sim.traces.openb import BUNDLED_DIR, node_list, published_file, read_nodes, read_pods, variant_files
 
-OPENB = SHARED_DIR / "data" / "openb"
-pytestmark = pytest.mark.skipif(not (OPENB / "openb_node_list_gpu_node.csv").is_file(),
-                                reason=f"openb trace not found at {OPENB}")
+OPENB = BUNDLED_DIR
 
 
 @pytest.fixture(scope="module")
 def trace() -> tuple[list, list]:  # type: ignore[type-arg]
-    return (read_nodes(OPENB / "openb_node_list_gpu_node.csv"),
-            read_pods(OPENB / "openb_pod_list_default.csv"))
+    return (read_nodes(node_list(OPENB)),
+            read_pods(variant_files(OPENB)["default"]))
 
 
 @pytest.mark.parametrize(("policy", "tolerance"), [("fgd", 0.5), ("bestfit", 0.5), ("random", 1.0)])
 def test_one_seed_matches_published_mean(trace: tuple[list, list], policy: str,  # type: ignore[type-arg]
                                          tolerance: float) -> None:
     nodes, pods = trace
-    published = read_published(OPENB / "fgd_expected_results" / "analysis_allo_discrete.csv")
+    published = read_published(published_file(OPENB))
     mean = published.mean("default", policy)
     assert mean is not None
     result = run_policy(nodes, pods, policy, 42, workload="default")
@@ -38,7 +35,7 @@ def test_one_seed_matches_published_mean(trace: tuple[list, list], policy: str, 
 
 
 def test_published_reader_covers_every_policy() -> None:
-    published = read_published(OPENB / "fgd_expected_results" / "analysis_allo_discrete.csv")
+    published = read_published(published_file(OPENB))
     for policy in ("random", "dotprod", "clustering", "packing", "bestfit", "fgd"):
         assert len(published.values[("default", policy)]) == 10
 
@@ -51,8 +48,6 @@ def test_initial_fragmentation_matches_published(trace: tuple[list, list]) -> No
 
 
 def test_every_variant_reads(tmp_path: Path) -> None:
-    from kubegpu.sim.traces.openb import variant_files
-
     files = variant_files(OPENB)
     assert {"default", "gpushare40", "gpuspec33", "multigpu50", "cpu0"} <= set(files)
     for name, path in files.items():

@@ -3,7 +3,6 @@ fgd-repro` (the FGD paper's experiment beside the published numbers): argument p
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,13 +28,22 @@ from kubegpu.sim.experiment import (
     summarize,
 )
 from kubegpu.sim.outputs import plot_allocation, plot_timeline, summaries_markdown
-from kubegpu.sim.traces.openb import read_nodes, read_pods, variant_files, workload_name
+from kubegpu.sim.traces.files import is_csv
+from kubegpu.sim.traces.openb import (
+    ENV_VAR,
+    default_openb_dir,
+    node_list,
+    published_file,
+    read_nodes,
+    read_pods,
+    variant_files,
+    workload_name,
+)
 from kubegpu.topology.model import NodeTopology
 
 if TYPE_CHECKING:  # the simulator is imported when a run needs it
     from kubegpu.sim.events import EventsPlan, SyntheticJobs
 
-PUBLISHED_FILE = "fgd_expected_results/analysis_allo_discrete.csv"
 
 
 class Mode(StrEnum):
@@ -61,18 +69,6 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     if not seeds or len(seeds) > 1000:
         raise InputError(f"--seeds: {text!r} gives no seeds (or more than 1000)")
     return tuple(seeds)
-
-
-def default_openb_dir() -> Path:
-    """`$KUBEGPU_OPENB_DIR`, else ../shared/data/openb next to the working directory or the checkout."""
-    env = os.environ.get("KUBEGPU_OPENB_DIR")
-    if env:
-        return Path(env)
-    for base in (Path.cwd(), Path(__file__).resolve().parents[3]):
-        candidate = base.parent / "shared" / "data" / "openb"
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd().parent / "shared" / "data" / "openb"
 
 
 def _console() -> Console:
@@ -116,8 +112,9 @@ def _static(nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], p
         results: list[RunResult] = run_matrix(nodes, traces, policies, seeds, arrival, workers, tie_break,
                                               on_done=lambda _r: tick())
     published = None
-    if data is not None and (data / PUBLISHED_FILE).is_file() and round(arrival * 100) <= 130:
-        published = read_published(data / PUBLISHED_FILE, round(arrival * 100))
+    source = None if data is None else published_file(data)
+    if source is not None and round(arrival * 100) <= 130:
+        published = read_published(source, round(arrival * 100))
     summaries = summarize(results, published)
     _print(summaries_text(summaries, fmt, title))
     if plot is not None:
@@ -130,7 +127,7 @@ def _static(nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], p
 
 
 def _load_nodes(path: Path) -> tuple[list[NodeSpec], list[NodeTopology | None] | None, tuple[str, ...] | None]:
-    if path.suffix.lower() == ".csv":
+    if is_csv(path):
         return read_nodes(path), None, None
     from kubegpu.sim.cluster_spec import load_cluster_spec
 
@@ -180,7 +177,7 @@ def simulate_main(
             raise InputError("--nodes is required (an openb node CSV or a YAML cluster spec)")
         seed_list = parse_seeds(seeds)
         node_list, profiles, levels = _load_nodes(nodes)
-        csv_pods = bool(pods) and all(p.suffix.lower() == ".csv" for p in pods or [])
+        csv_pods = bool(pods) and all(is_csv(p) for p in pods or [])
         chosen = mode or (Mode.static if csv_pods and not synthetic else Mode.events)
         if chosen is Mode.static:
             if not csv_pods:
@@ -261,7 +258,8 @@ def _events_plan(nodes: Sequence[NodeSpec], profiles: Sequence[NodeTopology | No
 def fgd_repro(
     workload: Annotated[list[str] | None, typer.Option("--workload", help="Trace variant (default, gpushare40, "
                                                        "…) or all for every published one; repeatable.")] = None,
-    data: Annotated[Path | None, typer.Option(help="The openb folder (default ../shared/data/openb).")] = None,
+    data: Annotated[Path | None, typer.Option(help=f"An openb folder (default ${ENV_VAR}, else the trace that "
+                                              "ships with kubegpu).")] = None,
     policy: Annotated[str, typer.Option(help="Comma list of policies, or all.")] = "all",
     seeds: Annotated[str, typer.Option(help="Seeds: 42-51 or 42,43.")] = "42-51",
     arrival: Annotated[float, typer.Option(help="Inflate arrivals to this × GPU capacity.")] = 1.3,
@@ -273,20 +271,24 @@ def fgd_repro(
     """Run the FGD paper's method on the openb trace and print our ratio beside the published one."""
     try:
         folder = data or default_openb_dir()
-        if not (folder / "openb_node_list_gpu_node.csv").is_file():
-            raise InputError("no openb_node_list_gpu_node.csv here; pass --data or set KUBEGPU_OPENB_DIR",
-                             file=str(folder))
+        nodes = node_list(folder)
+        if not nodes.is_file():
+            raise InputError(f"no {nodes.name} (or .xz/.gz) here; pass --data or set {ENV_VAR}", file=str(folder))
         files = variant_files(folder)
         names = workload or ["default"]
         if names == ["all"]:
-            published = read_published(folder / PUBLISHED_FILE)
+            source = published_file(folder)
+            if source is None:
+                raise InputError("no published results here (analysis_allo_discrete.csv) to pick the variants from",
+                                 file=str(folder))
+            published = read_published(source)
             names = sorted({w for w, _ in published.values}, key=lambda w: (w != "default", w))
         for name in names:
             if name not in files:
                 raise InputError(f"unknown workload {name!r}; choose from {', '.join(files)} or all",
                                  file=str(folder))
         traces = {name: read_pods(files[name]) for name in names}
-        _static(read_nodes(folder / "openb_node_list_gpu_node.csv"), traces, parse_policies(policy),
+        _static(read_nodes(nodes), traces, parse_policies(policy),
                 parse_seeds(seeds), arrival, workers, "lowest-name", folder, fmt, plot, report,
                 "FGD reproduction (openb, GPU allocation at arrival)")
     except KubegpuError as err:

@@ -1,7 +1,7 @@
 """The in-pod verdicts: do this container's CPUs and memory sit on its GPUs' NUMA nodes, are the
 CPUs its own, and is /dev/shm big enough. Each check is pass / warn / fail; exit 0 / 1 / 2.
 
-Derived from ../shared/specs/runtime.md B.7; GPU visibility follows the NVIDIA container stack
+Follows the in-pod checks of the project runtime notes; GPU visibility follows the NVIDIA container stack
 (NVIDIA_VISIBLE_DEVICES) and CUDA's CUDA_VISIBLE_DEVICES rules (an invalid entry ends the list).
 """
 

@@ -8,6 +8,7 @@ arrived GPU request rounds to k% of capacity.
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from kubegpu.scheduler.framework import Framework, Weighted
 from kubegpu.scheduler.gpu.fragmentation import FragModel, StateCache, typical_pods
 from kubegpu.scheduler.gpu.registry import ARTIFACT_LABELS, make_policy
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, NodeSpec
+from kubegpu.sim.traces.files import read_text
 
 PAPER_WEIGHT = 1000  # every artifact run enables one score plugin with weight 1000
 DEFAULT_SEEDS = tuple(range(42, 52))
@@ -164,11 +166,7 @@ def read_published(path: Path, column: int = 130) -> Published:
     """Read analysis_allo_discrete.csv: workload, sc_policy, tune, seed, total_gpus, 0..130."""
     labels = {v: k for k, v in ARTIFACT_LABELS.items()}
     values: dict[tuple[str, str], dict[int, float]] = {}
-    try:
-        handle = path.open(newline="", encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", file=str(path)) from None
-    with handle:
+    with io.StringIO(read_text(path), newline="") as handle:
         reader = csv.DictReader(handle)
         if reader.fieldnames is None or str(column) not in reader.fieldnames:
             raise InputError(f"no column {column} in the header", file=str(path), line=1)

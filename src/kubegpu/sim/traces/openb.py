@@ -2,20 +2,50 @@
 
 Follows the column semantics of alibaba/clusterdata cluster-trace-gpu-v2023 and the FGD simulator's
 pod_csv_to_yaml.py: cpu/memory become requests, gpu_milli is per GPU, gpu_spec lists allowed models.
+The trace ships with kubegpu (compressed, with sha256 digests; see data/openb/README.md).
 """
 
 from __future__ import annotations
 
 import csv
+import io
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from kubegpu.errors import InputError
 from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
+from kubegpu.sim.traces.files import csv_files, locate, plain_name, read_text
 
 MIB = 1024 * 1024
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 OPENB_MAX_PODS = 1001  # the FGD simulator's node allocatable pods
+NODE_LIST = "openb_node_list_gpu_node.csv"  # the FGD paper's cluster: 1213 GPU nodes
+PUBLISHED = "analysis_allo_discrete.csv"  # the authors' published GPU allocation ratios
+PUBLISHED_SUBDIR = "fgd_expected_results"  # where the simulator repository keeps them
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data" / "openb"
+ENV_VAR = "KUBEGPU_OPENB_DIR"
+
+
+def default_openb_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """`$KUBEGPU_OPENB_DIR` when set, else the copy of the trace that ships with kubegpu."""
+    override = environ.get(ENV_VAR)
+    return Path(override) if override else BUNDLED_DIR
+
+
+def node_list(folder: Path) -> Path:
+    """The FGD node list in an openb folder (plain or compressed)."""
+    return locate(folder, NODE_LIST)
+
+
+def published_file(folder: Path) -> Path | None:
+    """The published results beside the trace or in its fgd_expected_results/ folder; None when absent."""
+    for place in (folder, folder / PUBLISHED_SUBDIR):
+        path = locate(place, PUBLISHED)
+        if path.is_file():
+            return path
+    return None
 
 
 def _int(path: Path, line: int, column: str, text: str | None, minimum: int = 0) -> int:
@@ -29,11 +59,7 @@ def _int(path: Path, line: int, column: str, text: str | None, minimum: int = 0)
 
 
 def _rows(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
-    try:
-        handle = path.open(newline="", encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", file=str(path)) from None
-    with handle:
+    with io.StringIO(read_text(path), newline="") as handle:
         reader = csv.DictReader(handle)
         header = reader.fieldnames or []
         missing = [c for c in required if c not in header]
@@ -97,11 +123,10 @@ def read_pods(path: Path) -> list[GpuPod]:
 
 
 def workload_name(path: Path) -> str:
-    """`openb_pod_list_gpushare40.csv` -> `gpushare40`."""
-    stem = path.stem
-    return stem.removeprefix("openb_pod_list_")
+    """`openb_pod_list_gpushare40.csv` (or `.csv.xz`) -> `gpushare40`."""
+    return plain_name(path).removesuffix(".csv").removeprefix("openb_pod_list_")
 
 
 def variant_files(folder: Path) -> dict[str, Path]:
     """Every pod-list variant in an openb folder, by workload name."""
-    return {workload_name(p): p for p in sorted(folder.glob("openb_pod_list_*.csv"))}
+    return {workload_name(p): p for p in csv_files(folder, "openb_pod_list_")}
