@@ -37,3 +37,11 @@ class ConfigError(KubegpuError):
 
 class ModelError(KubegpuError):
     """A model (kubelet, scheduler, topology) was given a state it cannot represent."""
+
+
+class MissingExtraError(KubegpuError):
+    """A command needs optional dependencies that are not installed: names the extra that brings them."""
+
+    def __init__(self, extra: str, what: str) -> None:
+        super().__init__(f"{what} needs the optional '{extra}' dependencies: pip install 'kubegpu[{extra}]'")
+        self.extra = extra

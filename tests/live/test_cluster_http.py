@@ -13,7 +13,9 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from kubegpu.errors import InputError
-from kubegpu.live import AuditReport, ClusterOptions, audit, load_snapshot, read_cluster
+from kubegpu.live.audit import AuditReport, audit
+from kubegpu.live.client import ClusterOptions, read_cluster
+from kubegpu.live.snapshot import load_snapshot
 from tests.live.conftest import CLUSTER, ServeFn, recorded, status, write_kubeconfig
 
 

@@ -11,7 +11,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from kubegpu.errors import InputError
-from kubegpu.live import ClusterOptions, audit, read_cluster
+from kubegpu.live.audit import audit
+from kubegpu.live.client import ClusterOptions, read_cluster
 from tests.live.conftest import ROUTES, TOKEN, recorded
 from tests.webhook.certs import make_certs
 

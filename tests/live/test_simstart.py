@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kubegpu.live import load_snapshot
 from kubegpu.live.simstart import simulation_start
+from kubegpu.live.snapshot import load_snapshot
 from kubegpu.scheduler.gpu.state import MILLI
 from tests.live.conftest import CLUSTER
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kubegpu import DEFAULT_IMAGE
 from kubegpu.cli.main import app
 from kubegpu.live.rbac import RbacOptions, audit_rules, rbac_objects
 from kubegpu.webhook.deploy import DeployOptions, webhook_objects
@@ -109,8 +110,10 @@ def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
         assert bad.exit_code == 2 and message in bad.output, args
     zero = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--review-workers", "0"])
     assert zero.exit_code == 2 and "review-workers must be at least 1" in zero.output
-    missing = runner.invoke(app, ["gen", "webhook"])
-    assert missing.exit_code == 2 and "--image" in missing.output
+    default = runner.invoke(app, ["gen", "webhook"])  # no --image: this version's release image
+    assert default.exit_code == 0 and f"image: {DEFAULT_IMAGE}\n" in default.output
+    empty = runner.invoke(app, ["gen", "webhook", "--image", " "])
+    assert empty.exit_code == 2 and "image" in empty.output
     not_pem = tmp_path / "ca.pem"
     not_pem.write_text("hello")
     bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--ca-bundle", str(not_pem)])

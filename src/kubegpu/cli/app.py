@@ -7,8 +7,12 @@ simulator, the webhook server or the cluster client.
 from __future__ import annotations
 
 import importlib
+from typing import Annotated
 
 import typer
+
+from kubegpu import __version__
+from kubegpu.cli.extras import missing_extra, register_unavailable
 
 ALL_MODULES: tuple[str, ...] = ("lint", "nodes", "probe", "fix", "audit", "webhook", "admit", "gen", "simulate",
                                 "loadbench", "coldstart")
@@ -30,6 +34,19 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"kubegpu {__version__}")
+        raise typer.Exit()
+
+
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Find, explain and fix what starves or strands GPUs on Kubernetes."""
+
+
 def build_app(modules: tuple[str, ...] = ALL_MODULES) -> typer.Typer:
     """A fresh app with the commands of the named modules of `kubegpu.cli`."""
     app = typer.Typer(
@@ -39,11 +56,23 @@ def build_app(modules: tuple[str, ...] = ALL_MODULES) -> typer.Typer:
         add_completion=True,
         pretty_exceptions_enable=False,
     )
+    app.callback()(_main)
     gen_app = typer.Typer(help="Generate node, scheduler, queueing, pre-pull and cache configuration.",
                           no_args_is_help=True)
     app.add_typer(gen_app, name="gen")
     for name in modules:
-        importlib.import_module(f"kubegpu.cli.{name}").register(app, gen_app)
+        try:
+            module = importlib.import_module(f"kubegpu.cli.{name}")
+        except ModuleNotFoundError as err:  # an optional extra is not installed: its commands say which
+            own = [command for command, names in COMMAND_MODULES.items() if names == (name,)]
+            problems = [(command, missing_extra(err, command)) for command in own]
+            if not own or any(problem is None for _, problem in problems):
+                raise
+            for command, problem in problems:
+                if problem is not None:
+                    register_unavailable(app, command, problem)
+            continue
+        module.register(app, gen_app)
     return app
 
 

@@ -10,11 +10,8 @@ import typer
 
 from kubegpu.cli.common import fail
 from kubegpu.errors import KubegpuError
-from kubegpu.live import AuditOptions, ClusterOptions, audit, load_snapshot, read_cluster
-from kubegpu.live.audit import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
-from kubegpu.live.checks import with_checks
+from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
 from kubegpu.live.rbac import RbacOptions, render_rbac
-from kubegpu.live.render import render_json, render_markdown, render_text
 from kubegpu.manifests.accelerators import AcceleratorRegistry
 from kubegpu.rules import LintConfig, all_rules, load_config
 
@@ -58,12 +55,21 @@ def audit_command(
     timeout: Annotated[float, typer.Option(help="Seconds per API request.")] = 10.0,
 ) -> None:
     """Show free, stranded and fragmented GPUs, and the GPU pods and kubelets at fault."""
+    # the analysis needs numpy and the cluster reader lightkube (the `cluster` extra): loaded here, not
+    # when the app is built, so `kubegpu gen audit-rbac` works without them
+    from kubegpu.live.audit import AuditOptions, audit
+    from kubegpu.live.checks import with_checks
+    from kubegpu.live.render import render_json, render_markdown, render_text
+    from kubegpu.live.snapshot import load_snapshot
+
     if cluster == bool(snapshot):
         raise fail("give exactly one of --cluster or --snapshot")
     try:
         if snapshot:
             snap = load_snapshot(snapshot)
         else:
+            from kubegpu.live.client import ClusterOptions, read_cluster
+
             snap = read_cluster(ClusterOptions(kubeconfig=kubeconfig, context=context,
                                                namespace=namespace, timeout_s=timeout,
                                                read_configz=configz))

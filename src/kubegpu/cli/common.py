@@ -36,8 +36,9 @@ def command_of(argv: list[str]) -> str:
     return next((word for word in argv if not word.startswith("-")), "")
 
 
-def run_app(app: typer.Typer, prog: str, fast_exit: bool = False) -> None:
-    """Run the app and exit; a KubegpuError escaping a command is reported without a traceback.
+def run_app(app: typer.Typer, prog: str, fast_exit: bool = False, command: str = "") -> None:
+    """Run the app and exit; a KubegpuError escaping a command is reported without a traceback, and so is
+    a missing optional dependency (which extra of `command` to install).
 
     With `fast_exit` (FAST_EXIT_COMMANDS only) the process ends with os._exit once output is flushed,
     skipping the interpreter's teardown; otherwise it exits normally.
@@ -51,6 +52,14 @@ def run_app(app: typer.Typer, prog: str, fast_exit: bool = False) -> None:
             typer.echo(done.code, err=True)
     except KubegpuError as err:  # a command forgot to catch it: still one line, exit 2
         typer.echo(f"kubegpu: error: {err}", err=True)
+        code = EXIT_USAGE
+    except ModuleNotFoundError as err:
+        from kubegpu.cli.extras import missing_extra  # extras builds on this module
+
+        problem = missing_extra(err, command or None)
+        if problem is None:
+            raise
+        typer.echo(f"kubegpu: error: {problem}", err=True)
         code = EXIT_USAGE
     except typer.Abort:
         code = 130

@@ -55,6 +55,8 @@ def _emit(result: Generated, output: Path | None, validate: bool) -> None:
                 validate_workload(obj)
         except SchemaViolation as err:
             raise fail(f"generated object failed validation: {err}") from err
+        except KubegpuError as err:  # kubernetes-validate missing: which extra to install
+            raise fail(err) from err
     if output is None:
         typer.echo(result.render(), nl=False)
         return

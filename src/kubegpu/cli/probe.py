@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from kubegpu import DEFAULT_IMAGE
 from kubegpu.cli.common import fail, run_app
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.probe.checks import Status, exit_code, run_checks, visible_gpus
@@ -145,10 +146,13 @@ def _print_profile(data: dict[str, Any], output: Format, text: str) -> None:
         typer.echo(text)
 
 
+IMAGE_HELP = "An image with kubegpu installed (`kubegpu` on PATH); default: this version's release image."
+
+
 def gen_probe_daemonset(
     image: Annotated[
-        str, typer.Option(help="An image with kubegpu installed (`kubegpu` on PATH).")
-    ],
+        str, typer.Option(help=IMAGE_HELP)
+    ] = DEFAULT_IMAGE,
     namespace: Annotated[str, typer.Option(help="Namespace of the DaemonSet.")] = "kubegpu",
 ) -> None:
     """A DaemonSet that prints every GPU node's profile; collect it with kubectl logs."""
@@ -161,8 +165,8 @@ def gen_probe_daemonset(
 
 def gen_probe_job(
     image: Annotated[
-        str, typer.Option(help="An image with kubegpu installed (`kubegpu` on PATH).")
-    ],
+        str, typer.Option(help=IMAGE_HELP)
+    ] = DEFAULT_IMAGE,
     namespace: Annotated[str, typer.Option(help="Namespace of the Job.")] = "kubegpu",
     gpus: Annotated[int, typer.Option(help="GPUs to request.")] = 1,
     cpus: Annotated[

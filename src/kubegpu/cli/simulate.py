@@ -201,8 +201,8 @@ def simulate_main(
 def _whatif(paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int], tie_break: str,
             fmt: Format) -> None:
     """Place a snapshot's pending GPU pods on its running cluster under each policy and seed."""
-    from kubegpu.live import load_snapshot
     from kubegpu.live.simstart import simulation_start
+    from kubegpu.live.snapshot import load_snapshot
     from kubegpu.report.simulation import whatif_text
     from kubegpu.sim.whatif import place_pending
 

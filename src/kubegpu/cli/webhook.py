@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from kubegpu import DEFAULT_IMAGE
 from kubegpu.cli.common import fail
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.rules import LintConfig, Severity, all_rules, load_config
@@ -73,7 +74,8 @@ def serve_command(
 
 
 def gen_webhook(
-    image: Annotated[str, typer.Option(help="Image with kubegpu installed (`kubegpu` on PATH).")],
+    image: Annotated[str, typer.Option(help="Image with kubegpu installed (`kubegpu` on PATH); default: this "
+                                            "version's release image.")] = DEFAULT_IMAGE,
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="Namespace to run in."),
     ] = "kubegpu-system",

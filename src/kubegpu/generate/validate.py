@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from kubegpu.errors import MissingExtraError
 from kubegpu.generate.workload import templates_of
 from kubegpu.manifests import Document, get_path
 
@@ -111,10 +112,8 @@ def validate_object(obj: Mapping[str, Any]) -> str:
 def _validate_core(obj: Mapping[str, Any], label: str) -> str:
     try:
         import kubernetes_validate
-    except ImportError as err:  # a dev dependency: the CLI's --validate needs it installed
-        raise SchemaViolation(
-            f"{label}: kubernetes-validate is not installed (pip install kubernetes-validate)"
-        ) from err
+    except ImportError as err:  # the `validate` extra
+        raise MissingExtraError("validate", "validating against the Kubernetes schema") from err
     try:
         kubernetes_validate.validate(dict(obj), KUBERNETES_VERSION, strict=True)
     except kubernetes_validate.SchemaNotFoundError as err:

@@ -12,13 +12,11 @@ from typing import Any
 
 from kubegpu.live.fgd import Fragmentation, cluster_fragmentation
 from kubegpu.live.fit import GPU_PRODUCT_LABEL, NodeFree, node_free, usable_gpus
-from kubegpu.live.model import ClusterSnapshot, PodInfo, PodShape
+from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL, ClusterSnapshot, PodInfo, PodShape
 from kubegpu.live.parse import pod_shape
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.manifests.pod import GUARANTEED, qos_class
 
-DEFAULT_BLOCK_LABEL = "cloud.provider.com/topology-block"
-DEFAULT_RACK_LABEL = "cloud.provider.com/topology-rack"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 GANG_SIZES = (1, 2, 4, 8)
 

@@ -13,6 +13,10 @@ from typing import Any
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.manifests.pod import Pod as PodModel
 
+# Node labels naming a node's topology block and rack when no Kueue Topology says otherwise.
+DEFAULT_BLOCK_LABEL = "cloud.provider.com/topology-block"
+DEFAULT_RACK_LABEL = "cloud.provider.com/topology-rack"
+
 # Resources counted in canonical integer units: cpu in millicores, everything else rounded up
 # (memory and storage in bytes, extended resources in units).
 ResourceList = Mapping[str, int]

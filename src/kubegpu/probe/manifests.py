@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubegpu import DEFAULT_IMAGE
 from kubegpu.errors import InputError
 from kubegpu.units.quantity import parse_quantity
 
@@ -46,7 +47,7 @@ def _node_name_env() -> list[dict[str, Any]]:
 
 
 def probe_daemonset(
-    image: str, namespace: str = "kubegpu", pause_image: str = "registry.k8s.io/pause:3.10"
+    image: str = DEFAULT_IMAGE, namespace: str = "kubegpu", pause_image: str = "registry.k8s.io/pause:3.10"
 ) -> dict[str, Any]:
     """A DaemonSet whose init container prints each GPU node's profile (JSON) to its log.
 
@@ -122,7 +123,7 @@ def probe_daemonset(
 
 
 def probe_job(
-    image: str,
+    image: str = DEFAULT_IMAGE,
     namespace: str = "kubegpu",
     gpus: int = 1,
     cpus: str = "4",

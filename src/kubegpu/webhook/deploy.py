@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from kubegpu import DEFAULT_IMAGE
 from kubegpu.errors import InputError
 from kubegpu.rules import all_rules
 from kubegpu.rules.config import parse_config
@@ -30,10 +31,11 @@ PORT = 8443
 class DeployOptions:
     """Where and how to run the webhook; `ca_bundle` (PEM) replaces cert-manager when given.
 
-    `image` is an image with kubegpu installed (`kubegpu` on PATH); the project publishes none.
+    `image` is an image with kubegpu installed (`kubegpu` on PATH): by default the release image of this
+    version, built from the repository's Dockerfile.
     """
 
-    image: str
+    image: str = DEFAULT_IMAGE
     namespace: str = "kubegpu-system"
     name: str = "kubegpu-webhook"
     replicas: int = 2
