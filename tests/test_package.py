@@ -20,6 +20,7 @@ import pytest
 
 import kubegpu
 from tests.paths import REPO_ROOT
+from tests.test_image import docker_extras
 
 pytestmark = pytest.mark.package
 
@@ -93,3 +94,9 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
                     "-o", "csv"], cwd=work))
     header, row = run.stdout.strip().splitlines()[:2]
     assert header.startswith("workload,policy,seeds") and row.startswith("default,fgd,42"), run.stdout
+
+    # the image's install step (its extras, the pins) in this clean environment: the server and the audit load
+    _ok(_run([*pip, f"{wheel}{docker_extras()}"], cwd=work))
+    for command in (["webhook", "serve", "--help"], ["audit", "--help"]):
+        assert "Usage" in _ok(_run([str(cli), *command], cwd=work)).stdout
+    _ok(_run([str(python), "-c", "import kubegpu.webhook.serve, kubegpu.live.client"], cwd=work))

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from kubegpu import DEFAULT_IMAGE
 from kubegpu.cli.common import fail
 from kubegpu.errors import KubegpuError
 from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
@@ -97,10 +98,20 @@ def gen_audit_rbac(
     without_configz: Annotated[
         bool, typer.Option("--without-configz", help="Leave out nodes/proxy get."),
     ] = False,
+    job: Annotated[
+        bool, typer.Option("--job", help="Add a Job that runs `kubegpu audit --cluster` with this access."),
+    ] = False,
+    image: Annotated[
+        str, typer.Option(help="Image of the Job; default: this version's release image."),
+    ] = DEFAULT_IMAGE,
 ) -> None:
-    """ClusterRole and binding with exactly the read verbs `kubegpu audit --cluster` uses."""
-    typer.echo(render_rbac(RbacOptions(service_account=service_account, namespace=namespace,
-                                       configz=not without_configz)), nl=False)
+    """ClusterRole and binding with exactly the read verbs `kubegpu audit --cluster` uses (and a Job)."""
+    try:
+        text = render_rbac(RbacOptions(service_account=service_account, namespace=namespace,
+                                       configz=not without_configz, job=job, image=image))
+    except KubegpuError as err:
+        raise fail(err) from err
+    typer.echo(text, nl=False)
 
 
 def register(app: typer.Typer, gen_app: typer.Typer) -> None:

@@ -1,6 +1,7 @@
-"""The RBAC the live audit needs, and nothing more: `list` on what it lists, `get` on configz.
+"""The RBAC the live audit needs, and nothing more: `list` on what it lists, `get` on configz; and a Job
+that runs the audit in the cluster with it.
 
-Verbs match what kubegpu.live.client sends (rbac.authorization.k8s.io/v1, Kubernetes v1.35).
+Verbs match what kubegpu.live.client sends (rbac.authorization.k8s.io/v1, batch/v1, Kubernetes v1.35).
 """
 
 from __future__ import annotations
@@ -10,15 +11,21 @@ from typing import Any
 
 import yaml
 
+from kubegpu import DEFAULT_IMAGE
+from kubegpu.errors import InputError
+
 
 @dataclass(frozen=True)
 class RbacOptions:
-    """Who gets the role: a ServiceAccount (namespace/name); `configz` adds nodes/proxy get."""
+    """Who gets the role: a ServiceAccount (namespace/name); `configz` adds nodes/proxy get; `job` adds a
+    Job that runs `kubegpu audit --cluster` as that ServiceAccount from `image`."""
 
     service_account: str = "kubegpu-audit"
     namespace: str = "kubegpu-system"
     name: str = "kubegpu-audit"
     configz: bool = True
+    job: bool = False
+    image: str = DEFAULT_IMAGE
 
 
 def audit_rules(configz: bool = True) -> list[dict[str, Any]]:
@@ -54,6 +61,42 @@ def rbac_objects(options: RbacOptions) -> list[dict[str, Any]]:
     ]
 
 
+def audit_job(options: RbacOptions) -> dict[str, Any]:
+    """A Job that prints the audit of its own cluster as JSON (`kubectl logs job/NAME`)."""
+    if not options.image.strip() or any(ch.isspace() for ch in options.image):
+        raise InputError(f"--image must be a container image reference, not {options.image!r}")
+    labels = {"app.kubernetes.io/name": options.name, "app.kubernetes.io/part-of": "kubegpu"}
+    args = ["audit", "--cluster", "-o", "json"] + ([] if options.configz else ["--no-configz"])
+    return {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": options.name, "namespace": options.namespace, "labels": labels},
+        "spec": {
+            "backoffLimit": 0,
+            "ttlSecondsAfterFinished": 86400,
+            "template": {
+                "metadata": {"labels": dict(labels)},
+                "spec": {
+                    "serviceAccountName": options.service_account,
+                    "automountServiceAccountToken": True,  # the in-cluster credentials the audit reads with
+                    "restartPolicy": "Never",
+                    "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532,
+                                        "seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [{
+                        "name": "audit",
+                        "image": options.image,
+                        "command": ["kubegpu"],
+                        "args": args,
+                        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"},
+                                      "limits": {"memory": "1Gi"}},
+                        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                            "capabilities": {"drop": ["ALL"]}},
+                    }],
+                },
+            },
+        },
+    }
+
+
 def render_rbac(options: RbacOptions) -> str:
     header = (
         "# Read-only access for `kubegpu audit --cluster`: list nodes, pods,\n"
@@ -64,5 +107,9 @@ def render_rbac(options: RbacOptions) -> str:
             "# nodes/proxy get reads each kubelet's /configz through the API server. It also\n"
             "# opens the rest of the kubelet's read API (logs, stats): drop it with\n"
             "# --without-configz and the audit skips the kubelet-config checks.\n")
-    return header + "---\n" + "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100)
-                                          for o in rbac_objects(options))
+    objects = rbac_objects(options)
+    if options.job:
+        header += f"# The Job runs the audit once as {options.service_account}: kubectl logs -n {options.namespace} " \
+                  f"job/{options.name}\n"
+        objects.append(audit_job(options))
+    return header + "---\n" + "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100) for o in objects)
