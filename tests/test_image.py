@@ -1,7 +1,7 @@
 """The kubegpu image, as far as it can be checked without a container engine: the Dockerfile's stages and
 what its runtime stage may rely on, its labels and version, that kubegpu's own lint passes on it, that the
 build context holds what it copies, that the manifests run it, and the release workflow that builds it.
-(The install step itself runs in a fresh virtual environment in tests/test_package.py.)
+(Its build step itself runs, paths moved to a scratch folder, in tests/test_package.py.)
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import pytest
 
 import kubegpu
 from tests.paths import REPO_ROOT
-from tests.test_image import docker_extras
+from tests.test_image import BUILD
 
 pytestmark = pytest.mark.package
 
@@ -95,8 +95,33 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     header, row = run.stdout.strip().splitlines()[:2]
     assert header.startswith("workload,policy,seeds") and row.startswith("default,fgd,42"), run.stdout
 
-    # the image's install step (its extras, the pins) in this clean environment: the server and the audit load
-    _ok(_run([*pip, f"{wheel}{docker_extras()}"], cwd=work))
-    for command in (["webhook", "serve", "--help"], ["audit", "--help"]):
-        assert "Usage" in _ok(_run([str(cli), *command], cwd=work)).stdout
-    _ok(_run([str(python), "-c", "import kubegpu.webhook.serve, kubegpu.live.client"], cwd=work))
+
+
+def test_the_dockerfile_build_step_installs_a_working_server(tmp_path: Path) -> None:
+    # the Dockerfile's own RUN line, with its absolute paths moved under tmp_path, in a copy of the sources
+    source = tmp_path / "src-copy"
+    source.mkdir()
+    for name in (*SOURCE_FILES, "constraints.txt"):
+        item = REPO_ROOT / name
+        if item.is_dir():
+            shutil.copytree(item, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy(item, source / name)
+    (step,) = [i.arguments for i in BUILD if i.keyword == "RUN"]
+    step = step.replace("/opt/kubegpu", str(tmp_path / "opt" / "kubegpu")).replace("/dist", str(tmp_path / "dist"))
+    interpreter = tmp_path / "bin"
+    interpreter.mkdir()
+    (interpreter / "python").symlink_to(sys.executable)
+    built = _run(["sh", "-c", f'PATH="{interpreter}:$PATH"; {step}'], cwd=source, timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert built.stdout.strip().endswith(f"kubegpu {kubegpu.__version__}")
+
+    image_env = tmp_path / "opt" / "kubegpu"
+    before = sorted(p for p in image_env.rglob("*"))
+    cli = image_env / "bin" / "kubegpu"
+    for command in (["webhook", "serve", "--help"], ["audit", "--help"], ["probe", "--help"]):
+        assert "Usage" in _ok(_run([str(cli), *command], cwd=tmp_path)).stdout
+    python = image_env / "bin" / "python"
+    _ok(_run([str(python), "-c", "import kubegpu.webhook.serve, kubegpu.live.client, kubegpu.live.audit"],
+             cwd=tmp_path))
+    assert sorted(p for p in image_env.rglob("*")) == before  # nothing written: fit for a read-only root
