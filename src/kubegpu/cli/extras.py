@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from importlib import metadata
 
 import typer
 
@@ -29,6 +28,8 @@ def _normalise(name: str) -> str:
 def extras_of_module(module: str, requirements: list[str] | None = None) -> list[str]:
     """The extras (in pyproject order) whose requirements name the distribution `module` comes from."""
     if requirements is None:
+        from importlib import metadata  # only when a module is missing: it is slow to import
+
         try:
             requirements = metadata.requires("kubegpu") or []
         except metadata.PackageNotFoundError:  # running from a source tree that was never installed
