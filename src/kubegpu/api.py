@@ -14,7 +14,8 @@ from kubegpu import DEFAULT_IMAGE, __version__
 from kubegpu.errors import InputError, KubegpuError, MissingExtraError, ModelError
 from kubegpu.fix import FileOutcome, FixOptions
 from kubegpu.fix import fix_text as _fix_stream
-from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
+from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest, pod_requests
+from kubegpu.manifests import Document, load_text
 from kubegpu.rules import Finding, LintConfig, LintResult, Severity, load_config
 from kubegpu.rules import lint_paths as _lint_paths
 from kubegpu.rules import lint_text as _lint_text
@@ -71,11 +72,12 @@ def fix_text(text: str, name: str = "<text>", config: LintConfig | None = None,
     return _fix_stream(name, text, lambda n, t: _lint_text(n, t, lint_config).findings, options)
 
 
-def admit(pods: Mapping[str, Any] | Sequence[Mapping[str, Any]], node: str | NodeTopology,
+def admit(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]], node: str | NodeTopology,
           kubelet_config: Mapping[str, Any] | None = None, version: str = "1.35") -> list[Admission]:
     """Admit pods one after the other on a node, as the kubelet's managers would.
 
-    `pods`: a Pod or workload mapping (its pod template is used), or a list of them. `node`: a preset
+    `pods`: a Pod or workload mapping (each of its pod templates is a pod), a list of them, or manifest
+    text (YAML or JSON, several documents). `node`: a preset
     name (`kubegpu nodes`), a profile file, or a NodeTopology. `kubelet_config`: a KubeletConfiguration
     mapping (default: the kubelet's defaults). A configuration the kubelet would refuse raises
     KubeletStartupError; each pod gets an Admission (`.admitted`, `.reason`, `.containers`).
@@ -84,8 +86,23 @@ def admit(pods: Mapping[str, Any] | Sequence[Mapping[str, Any]], node: str | Nod
     config = (KubeletConfig.from_dict(kubelet_config, version=version) if kubelet_config is not None
               else KubeletConfig.default_for(topology))
     state = NodeState(topology, config)
-    documents = [pods] if isinstance(pods, Mapping) else list(pods)
-    return [state.admit(PodRequest.from_object(doc)) for doc in documents]
+    return [state.admit(pod) for pod in _pods(pods)]
+
+
+def _pods(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[PodRequest]:
+    if isinstance(pods, str):
+        loaded = load_text("<pods>", pods)
+        for problem in loaded.problems:
+            if problem.fatal:
+                raise InputError(problem.message, file=problem.file, line=problem.line)
+        documents = list(loaded.documents)
+    else:
+        objects = [pods] if isinstance(pods, Mapping) else list(pods)
+        documents = [Document(source="<pods>", index=i, data=obj) for i, obj in enumerate(objects)]
+    found = [pod for doc in documents for pod in pod_requests(doc)]
+    if not found:
+        raise InputError("no pod or pod template found", file="<pods>")
+    return found
 
 
 def simulate_openb(policy: str = "fgd", seed: int = 42, workload: str = "default", arrival: float = 1.3,

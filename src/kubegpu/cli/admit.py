@@ -14,11 +14,11 @@ import typer
 
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_USAGE, fail
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
+from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest, pod_requests
 from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.kubelet.remedy import remedy
-from kubegpu.manifests import load_text, pod_spec, pod_templates, read_source
+from kubegpu.manifests import load_text, read_source
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
@@ -123,24 +123,7 @@ def _load_pods(name: str) -> list[PodRequest]:
     for problem in loaded.problems:
         if problem.fatal:
             raise InputError(problem.message, file=problem.file, line=problem.line)
-    out: list[PodRequest] = []
-    for doc in loaded.documents:
-        for template in pod_templates(doc):
-            meta = doc.metadata
-            base = str(meta.get("name") or meta.get("generateName") or doc.kind.lower())
-            pod_name = f"{base}-{template.role}" if template.role else base
-            where = doc.location(template.path)
-            try:
-                out.append(
-                    PodRequest.from_pod_spec(
-                        pod_name,
-                        pod_spec(template),
-                        source=where.file,
-                        namespace=str(meta.get("namespace") or "default"),
-                    )
-                )
-            except InputError as err:
-                raise InputError(err.message, file=where.file, line=where.line) from err
+    out = [pod for doc in loaded.documents for pod in pod_requests(doc)]
     if not out:
         raise InputError("no pod or pod template found", file=name)
     return out

@@ -14,9 +14,11 @@ from typing import Any
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
+from kubegpu.manifests import Document, pod_spec, pod_templates
 from kubegpu.manifests.pod import CPU, KIND_APP, KIND_INIT, KIND_SIDECAR, MEMORY
 
-__all__ = ["CPU", "KIND_APP", "KIND_INIT", "KIND_SIDECAR", "MEMORY", "ContainerRequest", "PodRequest", "aggregate"]
+__all__ = ["CPU", "KIND_APP", "KIND_INIT", "KIND_SIDECAR", "MEMORY", "ContainerRequest", "PodRequest", "aggregate",
+           "pod_requests"]
 
 
 @dataclass(frozen=True)
@@ -134,3 +136,21 @@ def _container(container: podmodel.Container) -> ContainerRequest:
 
 def _exact(amounts: Mapping[str, int]) -> dict[str, Decimal]:
     return {name: Decimal(value) / 1000 if name == CPU else Decimal(value) for name, value in amounts.items()}
+
+
+def pod_requests(doc: Document) -> list[PodRequest]:
+    """One PodRequest per pod template of a manifest document (a Pod, or every role of a workload; a rebuilt pod
+    spec for kinds such as KServe predictor.model), named
+    after the object (`NAME-ROLE` for a role); an unreadable quantity names the template's file and line."""
+    meta = doc.metadata
+    base = str(meta.get("name") or meta.get("generateName") or doc.kind.lower())
+    namespace = str(meta.get("namespace") or "default")
+    out: list[PodRequest] = []
+    for template in pod_templates(doc):
+        where = doc.location(template.path)
+        name = f"{base}-{template.role}" if template.role else base
+        try:
+            out.append(PodRequest.from_pod_spec(name, pod_spec(template), source=where.file, namespace=namespace))
+        except InputError as err:
+            raise InputError(err.message, file=where.file, line=where.line) from err
+    return out
