@@ -107,6 +107,7 @@ def test_build_context_holds_what_the_build_stage_copies() -> None:
 
 @pytest.mark.parametrize("command", [
     ["gen", "webhook"], ["gen", "probe-daemonset"], ["gen", "probe-job"], ["gen", "audit-rbac", "--job"],
+    ["gen", "loadbench-job", "--pvc", "models", "--node", "gpu-node-1"],
 ])
 def test_manifests_run_this_versions_image(command: list[str]) -> None:
     result = CliRunner().invoke(app, command)

@@ -58,7 +58,7 @@ def test_every_optional_module_belongs_to_an_extra_and_base_needs_none() -> None
 
 def test_all_and_dev_pull_every_extra() -> None:
     extras = PYPROJECT["project"]["optional-dependencies"]
-    assert extras["all"] == ["kubegpu[sim,server,cluster,validate]"]
+    assert extras["all"] == ["kubegpu[sim,server,cluster,validate,loadbench]"]
     assert "kubegpu[all]" in extras["dev"]
 
 

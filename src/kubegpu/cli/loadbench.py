@@ -177,8 +177,9 @@ def gen_loadbench_job(
 ) -> None:
     """A Job that runs `kubegpu loadbench` on one node against its model cache (PVC or hostPath, read-only)
     and prints the JSON to its log."""
+    from kubegpu import DEFAULT_IMAGE
     from kubegpu.cli.gen import _emit, _run
-    from kubegpu.generate.loadbench_job import DEFAULT_IMAGE, LoadbenchJobOptions, generate
+    from kubegpu.generate.loadbench_job import LoadbenchJobOptions, generate
 
     pairs: list[tuple[str, str]] = []
     for item in node_selector or []:

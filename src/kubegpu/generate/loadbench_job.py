@@ -12,13 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kubegpu import __version__
+from kubegpu import DEFAULT_IMAGE  # the kubegpu image the Job runs; `--image` overrides it
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
 from kubegpu.units.quantity import parse_quantity
 
-#: The kubegpu image the Job runs; `--image` overrides it.
-DEFAULT_IMAGE = f"ghcr.io/kubegpu/kubegpu:{__version__}"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
