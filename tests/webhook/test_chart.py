@@ -18,6 +18,7 @@ import yaml
 from cryptography import x509
 from cryptography.x509.oid import ExtensionOID
 
+from kubegpu import DEFAULT_IMAGE
 from kubegpu.webhook.deploy import DeployOptions, webhook_objects
 from kubegpu.webhook.limits import Limits
 from tests.webhook.certs import make_certs
@@ -77,8 +78,16 @@ def test_values_schema_rejects_bad_values() -> None:
         result = _helm("template", "x", str(CHART), "--set", f"image.repository={REPOSITORY}",
                        "--set", bad)
         assert result.returncode != 0 and "values don't meet the specifications" in result.stderr, bad
-    missing = _helm("template", "x", str(CHART))
+    missing = _helm("template", "x", str(CHART), "--set", "image.repository=")
     assert missing.returncode != 0 and "image.repository is required" in missing.stderr
+
+
+def test_the_chart_defaults_to_the_release_image() -> None:
+    result = _helm("template", "x", str(CHART))
+    assert result.returncode == 0, result.stderr
+    images = {c["image"] for obj in yaml.safe_load_all(result.stdout) if obj and obj["kind"] == "Deployment"
+              for c in obj["spec"]["template"]["spec"]["containers"]}
+    assert images == {DEFAULT_IMAGE}
 
 
 CA_PEM_B64 = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
