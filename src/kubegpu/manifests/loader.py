@@ -20,6 +20,9 @@ from kubegpu.manifests.document import Document
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 DEFAULT_MAX_EXPANDED_NODES = 1_000_000
+MAX_NESTING_DEPTH = 100
+"""Mappings and lists nested deeper than this are refused: Kubernetes objects, CRD schemas included, need
+a few dozen levels, and every reader of the data (rules, fix, the webhook) may then walk it recursively."""
 _DOC_START = re.compile(r"^---", re.MULTILINE)
 
 
@@ -67,6 +70,29 @@ def _plain_scalar_tag(value: str) -> str:
     return tag
 
 
+class NestingTooDeep(ValueError):
+    """A document nests mappings and lists deeper than MAX_NESTING_DEPTH."""
+
+    def __init__(self, limit: int = MAX_NESTING_DEPTH) -> None:
+        super().__init__(f"mappings and lists nest deeper than {limit} levels: not read")
+
+
+def nesting_exceeds(data: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
+    """Whether mappings and lists nest deeper than `limit` levels (iterative: any depth is safe to ask)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    seen: set[int] = set()
+    while stack:
+        value, depth = stack.pop()
+        if not isinstance(value, dict | list) or id(value) in seen:
+            continue
+        if depth >= limit:
+            return True
+        seen.add(id(value))  # aliases share one object: walk it once (alias bombs are bounded elsewhere)
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
 class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     """C-parsed, Python-constructed loader that records duplicate keys instead of hiding them.
 
@@ -112,7 +138,7 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             _NULL_TAG: self.construct_yaml_null,
         }
 
-        def build(item: yaml.Node) -> Any:
+        def build(item: yaml.Node, depth: int = 0) -> Any:
             tag = item.tag
             item_type = type(item)
             if item_type is scalar_node:
@@ -124,6 +150,8 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             ident = id(item)
             if ident in memo:
                 return memo[ident]
+            if depth >= MAX_NESTING_DEPTH:
+                raise NestingTooDeep()
             if tag == _MAP_TAG and type(item) is mapping_node:
                 pairs = item.value
                 mapping: dict[Any, Any] = {}
@@ -131,7 +159,7 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 for key, value in pairs:
                     if key.tag != _STR_TAG or type(key) is not scalar_node:
                         break  # a merge key or a complex key: PyYAML's constructor below handles it
-                    mapping[key.value] = build(value)
+                    mapping[key.value] = build(value, depth + 1)
                 else:
                     if len(mapping) != len(pairs):
                         self.construct_mapping(item)  # rare: records the duplicate keys with their marks
@@ -140,9 +168,11 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             elif tag == _SEQ_TAG and item_type is sequence_node:
                 sequence: list[Any] = []
                 memo[ident] = sequence
-                sequence.extend([build(value) for value in item.value])
+                sequence.extend([build(value, depth + 1) for value in item.value])
                 return sequence
             value = self.construct_object(item, deep=True)
+            if nesting_exceeds(value, MAX_NESTING_DEPTH - depth):
+                raise NestingTooDeep()
             memo[ident] = value
             return value
 
@@ -246,6 +276,7 @@ def _load_chunk(
         result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1,
                                             f"not valid text: {err.reason} at character {err.start}"))
         return None
+    node: yaml.Node | None = None
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -276,7 +307,14 @@ def _load_chunk(
         result.problems.append(InputProblem("parse-error", name, line, column,
                                             f"not valid YAML: {problem}{context}".strip()))
         return line, problem
-    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as err:
+    except NestingTooDeep as err:
+        line = (node.start_mark.line + 1 if node is not None else 1) + offset_line
+        result.problems.append(InputProblem("parse-error", name, line, 1, str(err)))
+        return line, str(err)
+    except RecursionError:
+        result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1, str(NestingTooDeep())))
+        return (1 + offset_line, str(NestingTooDeep())) if is_json else None
+    except (yaml.YAMLError, ValueError, TypeError) as err:
         result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1,
                                             f"not valid YAML: {type(err).__name__}: {err}"))
         return (1 + offset_line, str(err)) if is_json else None
@@ -340,10 +378,16 @@ def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tu
 
     try:
         data = json.loads(text, object_pairs_hook=pairs)
+        if nesting_exceeds(data):
+            raise NestingTooDeep()
     except json.JSONDecodeError as err:
         result.problems[:] = [p for p in result.problems if p.code != "parse-error"]
         result.problems.append(InputProblem("parse-error", name, err.lineno, err.colno,
                                             f"not valid JSON: {err.msg}"))
+        return
+    except (NestingTooDeep, RecursionError):
+        result.problems[:] = [p for p in result.problems if p.code != "parse-error"]
+        result.problems.append(InputProblem("parse-error", name, 1, 1, str(NestingTooDeep())))
         return
     result.problems[:] = [p for p in result.problems if p.code != "parse-error"]
     for key in duplicates:

@@ -16,6 +16,7 @@ from kubegpu.errors import InputError
 from kubegpu.fix.engine import fix_object
 from kubegpu.fix.model import FixOptions
 from kubegpu.fix.protocols import FindingLike
+from kubegpu.manifests.loader import MAX_NESTING_DEPTH, NestingTooDeep, nesting_exceeds
 from kubegpu.manifests.resources import GPU_SHARING_ANNOTATIONS, HAMI_RESOURCES
 from kubegpu.rules import Finding, LintConfig, Severity, lint_text
 
@@ -64,6 +65,10 @@ def parse_review(body: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
             review = json.loads(body)
         except (ValueError, UnicodeDecodeError) as err:
             raise MalformedReview(f"body is not JSON: {err}") from err
+        except RecursionError as err:
+            raise MalformedReview(str(NestingTooDeep())) from err
+    if nesting_exceeds(review, MAX_NESTING_DEPTH + 3):  # the pod sits at request.object
+        raise MalformedReview(str(NestingTooDeep()))
     if not isinstance(review, Mapping):
         raise MalformedReview("body is not a JSON object")
     if review.get("kind") != "AdmissionReview" or review.get("apiVersion") != ADMISSION_API:
