@@ -28,7 +28,7 @@ class ChunkParts:
     """A chunk cut into what the round-trip parser sees (`body`) and what is kept verbatim around it.
 
     `head` is the `---` line; `tail` is trailing blank lines, or a `...` line and what follows it.
-    `crlf` says the body used CRLF line endings (converted to LF for the parser).
+    `crlf` says the body used CRLF line endings, `cr` old Mac CR-only ones (either converted to LF for the parser).
     """
 
     head: str
@@ -36,6 +36,7 @@ class ChunkParts:
     tail: str
     crlf: bool
     final_newline: bool
+    cr: bool = False
 
     def join(self, body: str) -> str:
         """Put a re-emitted body (LF, ending in a newline) back between the verbatim parts."""
@@ -43,6 +44,8 @@ class ChunkParts:
             body = body[:-1]
         if self.crlf:
             body = body.replace("\n", "\r\n")
+        elif self.cr:
+            body = body.replace("\n", "\r")
         return self.head + body + self.tail
 
 
@@ -83,9 +86,12 @@ def cut_chunk(text: str) -> ChunkParts | None:
         tail_lines.insert(0, lines.pop())
     body = "".join(lines)
     crlf = "\r\n" in body
-    final_newline = body.endswith("\n")
+    cr = not crlf and "\r" in body and "\n" not in body
+    final_newline = body.endswith("\r" if cr else "\n")
     if crlf:
         body = body.replace("\r\n", "\n")
+    elif cr:
+        body = body.replace("\r", "\n")
     if lines and not final_newline:
         body += "\n"
-    return ChunkParts(head, body, "".join(tail_lines), crlf, final_newline)
+    return ChunkParts(head, body, "".join(tail_lines), crlf, final_newline, cr)

@@ -22,6 +22,7 @@ _RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
 _RISKY = re.compile(r"(?:^|[\s\[{,])[&*!][^\s]", re.MULTILINE)
 _PLAIN_UNSAFE_START = (*"-?:,[]{}#&*!|>'\"%@`", " ")
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # what YAML counts as a line break (its marks' lines)
 
 
 class Unsupported(Exception):
@@ -46,16 +47,18 @@ class _Text:
     def __init__(self, body: str) -> None:
         self.body = body
         self.starts = [0]
-        for match in re.finditer("\n", body):
+        for match in _LINE_BREAK.finditer(body):
             self.starts.append(match.end())
 
     def offset(self, mark: yaml.Mark) -> int:
+        if mark.line >= len(self.starts):
+            raise Unsupported("a mark past the last line")
         return self.starts[mark.line] + mark.column
 
     def line_end(self, mark: yaml.Mark) -> int:
-        """The offset just after the newline that ends the mark's line."""
-        end = self.body.find("\n", self.offset(mark))
-        return len(self.body) if end < 0 else end + 1
+        """The offset just after the line break that ends the mark's line."""
+        found = _LINE_BREAK.search(self.body, self.offset(mark))
+        return len(self.body) if found is None else found.end()
 
 
 def _apply_one(body: str, op: str, path: FieldPath, value: Any, indent: Indent, quote: str) -> str:
