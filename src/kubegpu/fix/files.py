@@ -11,7 +11,7 @@ from pathlib import Path
 from kubegpu.fix.engine import fix_text
 from kubegpu.fix.model import FileOutcome, FixOptions
 from kubegpu.fix.protocols import LintFunction
-from kubegpu.manifests import discover
+from kubegpu.manifests import NotReadable, discover, read_regular
 from kubegpu.manifests.atomic import write_atomic
 
 BOM = "\ufeff"
@@ -51,9 +51,9 @@ def read_inputs(paths: Sequence[str], max_bytes: int = DEFAULT_MAX_BYTES) -> Ite
 
 def read_input(name: str, path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> InputFile:
     try:
-        if path.stat().st_size > max_bytes:
-            return InputFile(name, path, None, error=f"over the {max_bytes}-byte limit")
-        raw = path.read_bytes()
+        raw = read_regular(path, max_bytes)
+    except NotReadable as err:
+        return InputFile(name, path, None, error=str(err))
     except OSError as err:
         return InputFile(name, path, None, error=f"cannot read: {err.strerror or err}")
     if b"\x00" in raw[:8192]:

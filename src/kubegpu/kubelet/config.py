@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubegpu.errors import InputError, ModelError, QuantityError
@@ -18,7 +19,8 @@ from kubegpu.kubelet.features import DEFAULT_VERSION, SUPPORTED_VERSIONS, Featur
 from kubegpu.kubelet.memorymanager.reserved import Amount, ReservedMemory, is_memory_type
 from kubegpu.kubelet.topologymanager.manager import SCOPES
 from kubegpu.kubelet.topologymanager.policy import POLICIES
-from kubegpu.manifests import load_text
+from kubegpu.manifests import load_text, read_regular
+from kubegpu.manifests.sources import DEFAULT_MAX_BYTES
 from kubegpu.topology.model import NodeTopology
 from kubegpu.units.quantity import parse_quantity
 
@@ -315,8 +317,7 @@ def read_kubelet_config_data(path: str) -> Mapping[str, Any]:
     """The one KubeletConfiguration document of a YAML or JSON file, as loaded (the reader every command
     uses); InputError naming the file (and line) when it cannot be read, has none, or has several."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_regular(Path(path), DEFAULT_MAX_BYTES).decode("utf-8")  # never a FIFO or a device
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"cannot read the kubelet configuration: {err}", file=path) from err
     loaded = load_text(path, text)

@@ -20,7 +20,7 @@ from kubegpu.manifests.resources import (
     gpu_count,
     uses_accelerators,
 )
-from kubegpu.manifests.sources import SourceText, discover, read_source
+from kubegpu.manifests.sources import NotReadable, SourceText, discover, read_regular, read_source
 from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, pod_templates
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "InputProblem",
     "LoadResult",
     "Location",
+    "NotReadable",
     "ObjectRef",
     "PodTemplate",
     "ResourceValue",
@@ -47,6 +48,7 @@ __all__ = [
     "memoised",
     "pod_spec",
     "pod_templates",
+    "read_regular",
     "read_source",
     "uses_accelerators",
 ]

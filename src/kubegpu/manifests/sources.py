@@ -6,6 +6,7 @@ Nothing here parses YAML; it only turns what the user named into texts with name
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -27,6 +28,52 @@ class SourceText:
     kind: str = "manifest"  # "manifest" or "dockerfile"
     error: str | None = None
     path: Path | None = None
+
+
+class NotReadable(OSError):
+    """A path that is not read: not a regular file (a FIFO, a device, a socket), or over the size limit."""
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO), not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    return "is not a regular file"
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file (links followed), at most `max_bytes`; NotReadable (an OSError) otherwise.
+
+    The file is opened without blocking (a FIFO would wait for a writer forever) and checked with fstat on
+    that descriptor, so a link swapped in between cannot send us to /dev/zero; the limit applies to the
+    bytes read, whatever stat said.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotReadable(_kind_of(info.st_mode))
+        if info.st_size > max_bytes:
+            raise NotReadable(f"file is {info.st_size} bytes, over the {max_bytes}-byte limit "
+                              "(raise it with --max-file-size)")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise NotReadable(f"input is over the {max_bytes}-byte limit (raise it with --max-file-size)")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def is_dockerfile(path: Path) -> bool:
@@ -164,14 +211,9 @@ def _display(folder: Path) -> str:
 def read_source(name: str, path: Path | None, kind: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
     """Read one input as UTF-8 text, refusing missing, huge or binary files with a reason."""
     try:
-        if path is None:
-            raw = sys.stdin.buffer.read(max_bytes + 1)
-        else:
-            size = path.stat().st_size
-            if size > max_bytes:
-                return SourceText(name, None, kind, f"file is {size} bytes, over the {max_bytes}-byte limit "
-                                  "(raise it with --max-file-size)", path)
-            raw = path.read_bytes()
+        raw = sys.stdin.buffer.read(max_bytes + 1) if path is None else read_regular(path, max_bytes)
+    except NotReadable as err:
+        return SourceText(name, None, kind, str(err), path)
     except FileNotFoundError:
         return SourceText(name, None, kind, "no such file or directory", path)
     except IsADirectoryError:

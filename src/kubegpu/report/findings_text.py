@@ -8,15 +8,18 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from kubegpu.manifests import read_regular
 from kubegpu.rules import Finding, LintResult
 
+_SOURCE_MAX_BYTES = 256 * 1024 * 1024
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def _source_line(file: str, line: int, cache: dict[str, list[str]]) -> str | None:
     if file not in cache:
         try:
-            cache[file] = Path(file).read_text(errors="replace").splitlines()
+            # a FIFO or device named like a manifest was refused when read: never open it again here
+            cache[file] = read_regular(Path(file), _SOURCE_MAX_BYTES).decode(errors="replace").splitlines()
         except OSError:
             cache[file] = []
     lines = cache[file]

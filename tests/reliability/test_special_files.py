@@ -1,0 +1,69 @@
+"""Only regular files are read (links followed): a FIFO, /dev/zero behind a *.yaml link, a directory named
+like a manifest are one-line errors, never a hang or an exhausted memory; the size limit counts bytes read."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kubegpu.cli.main import app
+from kubegpu.fix.files import read_input
+from kubegpu.manifests import NotReadable, read_regular, read_source
+
+POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
+       "    resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}\n")
+
+
+@pytest.fixture
+def specials(tmp_path: Path) -> Path:
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    (tmp_path / "dir.yaml").mkdir()
+    (tmp_path / "pod.yaml").write_text(POD)
+    return tmp_path
+
+
+@pytest.mark.parametrize("name, reason", [("fifo.yaml", "named pipe"), ("zero.yaml", "device"),
+                                          ("dir.yaml", "directory")])
+def test_read_regular_refuses_what_is_not_a_regular_file(specials: Path, name: str, reason: str) -> None:
+    with pytest.raises(NotReadable, match=reason):
+        read_regular(specials / name, 1000)
+    assert reason in (read_source(name, specials / name, "manifest").error or "")
+    assert reason in (read_input(name, specials / name).error or "")
+
+
+def test_the_limit_counts_bytes_read(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_bytes(b"a" * 100)
+    assert read_regular(path, 100) == b"a" * 100
+    with pytest.raises(NotReadable, match="limit"):
+        read_regular(path, 99)
+
+
+def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kubegpu.cli.entry", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+@pytest.mark.parametrize("command", ["lint", "fix"])
+def test_commands_finish_on_special_files_and_go_on(specials: Path, command: str) -> None:
+    # a subprocess with a timeout: a hang fails the test instead of stopping the suite
+    done = _run(command, "--unsafe-fixes" if command == "fix" else "--exit-zero", str(specials))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    out = done.stdout + done.stderr
+    assert "named pipe" in out and "device" in out
+    if command == "fix":
+        assert "/dev/shm" in (specials / "pod.yaml").read_text()
+    else:
+        assert "KG201" in out
+
+
+def test_cli_runner_on_an_explicit_fifo(specials: Path) -> None:
+    result = CliRunner().invoke(app, ["lint", str(specials / "fifo.yaml")])
+    assert result.exit_code == 2 and "named pipe" in result.output
