@@ -133,7 +133,7 @@ def test_audit_rbac_is_valid_and_read_only(configz: bool) -> None:
 
 
 def test_gen_audit_rbac_cli() -> None:
-    result = CliRunner().invoke(app, ["gen", "audit-rbac", "--without-configz", "-n", "ops"])
+    result = CliRunner().invoke(app, ["gen", "audit-rbac", "-n", "ops"])
     assert result.exit_code == 0
     objects = [d for d in yaml.safe_load_all(result.output) if d]
     binding = objects[2]

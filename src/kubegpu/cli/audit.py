@@ -95,8 +95,10 @@ def gen_audit_rbac(
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="Namespace of the ServiceAccount."),
     ] = "kubegpu-system",
-    without_configz: Annotated[
-        bool, typer.Option("--without-configz", help="Leave out nodes/proxy get."),
+    with_configz: Annotated[
+        bool, typer.Option("--with-configz/--without-configz", help=(
+            "Also a separate role with nodes/proxy get, to read kubelet configurations: it reaches "
+            "the whole kubelet API, exec into containers included (not read-only).")),
     ] = False,
     job: Annotated[
         bool, typer.Option("--job", help="Add a Job that runs `kubegpu audit --cluster` with this access."),
@@ -105,10 +107,10 @@ def gen_audit_rbac(
         str, typer.Option(help="Image of the Job; default: this version's release image."),
     ] = DEFAULT_IMAGE,
 ) -> None:
-    """ClusterRole and binding with exactly the read verbs `kubegpu audit --cluster` uses (and a Job)."""
+    """A read-only ClusterRole and binding with exactly the list verbs `kubegpu audit --cluster` uses (and a Job)."""
     try:
         text = render_rbac(RbacOptions(service_account=service_account, namespace=namespace,
-                                       configz=not without_configz, job=job, image=image))
+                                       configz=with_configz, job=job, image=image))
     except KubegpuError as err:
         raise fail(err) from err
     typer.echo(text, nl=False)
