@@ -15,7 +15,7 @@ import typer
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail, node_target
 from kubegpu.errors import KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
-from kubegpu.fix.files import decode, encode
+from kubegpu.fix.files import decode, encode, remove_leftovers
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
 
 STDIN = "-"
@@ -77,7 +77,12 @@ def fix(
 
     write = not diff and not check
     outcomes: list[FileOutcome] = []
-    for item in _inputs(paths, config.max_file_bytes):
+    items = _inputs(paths, config.max_file_bytes)
+    if write:  # temp files of an earlier run killed mid-write
+        for folder in dict.fromkeys(item.path.parent for item in items if item.path is not None):
+            for leftover in remove_leftovers(folder):
+                typer.echo(f"kubegpu: removed {leftover}, left by an interrupted fix", err=True)
+    for item in items:
         outcome = fix_input(item, lint, options)
         outcomes.append(outcome)
         if item.path is None:

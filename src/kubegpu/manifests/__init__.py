@@ -20,7 +20,7 @@ from kubegpu.manifests.resources import (
     gpu_count,
     uses_accelerators,
 )
-from kubegpu.manifests.sources import NotReadable, SourceText, discover, read_regular, read_source
+from kubegpu.manifests.sources import NotReadable, SourceText, discover, read_regular, read_regular_stat, read_source
 from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, pod_templates
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "pod_spec",
     "pod_templates",
     "read_regular",
+    "read_regular_stat",
     "read_source",
     "uses_accelerators",
 ]

@@ -10,13 +10,20 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from kubegpu.errors import InputError
 
+TEMP_SUFFIX = ".kubegpu.tmp"  # temp files are `.NAME.PID.RANDOM.kubegpu.tmp`: the PID tells a dead writer's
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Replace or create `path` with `data` (str is written as UTF-8); InputError naming the file on failure."""
+
+def write_atomic(path: Path, data: bytes | str, before_replace: Callable[[Path], None] | None = None) -> None:
+    """Replace or create `path` with `data` (str is written as UTF-8); InputError naming the file on failure.
+
+    `before_replace(target)` runs once the new text is on disk, right before the rename; an exception from it
+    (a KubegpuError: the file changed meanwhile) leaves the file as it is and removes the temp file.
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     target = path.resolve()
     try:
@@ -27,7 +34,8 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         raise InputError(f"cannot write: {err.strerror or err}", file=str(path)) from err
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kubegpu.tmp", dir=target.parent)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX,
+                                        dir=target.parent)
     except OSError as err:
         raise InputError(f"cannot write here: {err.strerror or err}", file=str(path)) from err
     tmp = Path(tmp_name)
@@ -42,7 +50,13 @@ def write_atomic(path: Path, data: bytes | str) -> None:
             os.chmod(tmp, stat.S_IMODE(info.st_mode))
             with contextlib.suppress(OSError):
                 os.chown(tmp, info.st_uid, info.st_gid)
+        if before_replace is not None:
+            before_replace(target)
         os.replace(tmp, target)
+    except InputError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     except OSError as err:
         with contextlib.suppress(OSError):
             tmp.unlink()

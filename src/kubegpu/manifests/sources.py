@@ -47,6 +47,11 @@ def _kind_of(mode: int) -> str:
 
 
 def read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file (links followed), at most `max_bytes`; NotReadable (an OSError) otherwise."""
+    return read_regular_stat(path, max_bytes)[0]
+
+
+def read_regular_stat(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
     """The bytes of a regular file (links followed), at most `max_bytes`; NotReadable (an OSError) otherwise.
 
     The file is opened without blocking (a FIFO would wait for a writer forever) and checked with fstat on
@@ -71,7 +76,7 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
             size += len(chunk)
             if size > max_bytes:
                 raise NotReadable(f"input is over the {max_bytes}-byte limit (raise it with --max-file-size)")
-        return b"".join(chunks)
+        return b"".join(chunks), info
     finally:
         os.close(fd)
 
