@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3  # a kubegpu bug: "internal error while reading FILE"; the other files' results are still printed
 
 
 def fail(error: KubegpuError | str) -> typer.Exit:
@@ -63,6 +64,9 @@ def run_app(app: typer.Typer, prog: str, fast_exit: bool = False, command: str =
         code = EXIT_USAGE
     except typer.Abort:
         code = 130
+    except Exception as err:  # a bug that escaped a command: one line and its own exit code, not 1 ("findings")
+        typer.echo(f"kubegpu: internal error: {type(err).__name__}: {err}", err=True)
+        code = EXIT_INTERNAL
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -12,11 +12,12 @@ from typing import Annotated, Any
 
 import typer
 
-from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail, node_target
+from kubegpu.cli.common import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, fail, node_target
 from kubegpu.errors import KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode, remove_leftovers
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
+from kubegpu.rules.engine import internal_error
 
 STDIN = "-"
 
@@ -73,7 +74,10 @@ def fix(
     options = FixOptions(unsafe=unsafe_fixes, max_passes=max_passes)
 
     def lint(name: str, text: str) -> Sequence[FindingLike]:
-        return lint_text(name, text, config, target).findings
+        result = lint_text(name, text, config, target)
+        if result.internal_errors:
+            raise _Internal(result.internal_errors[0])
+        return result.findings
 
     write = not diff and not check
     outcomes: list[FileOutcome] = []
@@ -82,8 +86,15 @@ def fix(
         for folder in dict.fromkeys(item.path.parent for item in items if item.path is not None):
             for leftover in remove_leftovers(folder):
                 typer.echo(f"kubegpu: removed {leftover}, left by an interrupted fix", err=True)
+    internal: list[str] = []
     for item in items:
-        outcome = fix_input(item, lint, options)
+        try:
+            outcome = fix_input(item, lint, options)
+        except Exception as err:  # a bug, not the input's fault: this file is left alone, the others go on
+            message = str(err) if isinstance(err, _Internal) else internal_error(item.name, err)
+            internal.append(message)
+            outcomes.append(FileOutcome(item.name, item.text or "", item.text or "", error=message))
+            continue
         outcomes.append(outcome)
         if item.path is None:
             if write:
@@ -99,12 +110,18 @@ def fix(
             typer.echo("".join(unified_diff(outcome)), nl=False)
     to_stderr = (write and any(item == STDIN for item in paths)) or diff
     _report(outcomes, write, check, unsafe_fixes, to_stderr)
+    if internal:
+        raise typer.Exit(EXIT_INTERNAL)
     if any(o.error is not None for o in outcomes):
         raise typer.Exit(EXIT_USAGE)
     if check or diff:
         raise typer.Exit(EXIT_FINDINGS if any(o.changed for o in outcomes) else EXIT_OK)
     failing = [r for o in outcomes for r in o.remaining if Severity(r.severity).rank >= config.fail_on.rank]
     raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+
+
+class _Internal(Exception):
+    """lint met a kubegpu bug in this file (its message is the one line to print)."""
 
 
 def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:

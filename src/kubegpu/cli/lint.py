@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kubegpu.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fail, node_target
+from kubegpu.cli.common import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, fail, node_target
 from kubegpu.errors import ConfigError, KubegpuError
 from kubegpu.manifests.render import HelmSettings
 from kubegpu.rules import (
@@ -98,6 +98,10 @@ def lint(
     except KubegpuError as err:
         raise fail(err) from err
     _report(result, output, config.fail_on, verbose)
+    for line in result.internal_errors:
+        typer.echo(f"kubegpu: {line}", err=True)
+    if result.internal_errors:
+        raise typer.Exit(EXIT_INTERNAL)
     if result.unreadable:
         raise typer.Exit(EXIT_USAGE)
     if result.failing(config.fail_on) and not exit_zero:

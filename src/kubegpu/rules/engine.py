@@ -66,6 +66,7 @@ class LintResult:
     skipped: list[Skipped] = field(default_factory=list)  # files and objects not linted, with why
     notices: list[str] = field(default_factory=list)  # "chart x: not rendered: helm not found"
     checked: list[tuple[str, str, str]] = field(default_factory=list)  # (file, kind, name) of each object linted
+    internal_errors: list[str] = field(default_factory=list)  # "internal error while reading FILE: ..." (exit 3)
 
     @property
     def skipped_files(self) -> list[Skipped]:
@@ -280,6 +281,7 @@ def _absorb(total: LintResult, part: LintResult) -> None:
     total.skipped.extend(part.skipped)
     total.notices.extend(part.notices)
     total.checked.extend(part.checked)
+    total.internal_errors.extend(part.internal_errors)
 
 
 def lint_text(name: str, text: str, config: LintConfig | None = None, target: NodeTarget | None = None) -> LintResult:
@@ -331,33 +333,41 @@ def lint_loaded(
     rendered: list[tuple[LoadedSource, int, int]] = []
     for item in loaded:
         first = len(result.findings)
-        lines = _Lines(item.source.text)
-        if item.notice is not None:
-            result.notices.append(f"{item.label}: {item.notice}")
-        skipped = None if item.origins is not None or item.source.text is None else skipped_file(
-            item.source.name, len(item.documents), len(item.problems), item.other_documents)
-        if skipped is not None:
-            result.skipped.append(skipped)
-        for problem in item.problems:
-            rule = by_name[problem.code]
-            if config.enabled(rule):
-                location = Location(problem.file, problem.line, problem.column)
-                _add(result, config, rule, location, problem.message, None, None, None, lines)
-        if item.source.kind == "dockerfile" and item.source.text is not None:
-            for rule in rules:
-                if rule.target is Target.DOCKERFILE and rule.check is not None:
-                    for raw in rule.check(item.source, ctx):
-                        line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
-                        location = Location(item.source.name, line, 1)
-                        _add(result, config, rule, location, raw.message, raw, None, None, lines)
-        for doc in item.documents:
-            _lint_document(doc, plan, ctx, config, result, lines)
-        _record_checked(result, item)
-        if item.origins is not None:
-            rendered.append((item, first, len(result.findings)))
+        try:
+            lines = _Lines(item.source.text)
+            if item.notice is not None:
+                result.notices.append(f"{item.label}: {item.notice}")
+            skipped = None if item.origins is not None or item.source.text is None else skipped_file(
+                item.source.name, len(item.documents), len(item.problems), item.other_documents)
+            if skipped is not None:
+                result.skipped.append(skipped)
+            for problem in item.problems:
+                rule = by_name[problem.code]
+                if config.enabled(rule):
+                    location = Location(problem.file, problem.line, problem.column)
+                    _add(result, config, rule, location, problem.message, None, None, None, lines)
+            if item.source.kind == "dockerfile" and item.source.text is not None:
+                for rule in rules:
+                    if rule.target is Target.DOCKERFILE and rule.check is not None:
+                        for raw in rule.check(item.source, ctx):
+                            line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
+                            location = Location(item.source.name, line, 1)
+                            _add(result, config, rule, location, raw.message, raw, None, None, lines)
+            for doc in item.documents:
+                _lint_document(doc, plan, ctx, config, result, lines)
+            _record_checked(result, item)
+            if item.origins is not None:
+                rendered.append((item, first, len(result.findings)))
+        except Exception as err:  # a bug, not the input's fault: say so, and go on with the other files
+            result.internal_errors.append(internal_error(item.source.name, err))
     if rendered:
         _point_at_sources(result, rendered)
     return in_order(result)
+
+
+def internal_error(name: str, err: BaseException) -> str:
+    """The one line reporting a kubegpu bug met while reading `name` (exit code 3)."""
+    return f"internal error while reading {name}: {type(err).__name__}: {err}"
 
 
 def in_order(result: LintResult) -> LintResult:

@@ -176,7 +176,8 @@ def _worker(share: _Share, config: LintConfig, target: NodeTarget | None, connec
             result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, target=target)
             payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed,
                         result.generic),
-                       [_finding_tuple(f) for f in result.findings], (result.skipped, result.notices, result.checked))
+                       [_finding_tuple(f) for f in result.findings],
+                       (result.skipped, result.notices, result.checked, result.internal_errors))
             connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
     except EOFError:  # the parent is gone or failed: nothing to report to
         pass
@@ -262,10 +263,11 @@ def _receive(connection: Connection) -> bytes:
 
 def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int, int], list[_FindingTuple], Any],
            refs: dict[tuple[str, str, str | None, str], ObjectRef]) -> None:
-    counts, findings, (skipped, notices, checked) = part
+    counts, findings, (skipped, notices, checked, internal_errors) = part
     into.skipped.extend(skipped)
     into.notices.extend(notices)
     into.checked.extend(checked)
+    into.internal_errors.extend(internal_errors)
     into.files += counts[0]
     into.documents += counts[1]
     into.templates += counts[2]

@@ -91,6 +91,8 @@ def _lint(pod: Mapping[str, Any], config: WebhookConfig,
     if text is None:
         text = json.dumps(pod, ensure_ascii=False)
     result = lint_text("admission-request.json", text, config.lint)
+    if result.internal_errors:  # never allow a pod unchecked: the server answers 500 (the failure policy decides)
+        raise RuntimeError(result.internal_errors[0])
     return result.findings, result.gpu_templates > 0
 
 
