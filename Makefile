@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench lint-self clean docs
+.PHONY: demo test bench lint-self clean docs fuzz
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ $(CHECKOV):
 
 bench: $(STAMP) $(CHECKOV)
 	$(BIN)/python bench/run_all.py
+
+# Long seeded fuzz run of lint, fix and the webhook review (the suite runs a short one), then every hostile
+# value at every path of every rule case table.
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.reliability.fuzz --lint 20000 --fix 5000 --review 5000
+	$(BIN)/python -m tests.reliability.fuzz --sweep
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -542,7 +542,7 @@ def _pvc_modes(ctx: RuleContext, claim: str, namespace: str | None) -> list[str]
     for doc in ctx.documents_of("PersistentVolumeClaim"):
         if doc.ref.name == claim and _same_namespace(doc.ref.namespace,
                                                                                              namespace):
-            modes = (doc.data.get("spec") or {}).get("accessModes")
+            modes = as_mapping(doc.data.get("spec")).get("accessModes")
             return [str(m) for m in modes] if isinstance(modes, list) else []
     return None
 
@@ -558,7 +558,7 @@ def _shared_reason(template: PodTemplate, view: MountView, ctx: RuleContext) -> 
     if view.source in _SHARED_FILESYSTEMS:
         return f"an {view.source} network filesystem shared by every pod that mounts it"
     if view.source == "persistentVolumeClaim" and view.volume is not None:
-        claim = str((view.volume.get("persistentVolumeClaim") or {}).get("claimName") or "")
+        claim = str(as_mapping(view.volume.get("persistentVolumeClaim")).get("claimName") or "")
         modes = _pvc_modes(ctx, claim, template.document.ref.namespace)
         shared = sorted({"ReadWriteMany", "ReadOnlyMany"} & set(modes or []))
         if shared:

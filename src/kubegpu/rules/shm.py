@@ -17,6 +17,7 @@ from kubegpu.manifests import (
     PodTemplate,
     format_path,
     get_path,
+    mapping_items,
     memoised,
     pod_templates,
 )
@@ -144,6 +145,8 @@ def _trainjob_runtime(template: PodTemplate, ctx: RuleContext) -> Document | Non
     if not isinstance(ref, Mapping) or not ref.get("name"):
         return None
     kind = str(ref.get("kind") or "ClusterTrainingRuntime")
+    if kind not in ("ClusterTrainingRuntime", "TrainingRuntime"):  # not a runtime kind: nothing to look up
+        return None
     for doc in ctx.documents_of(kind):
         if doc.metadata.get("name") == ref.get("name") and (
                 kind == "ClusterTrainingRuntime" or doc.ref.namespace == template.document.ref.namespace):
@@ -237,8 +240,7 @@ def _dshm_fix(
     unmounted = [c for c in missing if _shm_mount(c.data) is None]
     if unmounted:
         at_shm = [n for c in template.containers if (n := _shm_volume_name(c)) in memory_volumes]
-        mounted = {str(m.get("name")) for c in template.containers
-                   for m in (c.data.get("volumeMounts") or []) if isinstance(m, Mapping)}
+        mounted = {str(m.get("name")) for c in template.containers for m in mapping_items(c.data.get("volumeMounts"))}
         unused = [name for name in memory_volumes if name not in mounted]
         volume_name = shared or next(iter(at_shm), None) or next(iter(unused), None)
         if volume_name is not None:
