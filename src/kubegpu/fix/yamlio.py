@@ -165,10 +165,9 @@ def restore_spacing(original: str, emitted: str, read: Callable[[str], Any] | No
     """
     old = original.split("\n")
     new = emitted.split("\n")
-    matcher = SequenceMatcher(None, [_normal(x) for x in old], [_normal(x) for x in new], autojunk=False)
     out: list[str] = []
     candidates: list[tuple[int, str]] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in _line_opcodes([_normal(x) for x in old], [_normal(x) for x in new]):
         if tag == "equal":
             out.extend(old[i1:i2])
         elif tag == "replace":
@@ -195,6 +194,71 @@ def restore_spacing(original: str, emitted: str, read: Callable[[str], Any] | No
 
 
 _MAX_LINE_TRIALS = 40
+_SMALL = 2000  # lines in the changed middle below which difflib's alignment is used
+_WINDOW = 64  # lines the greedy walk looks ahead to resynchronise
+
+
+def _greedy_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """Opcodes by walking both texts: equal lines pair up; at a difference, the nearest resynchronisation
+    within _WINDOW lines (lines inserted, or deleted) is taken, else one line is replaced. O(n * window)."""
+    ops: list[tuple[str, int, int, int, int]] = []
+
+    def emit(tag: str, i1: int, i2: int, j1: int, j2: int) -> None:
+        if ops and ops[-1][0] == tag and ops[-1][2] == i1 and ops[-1][4] == j1:
+            ops[-1] = (tag, ops[-1][1], i2, ops[-1][3], j2)
+        else:
+            ops.append((tag, i1, i2, j1, j2))
+
+    i = j = 0
+    while i < len(old) and j < len(new):
+        if old[i] == new[j]:
+            emit("equal", i, i + 1, j, j + 1)
+            i, j = i + 1, j + 1
+            continue
+        step = None
+        for d in range(1, _WINDOW):
+            if j + d < len(new) and new[j + d] == old[i]:
+                step = ("insert", i, i, j, j + d)
+                break
+            if i + d < len(old) and old[i + d] == new[j]:
+                step = ("delete", i, i + d, j, j)
+                break
+        if step is None:
+            step = ("replace", i, i + 1, j, j + 1)
+        emit(*step)
+        i, j = step[2], step[4]
+    if i < len(old) or j < len(new):
+        emit("replace" if i < len(old) and j < len(new) else "delete" if i < len(old) else "insert",
+             i, len(old), j, len(new))
+    return ops
+
+
+def _line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib opcodes turning `old` into `new`, in about linear time for texts that differ in a few places.
+
+    The common head and tail are cut first; a small middle is matched by difflib, a large one by a greedy walk
+    that resynchronises within a window of lines: difflib took quadratic time on a JSON List of pods
+    (thousands of identical `},` lines: 2.4 s for 1,250 pods, 54.8 s for 10,000). Either way "equal" blocks
+    hold equal lines only.
+    """
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
+        tail += 1
+    ops: list[tuple[str, int, int, int, int]] = []
+    if head:
+        ops.append(("equal", 0, head, 0, head))
+    a, b = old[head:len(old) - tail], new[head:len(new) - tail]
+    middle = (SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if len(a) + len(b) <= _SMALL
+              else _greedy_opcodes(a, b))
+    for tag, i1, i2, j1, j2 in middle:
+        ops.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    if tail:
+        ops.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+    return ops
 
 
 def _pair_lines(old: list[str], new: list[str]) -> list[tuple[int, str | None]]:

@@ -246,7 +246,7 @@ def _reserved_memory(raw: Any, source: str) -> list[ReservedMemory]:
             raise InputError(f"reservedMemory[{i}] needs numaNode and limits", file=source)
         try:
             numa = int(entry["numaNode"])
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, OverflowError) as err:  # OverflowError: .inf
             raise InputError(
                 f"reservedMemory[{i}].numaNode must be an integer", file=source
             ) from err
