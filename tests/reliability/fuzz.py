@@ -17,7 +17,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ import yaml
 
 from kubegpu.fix import FindingLike, FixOptions, fix_text
 from kubegpu.rules import LintConfig, engine, lint_text
+from kubegpu.rules.base import NodeTarget
 from kubegpu.webhook import MalformedReview, WebhookConfig, review
 from tests.reliability.hostile import HOSTILE_VALUES, case_inputs, fixture_texts, mutate, paths_of, replaced
 
@@ -188,11 +189,10 @@ def _sweep(values_per_path: int | None, seed: int, tables: Sequence[str]) -> Rep
     for ci in case_inputs():
         if tables and ci.table not in tables:
             continue
-        context: dict[str, Any] = {}
-        if ci.case.get("node"):
-            context["node"] = load_node(str(ci.case["node"]))
-        if ci.field == "manifest" and ci.case.get("kubelet_config"):
-            context["kubelet_config"] = yaml.safe_load(ci.case["kubelet_config"])
+        node = load_node(str(ci.case["node"])) if ci.case.get("node") else None
+        kubelet = (yaml.safe_load(ci.case["kubelet_config"])
+                   if ci.field == "manifest" and ci.case.get("kubelet_config") else None)
+        context = NodeTarget(node, kubelet if isinstance(kubelet, dict) else None)
         config = LintConfig(options=ci.case.get("options", {}))
         values = HOSTILE_VALUES
         for label, text in _variants(ci.text, values, values_per_path, rng):
@@ -222,17 +222,17 @@ def _variants(text: str, values: tuple[Any, ...], per_path: int | None,
                        yaml.safe_dump_all(mutated, sort_keys=False, allow_unicode=True))
 
 
-def _lint_checked(text: str, config: LintConfig, context: dict[str, Any]) -> None:
-    result = lint_text("hostile.yaml", text, config, **context)
+def _lint_checked(text: str, config: LintConfig, context: NodeTarget) -> None:
+    result = lint_text("hostile.yaml", text, config, context)
     if result.internal_errors:
         raise AssertionError(result.internal_errors[0])
 
 
-def _lint_kubelet(ci: Any, text: str, config: LintConfig, context: dict[str, Any]) -> None:
+def _lint_kubelet(ci: Any, text: str, config: LintConfig, context: NodeTarget) -> None:
     _lint_checked(text, config, context)  # the configuration as an input of its own (KG8xx)
     data = yaml.safe_load(text)
-    if isinstance(ci.case.get("manifest"), str):  # and as the node's kubelet (--kubelet-config)
-        _lint_checked(ci.case["manifest"], config, {**context, "kubelet_config": data})
+    if isinstance(ci.case.get("manifest"), str) and isinstance(data, dict):  # and as the node's kubelet
+        _lint_checked(ci.case["manifest"], config, replace(context, kubelet_config=data))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
