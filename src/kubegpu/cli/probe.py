@@ -100,6 +100,8 @@ def probe(
         results = run_checks(node, view, min_bytes, uuids)
     except KubegpuError as err:
         raise fail(err) from err
+    except OSError as err:  # an unreadable or damaged sysfs, procfs or cgroup tree
+        raise fail(f"cannot read {err.filename or 'the system tree'}: {err.strerror or err}") from err
     code = exit_code(results)
     gpus, how = visible_gpus(node, view, uuids)
     if output is Format.text:

@@ -127,6 +127,9 @@ class ClusterReader:
                              f"{err.filename}") from err
         except (httpx2.TransportError, OSError) as err:
             raise InputError(f"cannot reach the API server at {self.server}: {err}") from err
+        except (ValueError, TypeError, AttributeError, KeyError) as err:  # JSONDecodeError is a ValueError
+            raise InputError(f"the API server at {self.server} did not answer with Kubernetes JSON "
+                             f"(a proxy or login page in the way?): {type(err).__name__}: {err}") from err
         return build_snapshot(objects, configs, self.notes, source=self.server)
 
     def _core(self) -> Objects:
