@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pathspec
 
+_IGNORE_FILE_BYTES = 1 << 20  # a .gitignore larger than this is not read
+
 # Folders no one keeps manifests to lint in: VCS data, dependencies, virtual environments, caches.
 TOOL_DIRS = frozenset({
     ".git", ".hg", ".svn", ".bzr", ".jj", "node_modules", "bower_components", ".venv", "venv", ".tox", ".nox",
@@ -93,10 +95,12 @@ class Selector:
 
     def _ignore_of(self, folder: Path, top: Path) -> pathspec.GitIgnoreSpec | None:
         if folder not in self._ignores:
+            from kubegpu.manifests.sources import read_regular  # sources imports this module
+
             lines: list[str] = []
             for file in (folder / ".gitignore", *((top / ".git" / "info" / "exclude",) if folder == top else ())):
                 try:
-                    lines.extend(file.read_text(errors="replace").splitlines())
+                    lines.extend(read_regular(file, _IGNORE_FILE_BYTES).decode(errors="replace").splitlines())
                 except OSError:
                     continue
             self._ignores[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None

@@ -29,7 +29,7 @@ from kubegpu.manifests import (
 from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
-from kubegpu.manifests.sources import HELM, KUSTOMIZE
+from kubegpu.manifests.sources import HELM, KUSTOMIZE, read_regular
 from kubegpu.manifests.workloads import release
 from kubegpu.rules import inputs
 from kubegpu.rules.base import (
@@ -230,9 +230,9 @@ def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: Li
             kinds = {doc.kind for doc in item.documents}
         elif kind != "dockerfile":
             try:
-                kinds = set(_KIND.findall(path.read_text(errors="replace")))
+                kinds = set(_KIND.findall(read_regular(path, config.max_file_bytes).decode(errors="replace")))
             except OSError:
-                continue  # reported as unreadable when loaded
+                continue  # not a regular file, too big or unreadable: reported when loaded
             if kinds & LOOKED_UP_KINDS:
                 first[index] = load_source(name, path, kind, config.max_file_bytes, config.render)
         if kinds & WHOLE_INPUT_KINDS:

@@ -174,11 +174,7 @@ def _worker(share: _Share, config: LintConfig, target: NodeTarget | None, connec
                 portable.update(pickle.loads(blob))
             everything = _all_documents(share, loaded, portable)
             result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, target=target)
-            payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed,
-                        result.generic),
-                       [_finding_tuple(f) for f in result.findings],
-                       (result.skipped, result.notices, result.checked, result.internal_errors))
-            connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
+            connection.send_bytes(_OK + _payload(result))
     except EOFError:  # the parent is gone or failed: nothing to report to
         pass
     except BaseException:  # reported to the parent, which raises it
@@ -221,16 +217,22 @@ def lint_streaming_parallel(
     return in_order(result)
 
 
+def _payload(result: LintResult) -> bytes:
+    """A process's result as the parent merges it (`_merge`): counts, findings as tuples, and the lists."""
+    payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed,
+                result.generic),
+               [_finding_tuple(f) for f in result.findings],
+               (result.skipped, result.notices, result.checked, result.internal_errors))
+    return pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
+
+
 def _stream_worker(inputs: Sequence[Input], share: _Share, prepared: Prepared, config: LintConfig,
                    target: NodeTarget | None, connection: Connection) -> None:
     """A forked process: stream its share of the inputs, send the findings and counts back."""
     try:
         with gc_paused():
             result = lint_streaming(inputs, [entry[0] for entry in share.entries], prepared, config, target)
-            payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed,
-                        result.generic),
-                       [_finding_tuple(f) for f in result.findings], (result.skipped, result.notices, result.checked))
-            connection.send_bytes(_OK + pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
+            connection.send_bytes(_OK + _payload(result))
     except BaseException:  # reported to the parent, which raises it
         connection.send_bytes(_FAILED + traceback.format_exc().encode())
     finally:
