@@ -16,7 +16,7 @@ IMAGE = "registry.example.com/platform/kubegpu:0.1.0"
 
 @pytest.mark.parametrize("configz", [True, False])
 def test_job_runs_the_release_image_as_the_service_account(configz: bool) -> None:
-    args = ["gen", "audit-rbac", "--job", "-n", "ops"] + ([] if configz else ["--without-configz"])
+    args = ["gen", "audit-rbac", "--job", "-n", "ops"] + (["--with-configz"] if configz else [])
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     objects = [d for d in yaml.safe_load_all(result.output) if d]
