@@ -101,7 +101,7 @@ def test_seed_config_stops_the_kubelet() -> None:
         "--node",
         "dgx-h100",
         "--kubelet-config",
-        str(DATA / "kubelet-seed.yaml"),
+        str(DATA / "kubelet-guide-example.yaml"),
     )
     assert code == 2
     assert out == ""

@@ -90,10 +90,10 @@ def test_missing_path_is_an_error(tmp_path: Path) -> None:
 
 
 def test_queue_and_topology_options_reach_rules_that_declare_them() -> None:
-    rule = Rule(code="KG999", name="gang-missing", section="13.5", severity=Severity.WARNING, summary="s",
+    rule = Rule(code="KG999", name="gang-missing", practice="gang scheduling", severity=Severity.WARNING, summary="s",
                 target=Target.TEMPLATE, check=None, rationale="r",
                 options={"queue": "LocalQueue to add", "topology-level": "level"})
-    other = Rule(code="KG998", name="other", section="13.5", severity=Severity.WARNING, summary="s",
+    other = Rule(code="KG998", name="other", practice="gang scheduling", severity=Severity.WARNING, summary="s",
                  target=Target.TEMPLATE, check=None, rationale="r")
     assert rule_options([rule, other], "team-a", "rack") == {"gang-missing": {"queue": "team-a",
                                                                              "topology-level": "rack"}}

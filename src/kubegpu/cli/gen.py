@@ -415,7 +415,7 @@ def gen_fixes(
     output: Output = None,
     validate: Validate = False,
 ) -> None:
-    """The seed's per-workload fixes as a kustomize bundle (your files stay untouched)."""
+    """The per-workload fixes (/dev/shm, Guaranteed QoS, pull policy) as a kustomize bundle (files untouched)."""
     names = [n.strip() for n in only.split(",") if n.strip()]
     options = fixes.FixOptions(shm_size=size, scheduler_name=scheduler_name)
     _emit(

@@ -181,7 +181,7 @@ def rules_command(
     rules = all_rules()
     if output is not OutputFormat.text:
         typer.echo(json.dumps([
-            {"code": r.code, "name": r.name, "section": r.section, "severity": r.severity.value,
+            {"code": r.code, "name": r.name, "practice": r.practice, "severity": r.severity.value,
              "summary": r.summary, "fixable": r.fixable, "doc": r.doc_path} for r in rules
         ], indent=2))
         return
@@ -190,7 +190,7 @@ def rules_command(
     console = Console()
     for r in rules:
         fix = " (fix)" if r.fixable else ""
-        console.print(f"[bold]{r.code}[/bold] {r.name:<34} {r.section:<6} {r.severity.value:<8} {r.summary}{fix}",
+        console.print(f"[bold]{r.code}[/bold] {r.name:<34} {r.practice:<34} {r.severity.value:<8} {r.summary}{fix}",
                       soft_wrap=True, markup=True, highlight=False)
 
 

@@ -1,4 +1,4 @@
-"""Per-workload fixes from the seed, as patch operations: /dev/shm, Guaranteed QoS, pull policy.
+"""Per-workload fixes of the GPU performance practices, as patch operations: /dev/shm, Guaranteed QoS, pull policy.
 
 Each fix adds operations to a PatchBuilder; `gen dshm` and `gen fixes` wrap them in a kustomize
 bundle. Sizes and CPU counts follow the kubelet v1.35 rules (memory-backed emptyDir, static CPUs).

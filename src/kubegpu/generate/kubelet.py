@@ -3,7 +3,7 @@
 Follows kubelet v1.35 through kubegpu.kubelet: static CPU manager (full-pcpus-only on SMT),
 reservedSystemCPUs as whole cores on one NUMA node, memory manager Static with reservedMemory equal
 to kubeReserved + systemReserved + the hard-eviction threshold, and the strictest topology policy
-under which the model admits the pod; the model, not the seed, makes every choice.
+under which the model admits the pod; the model, not a copied example, makes every choice.
 """
 
 from __future__ import annotations

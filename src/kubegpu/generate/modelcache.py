@@ -1,6 +1,6 @@
 """`gen model-cache`: stage weights next to the GPUs and mount them read-only into inference pods.
 
-Two layouts from the seed (13.4): a node-local cache (a DaemonSet stages weights into a hostPath on
+Two model-loading layouts: a node-local cache (a DaemonSet stages weights into a hostPath on
 every GPU node's disk) or one shared PVC filled by a Job; plus the patch that mounts the cache
 read-only into an inference workload and keeps a warm minimum of replicas.
 """

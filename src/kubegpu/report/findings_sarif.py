@@ -54,7 +54,7 @@ def render_sarif(result: LintResult) -> str:
             "helpUri": rule.help_uri,
             "help": {"text": rule.rationale, "markdown": f"**{rule.name}**: {rule.rationale}"},
             "defaultConfiguration": {"level": _LEVEL[rule.severity.value]},
-            "properties": {"tags": ["kubernetes", "gpu"], "fixable": rule.fixable},
+            "properties": {"tags": ["kubernetes", "gpu", rule.practice], "fixable": rule.fixable},
         }
         for rule in rules
     ]

@@ -1,4 +1,4 @@
-"""Lint rules, one module per seed section, a registry, configuration and the engine that runs them."""
+"""Lint rules, one module per practice, a registry, configuration and the engine that runs them."""
 
 from kubegpu.rules.base import (
     Edit,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the kubelet model is imported only when a --node run needs 
     from kubegpu.kubelet import NodeState
     from kubegpu.topology.model import NodeTopology
 
-_SECTION = "13.1"
+_PRACTICE = "Guaranteed QoS and CPU alignment"
 
 
 def _node_state(ctx: RuleContext, node: NodeTopology) -> NodeState | KubegpuError:
@@ -69,7 +69,7 @@ def _check_unadmittable(template: PodTemplate, ctx: RuleContext) -> Iterator[Raw
 
 
 GPU_POD_UNADMITTABLE = Rule(
-    code="KG901", name="gpu-pod-unadmittable", section=_SECTION, severity=Severity.ERROR,
+    code="KG901", name="gpu-pod-unadmittable", practice=_PRACTICE, severity=Severity.ERROR,
     summary="With --node, the kubelet of that node would reject the GPU pod (TopologyAffinityError, "
     "SMTAlignmentError, OutOf<resource>).",
     target=Target.TEMPLATE, check=_check_unadmittable,

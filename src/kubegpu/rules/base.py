@@ -92,11 +92,11 @@ CheckFunction = Callable[[Any, "RuleContext"], Iterator[RawFinding]]
 
 @dataclass(frozen=True)
 class Rule:
-    """A rule: code (KG + 3 digits), kebab-case name, seed section, severity, summary, docs and check."""
+    """A rule: code (KG + 3 digits), kebab-case name, practice, severity, summary, docs and check."""
 
     code: str
     name: str
-    section: str
+    practice: str  # the practice of the GPU performance guide it checks, in words
     severity: Severity
     summary: str
     target: Target

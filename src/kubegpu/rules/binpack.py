@@ -1,4 +1,4 @@
-"""Section 13.7 rules (KG7xx): a scheduler profile that bin-packs GPUs, and GPU pods that actually use it.
+"""Bin-packing rules (KG7xx): a scheduler profile that bin-packs GPUs, and GPU pods that actually use it.
 
 Follows kubernetes v1.35 kube-scheduler config (apis/config/v1 defaults: NodeResourcesFit LeastAllocated on
 cpu and memory, a resource weight of 0 defaults to 1; validation: weights in (0, 100], RTCR shape points).
@@ -16,7 +16,7 @@ from kubegpu.manifests.resources import is_accelerator
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.gang import is_volcano_job
 
-_SECTION = "13.7"
+_PRACTICE = "bin-packing"
 API_GROUP = "kubescheduler.config.k8s.io"
 DEFAULT_SCHEDULER = "default-scheduler"
 FIT = "NodeResourcesFit"
@@ -180,7 +180,8 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
                      f"NodeResourcesFit {LEAST} on {_resource_names(spreading[0])}"
                      + (f" ({others})" if others else "")
                      + ", which spreads pods and fragments GPUs; add a profile with scoringStrategy MostAllocated "
-                     "weighting nvidia.com/gpu (the seed's gpu-binpack) and point GPU pods at it")
+                     "weighting nvidia.com/gpu (a gpu-binpack profile, as `kubegpu gen scheduler` writes) and "
+                     "point GPU pods at it")
 
 
 def _resource_names(profile: ProfileScoring) -> str:
@@ -224,7 +225,7 @@ def _check_unused(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindin
 
 
 SCHEDULER_SPREADS_GPUS = Rule(
-    code="KG701", name="scheduler-spreads-gpus", section=_SECTION, severity=Severity.WARNING,
+    code="KG701", name="scheduler-spreads-gpus", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A KubeSchedulerConfiguration spreads GPU pods (LeastAllocated), packs without nvidia.com/gpu, or has "
     "weights outside 1..100.",
     target=Target.DOCUMENT, check=_check_spreads, gpu_only=False, fixable=True,
@@ -239,7 +240,7 @@ SCHEDULER_SPREADS_GPUS = Rule(
     "weight: 10}\n        - {name: cpu, weight: 1}\n        - {name: memory, weight: 1}",
 )
 BINPACK_PROFILE_UNUSED = Rule(
-    code="KG702", name="binpack-profile-unused", section=_SECTION, severity=Severity.WARNING,
+    code="KG702", name="binpack-profile-unused", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU pod runs on the default scheduler while the input defines a GPU bin-packing profile.",
     target=Target.TEMPLATE, check=_check_unused, fixable=True,
     rationale="A bin-packing profile only affects pods that name it in spec.schedulerName; GPU pods left on the "

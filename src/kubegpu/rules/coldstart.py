@@ -117,7 +117,7 @@ def _check(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
 
 
 STARTUP_PROBE_TOO_SHORT = Rule(
-    code="KG404", name=_NAME, section="13.4", severity=Severity.WARNING,
+    code="KG404", name=_NAME, practice="model loading", severity=Severity.WARNING,
     summary="A GPU inference server's startupProbe (or livenessProbe) gives up before its weights can load.",
     target=Target.TEMPLATE, check=_check, fixable=True,
     rationale="A model server answers its health check only once its weights are in GPU memory: tens to hundreds "

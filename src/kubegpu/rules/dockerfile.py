@@ -1,4 +1,4 @@
-"""Section 13.3 Dockerfile rule: the image that ships (the final stage) must not be built on a CUDA `-devel` base.
+"""Image pull time Dockerfile rule: the image that ships (the final stage) must not be built on a CUDA `-devel` base.
 
 Reads Dockerfiles the way BuildKit's frontend does (dockerfile v1 syntax): parser directives, line continuations,
 comments, heredocs, `FROM [--platform=...] image [AS name]`, global ARG defaults, and stage-to-stage chains.
@@ -14,7 +14,7 @@ from kubegpu.manifests import SourceText
 from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
 from kubegpu.rules.images import is_devel_image, parse_image, runtime_variant
 
-_SECTION = "13.3"
+_PRACTICE = "image pull time"
 _DIRECTIVE = re.compile(r"^#\s*([a-zA-Z][a-zA-Z0-9_-]*)\s*=\s*(.*?)\s*$")
 _HEREDOC = re.compile(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:[-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -218,7 +218,7 @@ def _check_dockerfile(source: SourceText, ctx: RuleContext) -> Iterator[RawFindi
 
 
 DOCKERFILE_DEVEL_FINAL_STAGE = Rule(
-    code="KG304", name="dockerfile-devel-final-stage", section=_SECTION, severity=Severity.WARNING,
+    code="KG304", name="dockerfile-devel-final-stage", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A Dockerfile's final stage (or only stage) is built on a CUDA/PyTorch `-devel` base image.",
     target=Target.DOCKERFILE, check=_check_dockerfile, gpu_only=False,
     rationale="The final stage is the image that ships. On a `-devel` base it keeps the CUDA toolkit (nvcc, "

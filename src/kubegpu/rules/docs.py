@@ -13,7 +13,7 @@ def rule_doc(rule: Rule) -> str:
     parts = [
         f"# {rule.code} {rule.name}",
         "",
-        f"- Seed section: {rule.section}",
+        f"- Practice: {rule.practice}",
         f"- Default severity: {rule.severity.value}",
         f"- Applies to: {_applies_to(rule)}",
         f"- Fix: {'yes' if rule.fixable else 'no'}",
@@ -67,9 +67,9 @@ def write_rule_docs(folder: Path) -> list[Path]:
 def rules_index() -> str:
     from kubegpu.rules.registry import all_rules
 
-    lines = ["# Rules", "", "| code | name | section | severity | fix | summary |", "|---|---|---|---|---|---|"]
+    lines = ["# Rules", "", "| code | name | practice | severity | fix | summary |", "|---|---|---|---|---|---|"]
     for rule in all_rules():
-        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.section} | {rule.severity.value} | "
+        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.practice} | {rule.severity.value} | "
                      f"{'yes' if rule.fixable else ''} | {rule.summary} |")
     return "\n".join(lines) + "\n"
 

@@ -1,4 +1,4 @@
-"""Section 13.5 rules (KG5xx): multi-pod GPU jobs need all-or-nothing admission, with a gang size that covers them.
+"""Gang scheduling rules (KG5xx): multi-pod GPU jobs need all-or-nothing admission, with a gang size that covers them.
 
 Follows Kueue v0.14 (queue-name label, job-min-parallelism), Volcano v1.12 (Job minAvailable, PodGroup minMember,
 scheduling.k8s.io/group-name), KAI Scheduler v0.9 (pod-grouper: kubeflow/ray/LWS gangs, one PodGroup per batch
@@ -29,7 +29,7 @@ from kubegpu.manifests.placeholders import templated_counts
 from kubegpu.manifests.workloads import int_field
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 
-_SECTION = "13.5"
+_PRACTICE = "gang scheduling"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
@@ -546,7 +546,7 @@ def _check_workload(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
 
 
 GANG_MISSING = Rule(
-    code="KG501", name="gang-missing", section=_SECTION, severity=Severity.WARNING,
+    code="KG501", name="gang-missing", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A multi-pod GPU job has no all-or-nothing admission (Kueue, Volcano, KAI, coscheduling, Workload API).",
     target=Target.DOCUMENT, check=_check_gang_missing, fixable=True,
     options={"queue": "Kueue LocalQueue for the fix's kueue.x-k8s.io/queue-name label (`kubegpu fix --queue`)"},
@@ -568,7 +568,7 @@ GANG_MISSING = Rule(
     good_example="metadata:\n  name: train\n  labels: {kueue.x-k8s.io/queue-name: team-a}",
 )
 GANG_PARTIAL = Rule(
-    code="KG502", name="gang-partial", section=_SECTION, severity=Severity.WARNING,
+    code="KG502", name="gang-partial", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A gang's minimum (minAvailable, minMember, minCount) is below the pods the GPU job needs.",
     target=Target.DOCUMENT, check=_check_gang_partial,
     rationale="A gang smaller than the job starts some ranks while the rest wait: the started pods hold GPUs "

@@ -1,4 +1,4 @@
-"""Section 13.3 rules: image pull time for GPU pods (pull policy, mutable tags, CUDA `-devel` images).
+"""Image pull time rules: image pull time for GPU pods (pull policy, mutable tags, CUDA `-devel` images).
 
 Image references follow distribution/reference (ParseNormalizedNamed); pull-policy defaulting follows kubernetes v1.35
 SetDefaults_Container (Always when the parsed tag is `latest`, IfNotPresent otherwise).
@@ -15,7 +15,7 @@ from kubegpu.manifests.placeholders import MARKER, placeholders_in, render
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
 
-_SECTION = "13.3"
+_PRACTICE = "image pull time"
 DEFAULT_DOMAIN = "docker.io"
 
 # distribution/reference grammar (reference/regexp.go), anchored.
@@ -282,7 +282,7 @@ def _check_devel(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding
 
 
 IMAGE_PULL_ALWAYS = Rule(
-    code="KG301", name="image-pull-always", section=_SECTION, severity=Severity.WARNING,
+    code="KG301", name="image-pull-always", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU pod pulls an image with imagePullPolicy Always (set, or defaulted from a :latest or missing tag).",
     target=Target.TEMPLATE, check=_check_pull_always, fixable=True,
     rationale="GPU images are 10-30 GB. With Always the kubelet resolves the tag at the registry on every container "
@@ -297,7 +297,7 @@ IMAGE_PULL_ALWAYS = Rule(
     good_example="image: nvcr.io/nvidia/pytorch:24.05-py3\nimagePullPolicy: IfNotPresent",
 )
 IMAGE_TAG_MUTABLE = Rule(
-    code="KG302", name="image-tag-mutable", section=_SECTION, severity=Severity.WARNING,
+    code="KG302", name="image-tag-mutable", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU pod's image has no tag, `latest`, or a tag that is not a version (main, stable, nightly, gpu).",
     target=Target.TEMPLATE, check=_check_tag_mutable,
     options={"immutable-tags": "regular expressions (full match) of further tags your registry keeps immutable, "
@@ -314,7 +314,7 @@ IMAGE_TAG_MUTABLE = Rule(
     good_example="image: vllm/vllm-openai:v0.8.5\n---\nimage: myorg/trainer@sha256:3f9a...",
 )
 IMAGE_DEVEL_RUNTIME = Rule(
-    code="KG303", name="image-devel-runtime", section=_SECTION, severity=Severity.WARNING,
+    code="KG303", name="image-devel-runtime", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU pod runs a CUDA/PyTorch `-devel` image instead of the `-runtime` variant.",
     target=Target.TEMPLATE, check=_check_devel, fixable=True,
     rationale="`-devel` images add nvcc, headers and static libraries to the runtime: nvidia/cuda devel images "

@@ -11,16 +11,16 @@ from kubegpu.manifests import PodTemplate, container_resources
 from kubegpu.manifests.placeholders import placeholders_in
 from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
 
-_SECTION = "input"
+_PRACTICE = "input"
 
 PARSE_ERROR = Rule(
-    code="KG001", name="parse-error", section=_SECTION, severity=Severity.ERROR,
+    code="KG001", name="parse-error", practice=_PRACTICE, severity=Severity.ERROR,
     summary="The file is not valid YAML or JSON.", target=Target.INPUT, check=None, gpu_only=False,
     rationale="kubectl apply would refuse the whole file. kubegpu reports where parsing stopped and "
     "resumes at the next `---`, so the rest of the stream is still checked.",
 )
 NOT_KUBERNETES_OBJECT = Rule(
-    code="KG002", name="not-kubernetes-object", section=_SECTION, severity=Severity.WARNING,
+    code="KG002", name="not-kubernetes-object", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A document looks like a Kubernetes object but has no apiVersion or kind.", target=Target.INPUT,
     check=None, gpu_only=False,
     rationale="A mapping with `kind` but no `apiVersion` (or `metadata` and `spec` with neither) is an object "
@@ -29,7 +29,7 @@ NOT_KUBERNETES_OBJECT = Rule(
     "summary, and `--verbose` lists them.",
 )
 DUPLICATE_KEY = Rule(
-    code="KG003", name="duplicate-key", section=_SECTION, severity=Severity.ERROR,
+    code="KG003", name="duplicate-key", practice=_PRACTICE, severity=Severity.ERROR,
     summary="A mapping repeats a key; the API server's strict decoding rejects it.", target=Target.INPUT,
     check=None, gpu_only=False,
     rationale="YAML parsers silently keep the last value, so a repeated `resources:` or `volumeMounts:` "
@@ -55,7 +55,7 @@ def _check_quantities(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
 
 
 INVALID_QUANTITY = Rule(
-    code="KG004", name="invalid-quantity", section=_SECTION, severity=Severity.ERROR,
+    code="KG004", name="invalid-quantity", practice=_PRACTICE, severity=Severity.ERROR,
     summary="A resource request or limit is not a Kubernetes quantity.", target=Target.TEMPLATE,
     check=_check_quantities, gpu_only=False,
     rationale="A value that is not a quantity is rejected by the API server. Template placeholders "
@@ -63,21 +63,21 @@ INVALID_QUANTITY = Rule(
     "placeholder: the rendered manifest decides. Rules that need the value skip it.",
 )
 ALIAS_BOMB = Rule(
-    code="KG005", name="alias-bomb", section=_SECTION, severity=Severity.ERROR,
+    code="KG005", name="alias-bomb", practice=_PRACTICE, severity=Severity.ERROR,
     summary="YAML aliases expand a document past the size limit (a billion-laughs document).",
     target=Target.INPUT, check=None, gpu_only=False,
     rationale="The API server caps alias expansion since CVE-2019-11253; kubegpu refuses such documents "
     "before walking them.",
 )
 UNREADABLE_FILE = Rule(
-    code="KG006", name="unreadable-file", section=_SECTION, severity=Severity.ERROR,
+    code="KG006", name="unreadable-file", practice=_PRACTICE, severity=Severity.ERROR,
     summary="A file cannot be read: missing, binary, not UTF-8, or over the size limit.",
     target=Target.INPUT, check=None, gpu_only=False,
     rationale="The size limit (20 MiB by default, `max-file-size` in the config or `--max-file-size`) "
     "keeps a stray archive or log from stalling a CI run.",
 )
 SUPPRESSION_WITHOUT_REASON = Rule(
-    code="KG007", name="suppression-without-reason", section=_SECTION, severity=Severity.WARNING,
+    code="KG007", name="suppression-without-reason", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A `kubegpu.io/ignore` annotation names a rule without a reason; it does not suppress.",
     target=Target.INPUT, check=None, gpu_only=False,
     rationale="Write `kubegpu.io/ignore: \"dshm-missing: inference only, no DataLoader\"` so reviewers "

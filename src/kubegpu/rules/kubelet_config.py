@@ -21,7 +21,7 @@ from kubegpu.units.quantity import format_bytes, parse_quantity
 if TYPE_CHECKING:
     from kubegpu.kubelet.features import FeatureGates
 
-_SECTION = "13.1"
+_PRACTICE = "Guaranteed QoS and CPU alignment"
 _KIND = "KubeletConfiguration"
 _API_GROUP = "kubelet.config.k8s.io"
 CPU_POLICIES = ("none", "static")
@@ -394,7 +394,7 @@ def _check_reserved_memory(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
 
 
 def _reserved_memory_fix(data: Mapping[str, Any], name: str, need: int) -> Fix | None:
-    """Put what the other NUMA nodes do not reserve on NUMA node 0, as the seed's example does."""
+    """Put what the other NUMA nodes do not reserve on NUMA node 0, as the GPU performance guide's example does."""
     entries = _reserved_entries(data)
     others = 0
     zero_index: int | None = None
@@ -487,7 +487,7 @@ def _check_reserved_cpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
 
 
 KUBELET_CPU_MANAGER_NOT_STATIC = Rule(
-    code="KG801", name="kubelet-cpu-manager-not-static", section=_SECTION, severity=Severity.WARNING,
+    code="KG801", name="kubelet-cpu-manager-not-static", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A KubeletConfiguration leaves the CPU manager at 'none' (or names an unknown policy).",
     target=Target.DOCUMENT, check=_check_cpu_manager, gpu_only=False, fixable=True,
     rationale="Only the static CPU manager gives Guaranteed containers with whole CPUs exclusive cores; with "
@@ -500,7 +500,7 @@ KUBELET_CPU_MANAGER_NOT_STATIC = Rule(
     "systemReserved: {cpu: \"1\"}",
 )
 KUBELET_FULL_PCPUS_MISSING = Rule(
-    code="KG802", name="kubelet-full-pcpus-missing", section=_SECTION, severity=Severity.WARNING,
+    code="KG802", name="kubelet-full-pcpus-missing", practice=_PRACTICE, severity=Severity.WARNING,
     summary="The static CPU manager runs without full-pcpus-only (or its options would stop the kubelet).",
     target=Target.DOCUMENT, check=_check_full_pcpus, gpu_only=False, fixable=True,
     rationale="Without `full-pcpus-only` the static policy may give a container one hyper-thread of a core whose "
@@ -512,7 +512,7 @@ KUBELET_FULL_PCPUS_MISSING = Rule(
     "  full-pcpus-only: \"true\"",
 )
 KUBELET_TOPOLOGY_POLICY_WEAK = Rule(
-    code="KG803", name="kubelet-topology-policy-weak", section=_SECTION, severity=Severity.WARNING,
+    code="KG803", name="kubelet-topology-policy-weak", practice=_PRACTICE, severity=Severity.WARNING,
     summary="The topology manager does not enforce NUMA alignment (none or best-effort), or a policy is invalid.",
     target=Target.DOCUMENT, check=_check_topology_policy, gpu_only=False,
     rationale="The topology manager is what lines up GPUs (device plugin hints), exclusive CPUs and memory on one "
@@ -524,21 +524,22 @@ KUBELET_TOPOLOGY_POLICY_WEAK = Rule(
     "topologyManagerScope: pod",
 )
 KUBELET_RESERVED_MEMORY_MISMATCH = Rule(
-    code="KG804", name="kubelet-reserved-memory-mismatch", section=_SECTION, severity=Severity.ERROR,
+    code="KG804", name="kubelet-reserved-memory-mismatch", practice=_PRACTICE, severity=Severity.ERROR,
     summary="memoryManagerPolicy Static: reservedMemory does not add up to kube + system reserved + hard eviction.",
     target=Target.DOCUMENT, check=_check_reserved_memory, gpu_only=False, fixable=True,
     rationale="At start-up the Static memory manager checks, per memory type, that the reservedMemory entries of "
     "all NUMA nodes add up exactly to kubeReserved + systemReserved + the hard-eviction threshold (for memory, "
     "evictionHard memory.available: 100Mi by default, and 0 when evictionHard is given without it unless "
-    "mergeDefaultEvictionSettings is true). Any difference and the kubelet does not start. The seed's own "
-    "example (2Gi reserved against 2Gi + 2Gi + 100Mi) fails this way. The fix puts the difference on NUMA node 0.",
+    "mergeDefaultEvictionSettings is true). Any difference and the kubelet does not start. The GPU performance "
+    "guide's own example (2Gi reserved against 2Gi + 2Gi + 100Mi) fails this way. The fix puts the difference on "
+    "NUMA node 0.",
     bad_example="memoryManagerPolicy: Static\nkubeReserved: {memory: 2Gi}\nsystemReserved: {memory: 2Gi}\n"
     "reservedMemory:\n- numaNode: 0\n  limits: {memory: 2Gi}",
     good_example="memoryManagerPolicy: Static\nkubeReserved: {memory: 2Gi}\nsystemReserved: {memory: 2Gi}\n"
     "reservedMemory:\n- numaNode: 0\n  limits: {memory: 4196Mi}",
 )
 KUBELET_RESERVED_CPUS_CONFLICT = Rule(
-    code="KG805", name="kubelet-reserved-cpus-conflict", section=_SECTION, severity=Severity.WARNING,
+    code="KG805", name="kubelet-reserved-cpus-conflict", practice=_PRACTICE, severity=Severity.WARNING,
     summary="Reserved CPUs conflict: reservedSystemCPUs with reserved cgroups or cpu reservations, or split cores.",
     target=Target.DOCUMENT, check=_check_reserved_cpus, gpu_only=False, fixable=True,
     rationale="When reservedSystemCPUs is set the kubelet deletes kubeReserved.cpu and sets systemReserved.cpu to "

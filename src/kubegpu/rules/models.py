@@ -1,4 +1,4 @@
-"""Section 13.4 rules: inference cold starts (weights downloaded per pod, shared caches mounted writable, no warm pool).
+"""Model loading rules: inference cold starts (weights downloaded per pod, shared caches writable, no warm pool).
 
 Defaults follow huggingface_hub (HF_HUB_CACHE > HUGGINGFACE_HUB_CACHE > HF_HOME/hub), vLLM/SGLang/TGI CLI flags,
 KServe v0.15 (storage initializer, minReplicas default 1), KEDA v2.15 (minReplicaCount default 0), Knative Serving
@@ -30,7 +30,7 @@ from kubegpu.manifests import (
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
 
-_SECTION = "13.4"
+_PRACTICE = "model loading"
 
 # Volume sources that outlive the pod (a cache); emptyDir, generic ephemeral volumes and projected data do not.
 PERSISTENT_SOURCES = frozenset({
@@ -592,7 +592,7 @@ def _check_writable_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[
                 continue
             writes = any(_under(p, view.mount_path) or _under(view.mount_path, p) for p in server.write_paths)
             if writes and view.source == "hostPath":
-                continue  # a node-local download cache (the seed's pattern): local file locks serialise writers
+                continue  # a node-local download cache: local file locks serialise writers
             mount_path = (*container.path, "volumeMounts", view.index)
             edit = Edit("replace" if "readOnly" in view.mount else "add", (*mount_path, "readOnly"), True)
             if writes:
@@ -771,7 +771,7 @@ def _knative(template: PodTemplate) -> Iterator[RawFinding]:
 
 
 MODEL_CACHE_MISSING = Rule(
-    code="KG401", name="model-cache-missing", section=_SECTION, severity=Severity.WARNING,
+    code="KG401", name="model-cache-missing", practice=_PRACTICE, severity=Severity.WARNING,
     summary="An inference server downloads its weights into each pod instead of reading a cache volume.",
     target=Target.TEMPLATE, check=_check_cache_missing,
     rationale="A cold replica of a large model moves tens to hundreds of GB before it can serve; downloading them "
@@ -792,7 +792,7 @@ MODEL_CACHE_MISSING = Rule(
     "volumes: [{name: weights, persistentVolumeClaim: {claimName: llama-weights}}]",
 )
 MODEL_CACHE_WRITABLE_SHARED = Rule(
-    code="KG402", name="model-cache-writable-shared", section=_SECTION, severity=Severity.WARNING,
+    code="KG402", name="model-cache-writable-shared", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A shared model cache (RWX/ROX PVC, hostPath, NFS) is mounted read-write into an inference server.",
     target=Target.TEMPLATE, check=_check_writable_shared, fixable=True,
     rationale="A cache shared by many replicas should be filled once (a Job, an init step on one node) and read "
@@ -800,7 +800,7 @@ MODEL_CACHE_WRITABLE_SHARED = Rule(
     "replica's weights, and Hugging Face's file locks are unreliable on network filesystems. A volume counts as "
     "shared when it is a hostPath, an NFS/CephFS/GlusterFS/Azure Files volume, a PVC whose claim in the input is "
     "ReadWriteMany or ReadOnlyMany, or a PVC (claim not in the input) mounted by more than one replica. A "
-    "hostPath the server downloads into is the node-local cache pattern of the seed (writers on one node are "
+    "hostPath the server downloads into is the node-local cache pattern (writers on one node are "
     "serialised by local file locks) and passes; a hostPath it only reads is flagged. The fix sets readOnly: true "
     "on the mount; it is safe when the server only reads that path (a local --model path), unsafe when its "
     "download directory (HF_HOME, --download-dir, ...) is on the mount.",
@@ -808,7 +808,7 @@ MODEL_CACHE_WRITABLE_SHARED = Rule(
     good_example="volumeMounts: [{name: weights, mountPath: /models, readOnly: true}]",
 )
 INFERENCE_SCALE_TO_ZERO = Rule(
-    code="KG403", name="inference-scale-to-zero", section=_SECTION, severity=Severity.WARNING,
+    code="KG403", name="inference-scale-to-zero", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU inference workload can scale to zero (HPA/KEDA/Knative/KServe minimum of 0 replicas).",
     target=Target.DOCUMENT, check=_check_scale_to_zero, gpu_only=False, fixable=True,
     rationale="With no warm replica the first request after an idle period waits for a GPU node, the 10-30 GB "

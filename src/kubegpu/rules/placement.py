@@ -1,4 +1,4 @@
-"""Section 13.6 rule (KG601): a multi-node GPU job needs a placement constraint on racks, blocks or NVLink domains.
+"""Topology-aware placement rule (KG601): a multi-node GPU job needs a placement constraint (racks, blocks, NVLink).
 
 Follows Kueue v0.14 TAS (podset-required/preferred/slice-required-topology annotations), Volcano v1.12 Job
 networkTopology, KAI Scheduler topology annotations, LeaderWorkerSet exclusive-topology and NVIDIA's DRA driver
@@ -21,7 +21,7 @@ from kubegpu.rules.gang import (
     relative_path,
 )
 
-_SECTION = "13.6"
+_PRACTICE = "topology-aware placement"
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 KUEUE_SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
@@ -196,7 +196,7 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
 
 
 TOPOLOGY_MISSING = Rule(
-    code="KG601", name="topology-missing", section=_SECTION, severity=Severity.WARNING,
+    code="KG601", name="topology-missing", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A multi-node GPU job has no placement constraint on racks, blocks or an NVLink domain.",
     target=Target.DOCUMENT, check=_check_topology_missing, fixable=True,
     options={

@@ -1,4 +1,4 @@
-"""Section 13.1 rules: Guaranteed QoS and whole, SMT-aligned CPUs for GPU pods (static CPU manager).
+"""Guaranteed QoS rules: Guaranteed QoS and whole, SMT-aligned CPUs for GPU pods (static CPU manager).
 
 Follows kubernetes v1.35 QoS (pkg/apis/core/v1/helper/qos) and the static CPU manager's admission.
 """
@@ -18,7 +18,7 @@ from kubegpu.rules.resources_util import all_container_resources, gpu_containers
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
 
-_SECTION = "13.1"
+_PRACTICE = "Guaranteed QoS and CPU alignment"
 
 
 _QOS_RESOURCES = ("cpu", "memory")
@@ -275,7 +275,7 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
 
 
 GPU_POD_NOT_GUARANTEED = Rule(
-    code="KG101", name="gpu-pod-not-guaranteed", section=_SECTION, severity=Severity.WARNING,
+    code="KG101", name="gpu-pod-not-guaranteed", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU pod is not in the Guaranteed QoS class (every container: cpu and memory requests = limits).",
     target=Target.TEMPLATE, check=_check_guaranteed, fixable=True,
     rationale="The static CPU manager pins CPUs and the memory manager places memory only for Guaranteed "
@@ -294,7 +294,7 @@ GPU_POD_NOT_GUARANTEED = Rule(
     "  limits: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}",
 )
 GPU_CPU_NOT_INTEGER = Rule(
-    code="KG102", name="gpu-cpu-not-integer", section=_SECTION, severity=Severity.WARNING,
+    code="KG102", name="gpu-cpu-not-integer", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU container asks for a fractional number of CPUs, so it cannot get exclusive cores.",
     target=Target.TEMPLATE, check=_check_cpu_integer, fixable=True,
     rationale="The static CPU manager assigns exclusive CPUs only to Guaranteed containers with an integer "
@@ -302,7 +302,7 @@ GPU_CPU_NOT_INTEGER = Rule(
     bad_example="cpu: 7500m", good_example="cpu: \"8\"",
 )
 GPU_CPU_NOT_SMT_MULTIPLE = Rule(
-    code="KG103", name="gpu-cpu-not-smt-multiple", section=_SECTION, severity=Severity.ERROR,
+    code="KG103", name="gpu-cpu-not-smt-multiple", practice=_PRACTICE, severity=Severity.ERROR,
     summary="A GPU container's CPU count is not a multiple of the node's threads per core (SMTAlignmentError).",
     target=Target.TEMPLATE, check=_check_cpu_smt, fixable=True,
     options={"threads-per-core": "threads per core of the target nodes when no --smt or --node is given "
@@ -316,7 +316,7 @@ GPU_CPU_NOT_SMT_MULTIPLE = Rule(
     bad_example="cpu: \"7\"   # on a 2-threads-per-core node", good_example="cpu: \"8\"",
 )
 GPU_REQUEST_LIMIT_MISMATCH = Rule(
-    code="KG104", name="gpu-request-limit-mismatch", section=_SECTION, severity=Severity.ERROR,
+    code="KG104", name="gpu-request-limit-mismatch", practice=_PRACTICE, severity=Severity.ERROR,
     summary="A GPU (extended resource) request differs from its limit, lacks one, or is fractional.",
     target=Target.TEMPLATE, check=_check_gpu_request_limit, fixable=True, gpu_only=False,
     rationale="The API server rejects containers whose extended-resource requests differ from limits or "

@@ -1,4 +1,4 @@
-"""Section 13.2 rules: a memory-backed, sized `/dev/shm` for GPU pods (DataLoader workers, NCCL).
+"""/dev/shm rules: a memory-backed, sized `/dev/shm` for GPU pods (DataLoader workers, NCCL).
 
 Container runtimes give 64 MiB by default (containerd CRI defaultShmSize); tmpfs pages count against the pod's memory.
 """
@@ -28,7 +28,7 @@ from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
 
-_SECTION = "13.2"
+_PRACTICE = "/dev/shm"
 SHM_PATH = "/dev/shm"
 GI = 2**30
 
@@ -315,7 +315,7 @@ def _check_host_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
 
 
 DSHM_MISSING = Rule(
-    code="KG201", name="dshm-missing", section=_SECTION, severity=Severity.WARNING,
+    code="KG201", name="dshm-missing", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU container has no memory-backed emptyDir mounted at /dev/shm.",
     target=Target.TEMPLATE, check=_check_missing, fixable=True,
     rationale="Container runtimes give /dev/shm 64 MiB. PyTorch DataLoader workers pass batches through "
@@ -330,7 +330,7 @@ DSHM_MISSING = Rule(
     "containers:\n- name: train\n  volumeMounts:\n  - {name: dshm, mountPath: /dev/shm}",
 )
 DSHM_UNSIZED = Rule(
-    code="KG202", name="dshm-unsized", section=_SECTION, severity=Severity.WARNING,
+    code="KG202", name="dshm-unsized", practice=_PRACTICE, severity=Severity.WARNING,
     summary="The /dev/shm emptyDir has no sizeLimit, or one above the pod's memory limit.",
     target=Target.TEMPLATE, check=_check_unsized, fixable=True,
     rationale="Memory-backed emptyDir pages are charged to the pod's memory limit. Without a sizeLimit a "
@@ -338,7 +338,7 @@ DSHM_UNSIZED = Rule(
     bad_example="emptyDir: {medium: Memory}", good_example="emptyDir: {medium: Memory, sizeLimit: 32Gi}",
 )
 DSHM_HOST_SHARED = Rule(
-    code="KG203", name="dshm-host-shared", section=_SECTION, severity=Severity.WARNING,
+    code="KG203", name="dshm-host-shared", practice=_PRACTICE, severity=Severity.WARNING,
     summary="A GPU pod shares the host's /dev/shm (hostPath /dev/shm or hostIPC).",
     target=Target.TEMPLATE, check=_check_host_shared,
     rationale="Sharing the node's /dev/shm removes isolation between pods and any per-pod size limit; a "
