@@ -17,6 +17,7 @@ demo: $(STAMP)
 
 lint-self: $(STAMP)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

@@ -89,17 +89,24 @@ def main() -> None:
         write_corpus(base / "rt", files=200, per_file=10)
         rt_wall, rt_cpu, rt_docs, _applied, rt_parser = kubegpu_fix(base / "rt", text_edits=False)
     print("fix benchmark: 2000 GPU workloads in 200 files (bench/corpus_gen.py), safe fixes, written in place")
-    print(f"baseline  ruamel round-trip of every document (no lint, no fix): {baseline:.2f} s "
-          f"({baseline_cpu:.2f} s CPU)")
-    print(f"kubegpu   fix: {ours:.2f} s ({cpu:.2f} s CPU), {documents} documents fixed ({applied} fixes), "
-          f"{documents / cpu:.0f} documents fixed per CPU second; round-trip parser+emitter "
-          f"{round_trip / ours:.0%} of the time (text edits covered every document)")
-    print(f"kubegpu   fix with text edits off (every edited document through ruamel): {rt_wall:.2f} s "
-          f"({rt_cpu:.2f} s CPU), {rt_docs} documents fixed, round-trip parser+emitter {rt_parser / rt_wall:.0%}")
+    print(
+        f"baseline  ruamel round-trip of every document (no lint, no fix): {baseline:.2f} s ({baseline_cpu:.2f} s CPU)"
+    )
+    print(
+        f"kubegpu   fix: {ours:.2f} s ({cpu:.2f} s CPU), {documents} documents fixed ({applied} fixes), "
+        f"{documents / cpu:.0f} documents fixed per CPU second; round-trip parser+emitter "
+        f"{round_trip / ours:.0%} of the time (text edits covered every document)"
+    )
+    print(
+        f"kubegpu   fix with text edits off (every edited document through ruamel): {rt_wall:.2f} s "
+        f"({rt_cpu:.2f} s CPU), {rt_docs} documents fixed, round-trip parser+emitter {rt_parser / rt_wall:.0%}"
+    )
     print(f"kubegpu   second run (idempotence): {again:.2f} s, {second_applied} fixes applied")
-    print(f"ratio     baseline / kubegpu (CPU time): {baseline_cpu / cpu:.2f}x; target < {TARGET_SECONDS:.0f} s: "
-          f"{'met' if ours < TARGET_SECONDS else 'missed'} on wall time, "
-          f"{'met' if cpu < TARGET_SECONDS else 'missed'} on CPU time (wall time counts other load on the machine)")
+    print(
+        f"ratio     baseline / kubegpu (CPU time): {baseline_cpu / cpu:.2f}x; target < {TARGET_SECONDS:.0f} s: "
+        f"{'met' if ours < TARGET_SECONDS else 'missed'} on wall time, "
+        f"{'met' if cpu < TARGET_SECONDS else 'missed'} on CPU time (wall time counts other load on the machine)"
+    )
 
 
 if __name__ == "__main__":

@@ -24,18 +24,30 @@ LIMITS = {"nvidia.com/gpu": 1, "memory": "8Gi"}
 
 
 def pod_list(n: int) -> str:
-    items = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"},
-              "spec": {"containers": [{"name": "a", "image": "b:1", "resources": {"limits": LIMITS}}]}}
-             for i in range(n)]
+    items = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}"},
+            "spec": {"containers": [{"name": "a", "image": "b:1", "resources": {"limits": LIMITS}}]},
+        }
+        for i in range(n)
+    ]
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2)
 
 
 def pod_with_volumes(n: int) -> str:
     volumes = [{"name": f"v{i}", "emptyDir": {}} for i in range(n)]
     mounts = [{"name": f"v{i}", "mountPath": f"/data/{i}"} for i in range(n)]
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "many"},
-           "spec": {"containers": [{"name": "a", "image": "b:1", "resources": {"limits": LIMITS},
-                                    "volumeMounts": mounts}], "volumes": volumes}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "many"},
+        "spec": {
+            "containers": [{"name": "a", "image": "b:1", "resources": {"limits": LIMITS}, "volumeMounts": mounts}],
+            "volumes": volumes,
+        },
+    }
     return json.dumps(pod, indent=2)
 
 

@@ -42,6 +42,7 @@ def bare_parse(files: list[Path]) -> tuple[float, float]:
         for path in files:
             for _ in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader):
                 pass
+
     return _times(run)
 
 
@@ -52,8 +53,10 @@ def kubegpu_lint(folder: Path, jobs: int) -> tuple[float, float, int]:
 
 
 def peak_rss_mb(folder: Path) -> float:
-    code = (f"from kubegpu.rules import LintConfig, lint_paths; r = lint_paths([{str(folder)!r}], LintConfig()); "
-            "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    code = (
+        f"from kubegpu.rules import LintConfig, lint_paths; r = lint_paths([{str(folder)!r}], LintConfig()); "
+        "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout.strip()) / 1024
 
@@ -97,10 +100,14 @@ def main() -> None:
         _, auto_wall, _ = best([kubegpu_lint(folder, 0) for _ in range(5)])
         print(f"lint: 2000 GPU workloads in 200 files, {findings} findings, {os.cpu_count()} CPUs")
         print(f"  bare PyYAML CSafeLoader parse       : {bare_cpu:6.3f} s CPU {bare_wall:6.3f} s wall")
-        print(f"  kubegpu lint, one process (--jobs 1): {one_cpu:6.3f} s CPU {one_wall:6.3f} s wall  "
-              f"CPU ratio to bare parse {one_cpu / bare_cpu:.2f}x (target <= 1.5x)")
-        print(f"  kubegpu lint, default (--jobs 0)    :            {auto_wall:6.3f} s wall  "
-              f"wall ratio to bare parse {auto_wall / bare_wall:.2f}x (target <= 1.5x)")
+        print(
+            f"  kubegpu lint, one process (--jobs 1): {one_cpu:6.3f} s CPU {one_wall:6.3f} s wall  "
+            f"CPU ratio to bare parse {one_cpu / bare_cpu:.2f}x (target <= 1.5x)"
+        )
+        print(
+            f"  kubegpu lint, default (--jobs 0)    :            {auto_wall:6.3f} s wall  "
+            f"wall ratio to bare parse {auto_wall / bare_wall:.2f}x (target <= 1.5x)"
+        )
         print(f"  kubegpu lint peak RSS (one process) : {rss:6.1f} MB (target < 150 MB)")
         if not CHECKOV.exists():
             print("  checkov 3.3: not installed (make bench-checkov creates bench/.venv-checkov)")
@@ -108,14 +115,17 @@ def main() -> None:
         lint_argv = [str(KUBEGPU), "lint", str(folder), "-o", "json"]
         ours_cpu, ours_wall = best([command(lint_argv) for _ in range(5)])
         one_cmd_cpu, one_cmd_wall = best([command([*lint_argv, "--jobs", "1"]) for _ in range(5)])
-        theirs_cpu, theirs_wall = command([str(CHECKOV), "-d", str(folder), "--framework", "kubernetes", "--quiet",
-                                           "--compact", "-o", "json"])
+        theirs_cpu, theirs_wall = command(
+            [str(CHECKOV), "-d", str(folder), "--framework", "kubernetes", "--quiet", "--compact", "-o", "json"]
+        )
         print(f"  kubegpu lint DIR -o json            : {ours_cpu:6.3f} s CPU {ours_wall:6.3f} s wall")
         print(f"  the same with --jobs 1              : {one_cmd_cpu:6.3f} s CPU {one_cmd_wall:6.3f} s wall")
         print(f"  checkov -d DIR --framework kubernetes: {theirs_cpu:6.3f} s CPU {theirs_wall:6.3f} s wall")
-        print(f"  kubegpu is {theirs_wall / ours_wall:.1f}x faster in wall time (target >= 20x), "
-              f"{theirs_cpu / ours_cpu:.1f}x in CPU time; with --jobs 1 {theirs_wall / one_cmd_wall:.1f}x wall, "
-              f"{theirs_cpu / one_cmd_cpu:.1f}x CPU")
+        print(
+            f"  kubegpu is {theirs_wall / ours_wall:.1f}x faster in wall time (target >= 20x), "
+            f"{theirs_cpu / ours_cpu:.1f}x in CPU time; with --jobs 1 {theirs_wall / one_cmd_wall:.1f}x wall, "
+            f"{theirs_cpu / one_cmd_cpu:.1f}x CPU"
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

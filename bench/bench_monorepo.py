@@ -53,8 +53,10 @@ def main() -> None:
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
     with tempfile.TemporaryDirectory(prefix="kubegpu-monorepo-") as folder:
         files = write_corpus(Path(folder) / "gitops", files=FILES, per_file=PER_FILE)
-        print(f"corpus: {FILES * PER_FILE} GPU workloads in {len(files)} files, "
-              f"{sum(f.stat().st_size for f in files) / 1e6:.1f} MB")
+        print(
+            f"corpus: {FILES * PER_FILE} GPU workloads in {len(files)} files, "
+            f"{sum(f.stat().st_size for f in files) / 1e6:.1f} MB"
+        )
         _code, bare_cpu, bare_rss = best_of([sys.executable, "-c", _BARE_PARSE, *map(str, files)], runs)
         rows = []
         for label, extra in (("one process (--jobs 1)", ["--jobs", "1"]), ("default (--jobs 0)", [])):
@@ -64,12 +66,20 @@ def main() -> None:
         print(f"baseline: bare PyYAML C-loader parse as a command: {bare_cpu:.2f} s CPU, {bare_rss:.0f} MB peak RSS")
         for label, cpu, rss in rows:
             ratio = cpu / bare_cpu
-            print(f"kubegpu lint {label}: {cpu:.2f} s CPU ({ratio:.2f}x the bare parse; target <= {CPU_TARGET}x: "
-                  f"{'met' if ratio <= CPU_TARGET else 'NOT met'}), {rss:.0f} MB peak RSS (target < "
-                  f"{MEMORY_TARGET_MB} MB: {'met' if rss < MEMORY_TARGET_MB else 'NOT met'})")
-        print(json.dumps({"bare_cpu_s": round(bare_cpu, 3), "bare_rss_mb": round(bare_rss, 1),
-                          "lint": {label: {"cpu_s": round(cpu, 3), "rss_mb": round(rss, 1)}
-                                   for label, cpu, rss in rows}}))
+            print(
+                f"kubegpu lint {label}: {cpu:.2f} s CPU ({ratio:.2f}x the bare parse; target <= {CPU_TARGET}x: "
+                f"{'met' if ratio <= CPU_TARGET else 'NOT met'}), {rss:.0f} MB peak RSS (target < "
+                f"{MEMORY_TARGET_MB} MB: {'met' if rss < MEMORY_TARGET_MB else 'NOT met'})"
+            )
+        print(
+            json.dumps(
+                {
+                    "bare_cpu_s": round(bare_cpu, 3),
+                    "bare_rss_mb": round(bare_rss, 1),
+                    "lint": {label: {"cpu_s": round(cpu, 3), "rss_mb": round(rss, 1)} for label, cpu, rss in rows},
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

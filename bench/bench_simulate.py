@@ -26,22 +26,30 @@ RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec("nv
 
 
 def line(name: str, baseline: float, ours: float, unit: str) -> None:
-    print(f"{name:<44} baseline {baseline:10.3f} {unit}   ours {ours:10.3f} {unit}   ratio {baseline / ours:7.2f}x",
-          flush=True)
+    print(
+        f"{name:<44} baseline {baseline:10.3f} {unit}   ours {ours:10.3f} {unit}   ratio {baseline / ours:7.2f}x",
+        flush=True,
+    )
 
 
 def synthetic_cluster(n: int) -> GpuCluster:
     rng = np.random.default_rng(n)
     gpus = rng.choice([0, 4, 8], size=n, p=[0.1, 0.3, 0.6])
-    return GpuCluster([NodeSpec(f"n{i:05d}", int(g * 16000 or 64000), int((g or 4) * 128 * 2**30), int(g),
-                                "H100" if g else "") for i, g in enumerate(gpus)])
+    return GpuCluster(
+        [
+            NodeSpec(f"n{i:05d}", int(g * 16000 or 64000), int((g or 4) * 128 * 2**30), int(g), "H100" if g else "")
+            for i, g in enumerate(gpus)
+        ]
+    )
 
 
 def synthetic_pods(count: int, seed: int) -> list[GpuPod]:
     rng = np.random.default_rng(seed)
     gpus = rng.choice([0, 1, 2, 4, 8], size=count, p=[0.5, 0.4, 0.06, 0.03, 0.01])
-    return [GpuPod(f"p{i}", int(max(1, g) * 8000), int(max(1, g) * 32 * 2**30), int(g), 1000 if g else 0)
-            for i, g in enumerate(gpus)]
+    return [
+        GpuPod(f"p{i}", int(max(1, g) * 8000), int(max(1, g) * 32 * 2**30), int(g), 1000 if g else 0)
+        for i, g in enumerate(gpus)
+    ]
 
 
 def most_allocated_run(nodes: int, pods: int) -> tuple[float, int]:
@@ -69,10 +77,16 @@ def scalar_per_pod(nodes: int, pods: int) -> float:
         request = PodRequest({k: v for k, v in req.items() if v}, {k: v for k, v in req.items() if v})
         best = -1
         for i in range(cluster.size):
-            alloc = {"cpu": int(cluster.cpu_cap[i]), "memory": int(cluster.mem_cap[i]),
-                     "nvidia.com/gpu": int(cluster.gpu_cap[i].sum())}
-            node = NodeResources(cluster.names[i], {k: v for k, v in alloc.items() if v},
-                                 {"cpu": int(cluster.cpu_used[i]), "memory": int(cluster.mem_used[i])})
+            alloc = {
+                "cpu": int(cluster.cpu_cap[i]),
+                "memory": int(cluster.mem_cap[i]),
+                "nvidia.com/gpu": int(cluster.gpu_cap[i].sum()),
+            }
+            node = NodeResources(
+                cluster.names[i],
+                {k: v for k, v in alloc.items() if v},
+                {"cpu": int(cluster.cpu_used[i]), "memory": int(cluster.mem_used[i])},
+            )
             best = max(best, scorer.score(node, request))
     return (time.perf_counter() - start) / len(sample)
 
@@ -88,8 +102,10 @@ def main() -> int:
         start = time.perf_counter()
         result = run_policy(nodes, pods, "fgd", 42, workload="default")
         line("FGD, default trace, 130% arrival (1 run)", 20.0, time.perf_counter() - start, "s")
-        print(f"  FGD seed 42: {result.alloc_at_arrival:.2f}% allocated, {result.pods} pods, "
-              f"{result.failed_pods} failed", flush=True)
+        print(
+            f"  FGD seed 42: {result.alloc_at_arrival:.2f}% allocated, {result.pods} pods, {result.failed_pods} failed",
+            flush=True,
+        )
         start = time.perf_counter()
         results = run_matrix(nodes, {"default": pods}, PAPER_POLICIES, range(42, 52), workers=2)
         line("6 policies x 10 seeds, 2 processes", 300.0, time.perf_counter() - start, "s")

@@ -40,19 +40,23 @@ def make_cert(folder: Path) -> tuple[Path, Path]:
     now = dt.datetime.now(dt.UTC)
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubegpu-bench")])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(hours=2))
-            .add_extension(x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=2))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
     cert_path, key_path = folder / "tls.crt", folder / "tls.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return cert_path, key_path
 
 
@@ -65,8 +69,21 @@ def free_port() -> int:
 
 def start_server(cert: Path, key: Path, port: int) -> subprocess.Popen[bytes]:
     """`kubegpu webhook serve` in its own process, so the load generator does not share its GIL."""
-    cmd = [sys.executable, "-m", "kubegpu.cli.main", "webhook", "serve", "--tls-cert", str(cert),
-           "--tls-key", str(key), "--host", "127.0.0.1", "--port", str(port)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kubegpu.cli.main",
+        "webhook",
+        "serve",
+        "--tls-cert",
+        str(cert),
+        "--tls-key",
+        str(key),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     context = ssl.create_default_context(cafile=str(cert))
     deadline = time.monotonic() + 60
@@ -74,8 +91,7 @@ def start_server(cert: Path, key: Path, port: int) -> subprocess.Popen[bytes]:
         if proc.poll() is not None:
             raise SystemExit(f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
         try:
-            if httpx.get(f"https://127.0.0.1:{port}/readyz", verify=context,
-                         timeout=1).status_code == 200:
+            if httpx.get(f"https://127.0.0.1:{port}/readyz", verify=context, timeout=1).status_code == 200:
                 return proc
         except httpx.HTTPError:
             time.sleep(0.1)
@@ -115,13 +131,23 @@ class Connection:
 
 
 def request_head(method: str, path: str, body: bytes) -> bytes:
-    head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
     return head.encode()
 
 
-async def load(port: int, context: ssl.SSLContext, method: str, path: str, bodies: list[bytes],
-               n: int, rate: float, connections: int) -> tuple[list[float], int]:
+async def load(
+    port: int,
+    context: ssl.SSLContext,
+    method: str,
+    path: str,
+    bodies: list[bytes],
+    n: int,
+    rate: float,
+    connections: int,
+) -> tuple[list[float], int]:
     """Send n requests at `rate`/s over a pool of keep-alive connections (bodies in turn)."""
     pool: asyncio.Queue[Connection] = asyncio.Queue()
     opened = [await Connection.open(port, context) for _ in range(connections)]
@@ -217,11 +243,13 @@ def main() -> int:
         context = ssl.create_default_context(cafile=str(cert))
         try:
             cpu0 = cpu_seconds(server.pid)
-            base_lat, base_err = asyncio.run(load(port, context, "GET", "/healthz", [b""],
-                                                  args.requests, args.rate, args.connections))
+            base_lat, base_err = asyncio.run(
+                load(port, context, "GET", "/healthz", [b""], args.requests, args.rate, args.connections)
+            )
             cpu1 = cpu_seconds(server.pid)
-            ours_lat, ours_err = asyncio.run(load(port, context, "POST", "/mutate", bodies,
-                                                  args.requests, args.rate, args.connections))
+            ours_lat, ours_err = asyncio.run(
+                load(port, context, "POST", "/mutate", bodies, args.requests, args.rate, args.connections)
+            )
             cpu2 = cpu_seconds(server.pid)
             inside = server_side(port, context, "/mutate")
         finally:
@@ -232,22 +260,34 @@ def main() -> int:
                 server.kill()
     b50, b99 = percentile(base_lat, 0.50), percentile(base_lat, 0.99)
     o50, o99 = percentile(ours_lat, 0.50), percentile(ours_lat, 0.99)
-    print(f"requests: {args.requests} per run at {args.rate:g}/s, {args.connections} connections, "
-          f"{len(bodies)} recorded reviews in turn")
-    print(f"baseline GET /healthz: p50 {b50:.2f} ms  p99 {b99:.2f} ms  "
-          f"mean {statistics.fmean(base_lat):.2f} ms  errors {base_err}")
-    print(f"kubegpu POST /mutate:  p50 {o50:.2f} ms  p99 {o99:.2f} ms  "
-          f"mean {statistics.fmean(ours_lat):.2f} ms  errors {ours_err}")
-    print(f"inside the app (/metrics histogram): mean {inside[0]:.2f} ms  p50 <= {inside[1]:g} ms"
-          f"  p99 <= {inside[2]:g} ms")
+    print(
+        f"requests: {args.requests} per run at {args.rate:g}/s, {args.connections} connections, "
+        f"{len(bodies)} recorded reviews in turn"
+    )
+    print(
+        f"baseline GET /healthz: p50 {b50:.2f} ms  p99 {b99:.2f} ms  "
+        f"mean {statistics.fmean(base_lat):.2f} ms  errors {base_err}"
+    )
+    print(
+        f"kubegpu POST /mutate:  p50 {o50:.2f} ms  p99 {o99:.2f} ms  "
+        f"mean {statistics.fmean(ours_lat):.2f} ms  errors {ours_err}"
+    )
+    print(
+        f"inside the app (/metrics histogram): mean {inside[0]:.2f} ms  p50 <= {inside[1]:g} ms"
+        f"  p99 <= {inside[2]:g} ms"
+    )
     if cpu0 is not None and cpu1 is not None and cpu2 is not None:
         base_cpu = (cpu1 - cpu0) / args.requests * 1000
         ours_cpu = (cpu2 - cpu1) / args.requests * 1000
-        print(f"server CPU per request: /healthz {base_cpu:.2f} ms, /mutate {ours_cpu:.2f} ms "
-              f"(one core serves about {1000 / max(ours_cpu, 1e-9):.0f} reviews/s)")
+        print(
+            f"server CPU per request: /healthz {base_cpu:.2f} ms, /mutate {ours_cpu:.2f} ms "
+            f"(one core serves about {1000 / max(ours_cpu, 1e-9):.0f} reviews/s)"
+        )
     print(f"ratio (mutate / transport): p50 {o50 / b50:.2f}x  p99 {o99 / b99:.2f}x")
-    print(f"machine: {os.cpu_count()} CPUs, load average {load_before:.1f} before, "
-          f"{os.getloadavg()[0]:.1f} after (other processes compete for the same cores)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load_before:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after (other processes compete for the same cores)"
+    )
     ok = o99 < TARGET_P99_MS and ours_err == 0
     print(f"target p99 < {TARGET_P99_MS:g} ms and no errors: {'met' if ok else 'NOT met'}")
     return 0 if ours_err == 0 else 1

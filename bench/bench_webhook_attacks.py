@@ -65,8 +65,7 @@ async def _until_closed(reader: asyncio.StreamReader, limit: float) -> None:
 async def closed_after(port: int, context: ssl.SSLContext, kind: str, limit: float) -> float:
     """Seconds until the server closes a client of this kind (`limit` if it never does)."""
     start = time.perf_counter()
-    reader, writer = await asyncio.open_connection(
-        "127.0.0.1", port, ssl=None if kind == "silent TCP" else context)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=None if kind == "silent TCP" else context)
     trickle: bytes = b""
     if kind == "trickled head":
         trickle = b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 1000
@@ -93,14 +92,18 @@ async def closed_after(port: int, context: ssl.SSLContext, kind: str, limit: flo
 
 async def slow_clients(port: int, context: ssl.SSLContext, each: int) -> None:
     print(f"1. idle and slow clients ({each} of each at once), seconds until closed by the server:")
-    for kind, allowed in (("silent TCP", LIMITS.handshake_timeout),
-                          ("idle TLS", LIMITS.header_timeout),
-                          ("trickled head", LIMITS.header_timeout),
-                          ("trickled body", LIMITS.header_timeout + LIMITS.body_timeout)):
+    for kind, allowed in (
+        ("silent TCP", LIMITS.handshake_timeout),
+        ("idle TLS", LIMITS.header_timeout),
+        ("trickled head", LIMITS.header_timeout),
+        ("trickled body", LIMITS.header_timeout + LIMITS.body_timeout),
+    ):
         times = await asyncio.gather(*(closed_after(port, context, kind, 60) for _ in range(each)))
         verdict = "ok" if max(times) <= allowed + 2 else "NOT closed in time"
-        print(f"   {kind:14} median {percentile(times, 0.5):5.2f} s  max {max(times):5.2f} s  "
-              f"(limit {allowed:g} s): {verdict}")
+        print(
+            f"   {kind:14} median {percentile(times, 0.5):5.2f} s  max {max(times):5.2f} s  "
+            f"(limit {allowed:g} s): {verdict}"
+        )
 
 
 async def probe_healthz(port: int, context: ssl.SSLContext, n: int, rate: float) -> tuple[list[float], int]:
@@ -129,8 +132,7 @@ async def hold_idle(port: int, n: int, seconds: float) -> None:
     async def one() -> None:
         while time.monotonic() < deadline:
             try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port,
-                                                               local_addr=("127.0.0.2", 0))
+                reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.2", 0))
             except OSError:
                 await asyncio.sleep(1)
                 continue
@@ -146,8 +148,9 @@ def idle_flood(port: int, context: ssl.SSLContext, pid: int, idle: int, probes: 
     base_lat, base_err = asyncio.run(probe_healthz(port, context, probes, 20))
     base_rss = rss_bytes(pid)
     seconds = probes / 20 + 6
-    attacker = subprocess.Popen([sys.executable, __file__, "--hold-idle", str(idle), "--port",
-                                 str(port), "--seconds", str(seconds)])
+    attacker = subprocess.Popen(
+        [sys.executable, __file__, "--hold-idle", str(idle), "--port", str(port), "--seconds", str(seconds)]
+    )
     peak = 0
     try:
         time.sleep(3)  # let the connections pile up to the cap first
@@ -165,23 +168,31 @@ def idle_flood(port: int, context: ssl.SSLContext, pid: int, idle: int, probes: 
         attacker.wait(timeout=seconds + 30)
     limit = int(memory_limit_quantity(LIMITS).removesuffix("Mi")) * MIB
     p99 = percentile(lat, 0.99)
-    print(f"2. {idle} idle connections held open (server cap {LIMITS.max_connections}, "
-          f"{LIMITS.client_share_percent} % per client address), "
-          f"{probes} probes at 20/s, each on a new TLS connection:")
-    print(f"   baseline /healthz (no idle connections): p50 {percentile(base_lat, 0.5):.2f} ms  "
-          f"p99 {percentile(base_lat, 0.99):.2f} ms  errors {base_err}")
-    print(f"   under the idle flood:                    p50 {percentile(lat, 0.5):.2f} ms  "
-          f"p99 {p99:.2f} ms  errors {err}  ratio p99 {p99 / percentile(base_lat, 0.99):.2f}x")
-    print(f"   server RSS: {base_rss / MIB:.0f} MiB idle, peak {peak / MIB:.0f} MiB under the flood; "
-          f"generated memory limit {limit / MIB:.0f} MiB")
+    print(
+        f"2. {idle} idle connections held open (server cap {LIMITS.max_connections}, "
+        f"{LIMITS.client_share_percent} % per client address), "
+        f"{probes} probes at 20/s, each on a new TLS connection:"
+    )
+    print(
+        f"   baseline /healthz (no idle connections): p50 {percentile(base_lat, 0.5):.2f} ms  "
+        f"p99 {percentile(base_lat, 0.99):.2f} ms  errors {base_err}"
+    )
+    print(
+        f"   under the idle flood:                    p50 {percentile(lat, 0.5):.2f} ms  "
+        f"p99 {p99:.2f} ms  errors {err}  ratio p99 {p99 / percentile(base_lat, 0.99):.2f}x"
+    )
+    print(
+        f"   server RSS: {base_rss / MIB:.0f} MiB idle, peak {peak / MIB:.0f} MiB under the flood; "
+        f"generated memory limit {limit / MIB:.0f} MiB"
+    )
     ok = p99 < HEALTHZ_P99_MS and err == 0 and peak < limit
-    print(f"   target p99 < {HEALTHZ_P99_MS:g} ms, no errors, RSS under the limit: "
-          f"{'met' if ok else 'NOT met'}")
+    print(f"   target p99 < {HEALTHZ_P99_MS:g} ms, no errors, RSS under the limit: {'met' if ok else 'NOT met'}")
     return ok
 
 
-async def concurrent(port: int, context: ssl.SSLContext, clients: int, each: int,
-                     interval: float, path: str) -> tuple[list[float], int]:
+async def concurrent(
+    port: int, context: ssl.SSLContext, clients: int, each: int, interval: float, path: str
+) -> tuple[list[float], int]:
     bodies = [p.read_bytes() for p in sorted(REVIEWS.glob("*.json"))] if path == "/mutate" else [b""]
     heads = [request_head("POST" if bodies[0] else "GET", path, body) for body in bodies]
     conns = [await Connection.open(port, context) for _ in range(clients)]
@@ -215,13 +226,11 @@ def dense_review(limit: int) -> bytes:
     container["env"] = []
     body = json.dumps(review, separators=(",", ":")).encode()
     entry = len(json.dumps({"name": "VAR_00000", "value": "v"}, separators=(",", ":"))) + 1
-    container["env"] = [{"name": f"VAR_{i:05d}", "value": "v"}
-                        for i in range((limit - len(body) - 64) // entry)]
+    container["env"] = [{"name": f"VAR_{i:05d}", "value": "v"} for i in range((limit - len(body) - 64) // entry)]
     return json.dumps(review, separators=(",", ":")).encode()
 
 
-async def largest(port: int, context: ssl.SSLContext, pid: int,
-                  clients: int) -> tuple[int, int, int, int]:
+async def largest(port: int, context: ssl.SSLContext, pid: int, clients: int) -> tuple[int, int, int, int]:
     body = dense_review(LIMITS.max_body_bytes)
     head = request_head("POST", "/mutate", body)
     conns = [await Connection.open(port, context) for _ in range(clients)]
@@ -273,23 +282,27 @@ def main() -> int:
             base, _ = asyncio.run(concurrent(port, context, args.clients, args.each, 0.25, "/healthz"))
             lat, errors = asyncio.run(concurrent(port, context, args.clients, args.each, 0.25, "/mutate"))
             p99 = percentile(lat, 0.99)
-            print(f"3. {args.clients} concurrent clients x {args.each} requests, each client every "
-                  f"0.25 s (keep-alive):")
-            print(f"   baseline GET /healthz: p50 {percentile(base, 0.5):.2f} ms  "
-                  f"p99 {percentile(base, 0.99):.2f} ms")
-            print(f"   POST /mutate:          p50 {percentile(lat, 0.5):.2f} ms  p99 {p99:.2f} ms  "
-                  f"errors {errors}  ratio p99 {p99 / percentile(base, 0.99):.2f}x")
+            print(
+                f"3. {args.clients} concurrent clients x {args.each} requests, each client every 0.25 s (keep-alive):"
+            )
+            print(f"   baseline GET /healthz: p50 {percentile(base, 0.5):.2f} ms  p99 {percentile(base, 0.99):.2f} ms")
+            print(
+                f"   POST /mutate:          p50 {percentile(lat, 0.5):.2f} ms  p99 {p99:.2f} ms  "
+                f"errors {errors}  ratio p99 {p99 / percentile(base, 0.99):.2f}x"
+            )
             met = p99 < CONCURRENT_P99_MS and errors == 0
             print(f"   target p99 < {CONCURRENT_P99_MS:g} ms and no errors: {'met' if met else 'NOT met'}")
             ok &= errors == 0
             clients = LIMITS.review_workers + LIMITS.review_queue
             size, peak, errors, shed = asyncio.run(largest(port, context, server.pid, clients))
             limit = int(memory_limit_quantity(LIMITS).removesuffix("Mi")) * MIB
-            print(f"4. {clients} clients at once, each one review of {size / 1024:.0f} KiB "
-                  f"(thousands of env entries): server peak RSS {peak / MIB:.0f} MiB, generated "
-                  f"limit {limit / MIB:.0f} MiB, {shed} answered 503 after waiting "
-                  f"{LIMITS.queue_timeout:g} s, errors {errors}: "
-                  f"{'met' if peak < limit and not errors else 'NOT met'}")
+            print(
+                f"4. {clients} clients at once, each one review of {size / 1024:.0f} KiB "
+                f"(thousands of env entries): server peak RSS {peak / MIB:.0f} MiB, generated "
+                f"limit {limit / MIB:.0f} MiB, {shed} answered 503 after waiting "
+                f"{LIMITS.queue_timeout:g} s, errors {errors}: "
+                f"{'met' if peak < limit and not errors else 'NOT met'}"
+            )
             ok &= peak < limit and errors == 0
         finally:
             server.terminate()
@@ -297,8 +310,10 @@ def main() -> int:
                 server.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 server.kill()
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
-          "(client, attacker and server share them)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
+        "(client, attacker and server share them)"
+    )
     return 0 if ok else 1
 
 

@@ -27,8 +27,12 @@ def test_example_runs(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_documented_names_are_exported() -> None:
-    imported = {name.strip() for block in BLOCKS for line in re.findall(r"from kubegpu\.api import ([^\n]+)", block)
-                for name in line.split(",")}
+    imported = {
+        name.strip()
+        for block in BLOCKS
+        for line in re.findall(r"from kubegpu\.api import ([^\n]+)", block)
+        for name in line.split(",")
+    }
     table = set(re.findall(r"^\| `(\w+)", PAGE.read_text(), re.MULTILINE))
     assert imported and table
     assert imported | table <= set(kubegpu.api.__all__)

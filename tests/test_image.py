@@ -85,8 +85,9 @@ def test_kubegpu_lint_passes_on_its_own_dockerfile() -> None:
 
 
 def test_build_context_holds_what_the_build_stage_copies() -> None:
-    rules = [line for line in (REPO_ROOT / ".dockerignore").read_text().splitlines()
-             if line and not line.startswith("#")]
+    rules = [
+        line for line in (REPO_ROOT / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")
+    ]
 
     def included(path: str) -> bool:
         keep = True
@@ -105,10 +106,16 @@ def test_build_context_holds_what_the_build_stage_copies() -> None:
     assert not included("tests") and not included(".venv") and included("src/kubegpu/__init__.py")
 
 
-@pytest.mark.parametrize("command", [
-    ["gen", "webhook"], ["gen", "probe-daemonset"], ["gen", "probe-job"], ["gen", "audit-rbac", "--job"],
-    ["gen", "loadbench-job", "--pvc", "models", "--node", "gpu-node-1"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["gen", "webhook"],
+        ["gen", "probe-daemonset"],
+        ["gen", "probe-job"],
+        ["gen", "audit-rbac", "--job"],
+        ["gen", "loadbench-job", "--pvc", "models", "--node", "gpu-node-1"],
+    ],
+)
 def test_manifests_run_this_versions_image(command: list[str]) -> None:
     result = CliRunner().invoke(app, command)
     assert result.exit_code == 0, result.output

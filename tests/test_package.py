@@ -48,8 +48,12 @@ def _build_wheel(tmp: Path) -> Path:
             shutil.copytree(item, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         else:
             shutil.copy(item, source / name)
-    _ok(_run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp / "dist"), str(source)],
-             cwd=tmp))
+    _ok(
+        _run(
+            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp / "dist"), str(source)],
+            cwd=tmp,
+        )
+    )
     (wheel,) = (tmp / "dist").glob("kubegpu-*.whl")
     return wheel
 
@@ -90,11 +94,14 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     assert validate.returncode == 2 and "pip install 'kubegpu[validate]'" in validate.stderr, validate.stderr
 
     _ok(_run([*pip, f"{wheel}[sim]"], cwd=work))
-    run = _ok(_run([str(cli), "simulate", "fgd-repro", "--seeds", "42", "--policy", "fgd", "--workers", "1",
-                    "-o", "csv"], cwd=work))
+    run = _ok(
+        _run(
+            [str(cli), "simulate", "fgd-repro", "--seeds", "42", "--policy", "fgd", "--workers", "1", "-o", "csv"],
+            cwd=work,
+        )
+    )
     header, row = run.stdout.strip().splitlines()[:2]
     assert header.startswith("workload,policy,seeds") and row.startswith("default,fgd,42"), run.stdout
-
 
 
 def test_the_dockerfile_build_step_installs_a_working_server(tmp_path: Path) -> None:
@@ -122,6 +129,7 @@ def test_the_dockerfile_build_step_installs_a_working_server(tmp_path: Path) -> 
     for command in (["webhook", "serve", "--help"], ["audit", "--help"], ["probe", "--help"]):
         assert "Usage" in _ok(_run([str(cli), *command], cwd=tmp_path)).stdout
     python = image_env / "bin" / "python"
-    _ok(_run([str(python), "-c", "import kubegpu.webhook.serve, kubegpu.live.client, kubegpu.live.audit"],
-             cwd=tmp_path))
+    _ok(
+        _run([str(python), "-c", "import kubegpu.webhook.serve, kubegpu.live.client, kubegpu.live.audit"], cwd=tmp_path)
+    )
     assert sorted(p for p in image_env.rglob("*")) == before  # nothing written: fit for a read-only root

@@ -62,8 +62,9 @@ def lint_paths(paths: Iterable[str | Path], config: LintConfig | None = None, jo
     return _lint_paths([str(p) for p in paths], config or LintConfig(), jobs)
 
 
-def fix_text(text: str, name: str = "<text>", config: LintConfig | None = None,
-             options: FixOptions | None = None) -> FileOutcome:
+def fix_text(
+    text: str, name: str = "<text>", config: LintConfig | None = None, options: FixOptions | None = None
+) -> FileOutcome:
     """Apply the fixes of `config`'s rules to one YAML/JSON stream, keeping comments, key order and layout.
 
     The result has `.fixed` (the new text), `.applied` and `.remaining`; nothing is written anywhere.
@@ -72,8 +73,12 @@ def fix_text(text: str, name: str = "<text>", config: LintConfig | None = None,
     return _fix_stream(name, text, lambda n, t: _lint_text(n, t, lint_config).findings, options)
 
 
-def admit(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]], node: str | NodeTopology,
-          kubelet_config: Mapping[str, Any] | None = None, version: str = "1.35") -> list[Admission]:
+def admit(
+    pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    node: str | NodeTopology,
+    kubelet_config: Mapping[str, Any] | None = None,
+    version: str = "1.35",
+) -> list[Admission]:
     """Admit pods one after the other on a node, as the kubelet's managers would.
 
     `pods`: a Pod or workload mapping (each of its pod templates is a pod), a list of them, or manifest
@@ -83,8 +88,11 @@ def admit(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]], node: str
     KubeletStartupError; each pod gets an Admission (`.admitted`, `.reason`, `.containers`).
     """
     topology = load_node(node) if isinstance(node, str) else node
-    config = (KubeletConfig.from_dict(kubelet_config, version=version) if kubelet_config is not None
-              else KubeletConfig.default_for(topology))
+    config = (
+        KubeletConfig.from_dict(kubelet_config, version=version)
+        if kubelet_config is not None
+        else KubeletConfig.default_for(topology)
+    )
     state = NodeState(topology, config)
     return [state.admit(pod) for pod in _pods(pods)]
 
@@ -105,8 +113,9 @@ def _pods(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[P
     return found
 
 
-def simulate_openb(policy: str = "fgd", seed: int = 42, workload: str = "default", arrival: float = 1.3,
-                   data: str | Path | None = None) -> RunResult:
+def simulate_openb(
+    policy: str = "fgd", seed: int = 42, workload: str = "default", arrival: float = 1.3, data: str | Path | None = None
+) -> RunResult:
     """One run of the FGD paper's method on the openb trace (shipped with kubegpu; `data` names another copy).
 
     `policy`: random, dotprod, clustering, packing, bestfit, fgd or ours. The result's
@@ -124,5 +133,6 @@ def simulate_openb(policy: str = "fgd", seed: int = 42, workload: str = "default
     variants = variant_files(folder)
     if workload not in variants:
         raise InputError(f"unknown workload {workload!r}; choose from {', '.join(variants)}", file=str(folder))
-    return run_policy(read_nodes(node_list(folder)), read_pods(variants[workload]), policy, seed,
-                      arrival=arrival, workload=workload)
+    return run_policy(
+        read_nodes(node_list(folder)), read_pods(variants[workload]), policy, seed, arrival=arrival, workload=workload
+    )

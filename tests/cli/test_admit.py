@@ -166,15 +166,23 @@ def test_each_template_gets_a_fresh_node_unless_same_node() -> None:
 
 
 def test_remedy_after_smt_rejection_is_computed_by_the_model() -> None:
-    code, out, _ = _run(str(DATA / "odd-cpus.yaml"), "--node", "dgx-h100",
-                        "--kubelet-config", str(DATA / "kubelet-restricted.yaml"))
+    code, out, _ = _run(
+        str(DATA / "odd-cpus.yaml"), "--node", "dgx-h100", "--kubelet-config", str(DATA / "kubelet-restricted.yaml")
+    )
     assert code == 1
     assert "remedy: the same pod is admitted with 4 CPUs in container 'main' (instead of 3)" in out
 
 
 def test_remedy_says_when_no_setting_admits_the_pod() -> None:
-    code, out, _ = _run(str(DATA / "train-8gpu.yaml"), "--node", "dgx-h100",
-                        "--kubelet-config", str(DATA / "kubelet-restricted.yaml"), "-o", "json")
+    code, out, _ = _run(
+        str(DATA / "train-8gpu.yaml"),
+        "--node",
+        "dgx-h100",
+        "--kubelet-config",
+        str(DATA / "kubelet-restricted.yaml"),
+        "-o",
+        "json",
+    )
     [pod] = json.loads(out)
     assert code == 1 and "8 GPUs span 2 NUMA nodes" in pod["remedy"]
 

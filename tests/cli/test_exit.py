@@ -43,12 +43,15 @@ def test_fast_exit_keeps_the_exit_code(monkeypatch: pytest.MonkeyPatch) -> None:
     assert done.value.code == 1
 
 
-@pytest.mark.parametrize(("argv", "fast"), [
-    (["lint", "x.yaml"], True),
-    (["--no-color", "lint", "x.yaml"], True),
-    (["webhook", "serve"], False),
-    (["fix", "x.yaml"], False),
-    ([], False),
-])
+@pytest.mark.parametrize(
+    ("argv", "fast"),
+    [
+        (["lint", "x.yaml"], True),
+        (["--no-color", "lint", "x.yaml"], True),
+        (["webhook", "serve"], False),
+        (["fix", "x.yaml"], False),
+        ([], False),
+    ],
+)
 def test_only_lint_ends_with_os_exit(argv: list[str], fast: bool) -> None:
     assert (common.command_of(argv) in common.FAST_EXIT_COMMANDS) is fast

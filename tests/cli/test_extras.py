@@ -33,18 +33,21 @@ def _missing(name: str, command: str | None) -> str | None:
     return None if problem is None else problem.extra
 
 
-@pytest.mark.parametrize(("module", "command", "extra"), [
-    ("numpy", "simulate", "sim"),
-    ("matplotlib.pyplot", "simulate", "sim"),
-    ("numpy", "audit", "cluster"),
-    ("lightkube", "audit", "cluster"),
-    ("uvicorn", "webhook", "server"),
-    ("starlette", "webhook", "server"),
-    ("kubernetes_validate", "gen", "validate"),
-    ("numpy", None, "sim"),
-    ("yaml", "lint", None),  # a base dependency: a broken install, not a missing extra
-    ("no_such_module", "simulate", None),
-])
+@pytest.mark.parametrize(
+    ("module", "command", "extra"),
+    [
+        ("numpy", "simulate", "sim"),
+        ("matplotlib.pyplot", "simulate", "sim"),
+        ("numpy", "audit", "cluster"),
+        ("lightkube", "audit", "cluster"),
+        ("uvicorn", "webhook", "server"),
+        ("starlette", "webhook", "server"),
+        ("kubernetes_validate", "gen", "validate"),
+        ("numpy", None, "sim"),
+        ("yaml", "lint", None),  # a base dependency: a broken install, not a missing extra
+        ("no_such_module", "simulate", None),
+    ],
+)
 def test_missing_module_names_its_extra(module: str, command: str | None, extra: str | None) -> None:
     assert _missing(module, command) == extra
 
@@ -70,30 +73,42 @@ def _run_without(blocked: tuple[str, ...], *args: str, tmp: Path) -> subprocess.
         "from kubegpu.cli.entry import run\n"
         "run()\n"
     )
-    return subprocess.run([sys.executable, "-c", code], cwd=tmp, capture_output=True, text=True, timeout=120,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
-@pytest.mark.parametrize(("args", "extra"), [
-    (("simulate", "fgd-repro", "--seeds", "42"), "sim"),
-    (("simulate", "--help"), "sim"),
-    (("webhook", "serve", "--tls-cert", "c.pem", "--tls-key", "k.pem"), "server"),
-    (("audit", "--snapshot", "cluster.json"), "cluster"),
-])
+@pytest.mark.parametrize(
+    ("args", "extra"),
+    [
+        (("simulate", "fgd-repro", "--seeds", "42"), "sim"),
+        (("simulate", "--help"), "sim"),
+        (("webhook", "serve", "--tls-cert", "c.pem", "--tls-key", "k.pem"), "server"),
+        (("audit", "--snapshot", "cluster.json"), "cluster"),
+    ],
+)
 def test_command_without_its_extra_is_one_line_exit_2(args: tuple[str, ...], extra: str, tmp_path: Path) -> None:
     (tmp_path / "cluster.json").write_text('{"kind": "List", "items": []}')
     result = _run_without(BLOCKED, *args, tmp=tmp_path)
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert result.stderr.strip() == (
-        f"kubegpu: error: `kubegpu {args[0]}` needs the optional '{extra}' dependencies: "
-        f"pip install 'kubegpu[{extra}]'"
+        f"kubegpu: error: `kubegpu {args[0]}` needs the optional '{extra}' dependencies: pip install 'kubegpu[{extra}]'"
     )
 
 
-@pytest.mark.parametrize("args", [
-    ("--help",), ("--version",), ("lint", "examples/"), ("gen", "webhook"), ("gen", "probe-job"),
-    ("gen", "audit-rbac"), ("nodes",), ("explain", "KG201"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--help",),
+        ("--version",),
+        ("lint", "examples/"),
+        ("gen", "webhook"),
+        ("gen", "probe-job"),
+        ("gen", "audit-rbac"),
+        ("nodes",),
+        ("explain", "KG201"),
+    ],
+)
 def test_base_commands_run_without_any_extra(args: tuple[str, ...]) -> None:
     result = _run_without(BLOCKED, *args, tmp=REPO_ROOT)
     assert result.returncode in (0, 1), (args, result.stdout, result.stderr)

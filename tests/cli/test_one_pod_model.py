@@ -70,8 +70,12 @@ topologyManagerPolicy: single-numa-node
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
     out = {}
-    for name, text in (("pod.yaml", GPU_POD), ("job.yaml", INIT_JOB), ("kubelet.yaml", STATIC_KUBELET),
-                       ("cluster.yaml", "nodes:\n  - {name: gpu12, cpu: 12, memory: 128Gi, gpus: 1, model: H100}\n")):
+    for name, text in (
+        ("pod.yaml", GPU_POD),
+        ("job.yaml", INIT_JOB),
+        ("kubelet.yaml", STATIC_KUBELET),
+        ("cluster.yaml", "nodes:\n  - {name: gpu12, cpu: 12, memory: 128Gi, gpus: 1, model: H100}\n"),
+    ):
         (tmp_path / name).write_text(text, encoding="utf-8")
         out[name] = tmp_path / name
     return out
@@ -82,24 +86,57 @@ def test_empty_pod_level_resources_lint_and_admit_agree(files: dict[str, Path]) 
     findings = json.loads(lint.stdout)["findings"]
     assert [(f["rule"], f["path"]) for f in findings] == [("KG101", "spec.resources")]
     assert "BestEffort" in findings[0]["message"]
-    admit = runner.invoke(app, ["admit", str(files["pod.yaml"]), "--node", "dgx-h100",
-                                "--kubelet-config", str(files["kubelet.yaml"]), "-o", "json"])
+    admit = runner.invoke(
+        app,
+        [
+            "admit",
+            str(files["pod.yaml"]),
+            "--node",
+            "dgx-h100",
+            "--kubelet-config",
+            str(files["kubelet.yaml"]),
+            "-o",
+            "json",
+        ],
+    )
     row = json.loads(admit.stdout)[0]
     assert row["admitted"] and row["qos"] == "BestEffort"
     assert [c["exclusive_cpus"] for c in row["containers"]] == [[]]  # a BestEffort pod gets no pinned CPUs
 
 
 def test_empty_pod_level_resources_webhook_agrees() -> None:
-    body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"}, "operation": "CREATE",
-                        "namespace": "ml", "object": yaml.safe_load(GPU_POD)}}
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "operation": "CREATE",
+            "namespace": "ml",
+            "object": yaml.safe_load(GPU_POD),
+        },
+    }
     warnings = review(json.dumps(body), "validate", WebhookConfig()).response["response"].get("warnings", [])
     assert any("KG101" in w and "BestEffort" in w for w in warnings)
 
 
 def test_init_container_is_a_maximum_in_the_simulator(files: dict[str, Path]) -> None:
-    result = runner.invoke(app, ["simulate", "--nodes", str(files["cluster.yaml"]), "--pods", str(files["job.yaml"]),
-                                 "--mode", "events", "--policy", "most-allocated", "-o", "json"])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--nodes",
+            str(files["cluster.yaml"]),
+            "--pods",
+            str(files["job.yaml"]),
+            "--mode",
+            "events",
+            "--policy",
+            "most-allocated",
+            "-o",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert '"completed_pods": 1' in text and '"pending_pods": 0' in text

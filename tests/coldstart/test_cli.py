@@ -49,8 +49,7 @@ def _json(*args: str) -> tuple[int, list[dict[str, Any]]]:
 
 
 def test_terms_add_up_and_the_probe_is_judged(tmp_path: Path) -> None:
-    code, [report] = _json(str(_pod(tmp_path)), "--image-size", "vllm/vllm-openai:v0.6.3=9G",
-                           "--image-size", "5M")
+    code, [report] = _json(str(_pod(tmp_path)), "--image-size", "vllm/vllm-openai:v0.6.3=9G", "--image-size", "5M")
     terms = {t["term"]: t for t in report["terms"]}
     assert terms["image pull"]["seconds"] == pytest.approx((9e9 + 5e6) / 0.05e9, abs=0.1)
     assert not terms["image pull"]["under_probe"]
@@ -74,8 +73,9 @@ def test_loadbench_result_and_model_folder(tmp_path: Path) -> None:
     model = tmp_path / "model"
     write_synthetic(model, 3 << 20)
     size = sum(p.stat().st_size for p in model.glob("*.safetensors"))
-    code, [report] = _json(str(_pod(tmp_path)), "--loadbench", str(bench), "--model-dir", str(model),
-                           "--init-seconds", "0")
+    code, [report] = _json(
+        str(_pod(tmp_path)), "--loadbench", str(bench), "--model-dir", str(model), "--init-seconds", "0"
+    )
     load = next(t for t in report["terms"] if t["term"] == "weights load")
     assert load["seconds"] == pytest.approx(size / 2.5e9, abs=0.01)
     assert "loadbench (bench.json: read ×16)" in load["source"]
@@ -90,13 +90,16 @@ def test_text_shows_the_arithmetic(tmp_path: Path) -> None:
     assert "image size unknown, pull not counted" in result.output
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--model-size", "lots"], "--model-size"),
-    (["--load-gbps", "0"], "--load-gbps must be more than 0"),
-    (["--load-gbps", "1", "--loadbench", "x.json"], "not both"),
-    (["--loadbench", "/no/such.json"], "cannot read"),
-    (["--oci-layout", "/no/such/layout"], "not an OCI image layout"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model-size", "lots"], "--model-size"),
+        (["--load-gbps", "0"], "--load-gbps must be more than 0"),
+        (["--load-gbps", "1", "--loadbench", "x.json"], "not both"),
+        (["--loadbench", "/no/such.json"], "cannot read"),
+        (["--oci-layout", "/no/such/layout"], "not an OCI image layout"),
+    ],
+)
 def test_bad_options_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     result = runner.invoke(app, ["coldstart", str(_pod(tmp_path)), *args])
     assert result.exit_code == 2 and message in result.output, result.output
@@ -116,8 +119,24 @@ def test_bad_manifests_exit_2(tmp_path: Path) -> None:
 
 
 def test_a_real_loadbench_result_feeds_the_prediction(tmp_path: Path) -> None:
-    bench = runner.invoke(app, ["loadbench", "--synthetic", "3Mi", "--dir", str(tmp_path / "m"), "--threads", "2",
-                                "--methods", "read", "--no-warm", "--no-gpu", "-o", "json"])
+    bench = runner.invoke(
+        app,
+        [
+            "loadbench",
+            "--synthetic",
+            "3Mi",
+            "--dir",
+            str(tmp_path / "m"),
+            "--threads",
+            "2",
+            "--methods",
+            "read",
+            "--no-warm",
+            "--no-gpu",
+            "-o",
+            "json",
+        ],
+    )
     assert bench.exit_code == 0, bench.output
     (tmp_path / "bench.json").write_text(bench.stdout)
     best = json.loads(bench.stdout)["best"]["gbps"]

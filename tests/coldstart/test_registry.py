@@ -23,14 +23,24 @@ STARGZ = "containerd.io/snapshot/stargz/toc.digest"
 def _manifest(layer_sizes: list[int], config_size: int = 1500, lazy: bool = False) -> dict[str, Any]:
     layers = []
     for i, size in enumerate(layer_sizes):
-        layer: dict[str, Any] = {"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-                                 "digest": "sha256:" + hashlib.sha256(str(i).encode()).hexdigest(), "size": size}
+        layer: dict[str, Any] = {
+            "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+            "digest": "sha256:" + hashlib.sha256(str(i).encode()).hexdigest(),
+            "size": size,
+        }
         if lazy:
             layer["annotations"] = {STARGZ: "sha256:" + "ab" * 32}
         layers.append(layer)
-    return {"schemaVersion": 2, "mediaType": OCI_MANIFEST,
-            "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                       "digest": "sha256:" + "cd" * 32, "size": config_size}, "layers": layers}
+    return {
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "digest": "sha256:" + "cd" * 32,
+            "size": config_size,
+        },
+        "layers": layers,
+    }
 
 
 def _digest(doc: dict[str, Any]) -> tuple[str, bytes]:
@@ -58,10 +68,15 @@ def _layout(root: Path, index: dict[str, Any], blobs: dict[str, bytes]) -> Path:
 
 
 def test_layout_sizes_and_names(tmp_path: Path) -> None:
-    index, blobs = _index([
-        (_manifest([4_000_000_000, 5_000_000_000]), {"annotations": {"org.opencontainers.image.ref.name": "v0.6.3"}}),
-        (_manifest([100], lazy=True), {"annotations": {"org.opencontainers.image.ref.name": "ghcr.io/a/b:1"}}),
-    ])
+    index, blobs = _index(
+        [
+            (
+                _manifest([4_000_000_000, 5_000_000_000]),
+                {"annotations": {"org.opencontainers.image.ref.name": "v0.6.3"}},
+            ),
+            (_manifest([100], lazy=True), {"annotations": {"org.opencontainers.image.ref.name": "ghcr.io/a/b:1"}}),
+        ]
+    )
     images = layout_images(_layout(tmp_path / "layout", index, blobs))
     assert images["v0.6.3"].bytes == 9_000_001_500 and images["v0.6.3"].lazy is None
     assert images["ghcr.io/a/b:1"].bytes == 1600 and images["ghcr.io/a/b:1"].lazy == "eStargz"
@@ -71,8 +86,12 @@ def test_layout_sizes_and_names(tmp_path: Path) -> None:
 
 def test_a_nested_platform_index_picks_linux_amd64(tmp_path: Path) -> None:
     arm, amd = _manifest([7]), _manifest([11])
-    inner, blobs = _index([(arm, {"platform": {"os": "linux", "architecture": "arm64"}}),
-                           (amd, {"platform": {"os": "linux", "architecture": "amd64"}})])
+    inner, blobs = _index(
+        [
+            (arm, {"platform": {"os": "linux", "architecture": "arm64"}}),
+            (amd, {"platform": {"os": "linux", "architecture": "amd64"}}),
+        ]
+    )
     digest, raw = _digest(inner)
     blobs[digest] = raw
     index = {"schemaVersion": 2, "manifests": [{"mediaType": OCI_INDEX, "digest": digest, "size": len(raw)}]}
@@ -81,15 +100,22 @@ def test_a_nested_platform_index_picks_linux_amd64(tmp_path: Path) -> None:
     assert match_layout(["only/one:1"], {"": facts}) == {"only/one:1": facts}
 
 
-@pytest.mark.parametrize(("write", "message"), [
-    (lambda root: None, "not an OCI image layout"),
-    (lambda root: (root / "index.json").write_text("{"), "not JSON"),
-    (lambda root: (root / "index.json").write_text('{"manifests": []}'), "lists no manifests"),
-    (lambda root: (root / "index.json").write_text('{"manifests": [{"digest": "sha256:' + "0" * 64 + '"}]}'),
-     "cannot read blob"),
-    (lambda root: (root / "index.json").write_text('{"manifests": [{"digest": "../../etc/passwd"}]}'),
-     "not a digest"),
-])
+@pytest.mark.parametrize(
+    ("write", "message"),
+    [
+        (lambda root: None, "not an OCI image layout"),
+        (lambda root: (root / "index.json").write_text("{"), "not JSON"),
+        (lambda root: (root / "index.json").write_text('{"manifests": []}'), "lists no manifests"),
+        (
+            lambda root: (root / "index.json").write_text('{"manifests": [{"digest": "sha256:' + "0" * 64 + '"}]}'),
+            "cannot read blob",
+        ),
+        (
+            lambda root: (root / "index.json").write_text('{"manifests": [{"digest": "../../etc/passwd"}]}'),
+            "not a digest",
+        ),
+    ],
+)
 def test_broken_layouts(tmp_path: Path, write: Any, message: str) -> None:
     root = tmp_path / "layout"
     root.mkdir()
@@ -98,12 +124,15 @@ def test_broken_layouts(tmp_path: Path, write: Any, message: str) -> None:
         layout_images(root)
 
 
-@pytest.mark.parametrize(("image", "parts"), [
-    ("vllm/vllm-openai:v0.6.3", ("docker.io", "vllm/vllm-openai", "v0.6.3")),
-    ("busybox", ("docker.io", "library/busybox", "latest")),
-    ("nvcr.io/nvidia/pytorch:24.05-py3", ("nvcr.io", "nvidia/pytorch", "24.05-py3")),
-    ("localhost:5000/m@sha256:" + "a" * 64, ("localhost:5000", "m", "sha256:" + "a" * 64)),
-])
+@pytest.mark.parametrize(
+    ("image", "parts"),
+    [
+        ("vllm/vllm-openai:v0.6.3", ("docker.io", "vllm/vllm-openai", "v0.6.3")),
+        ("busybox", ("docker.io", "library/busybox", "latest")),
+        ("nvcr.io/nvidia/pytorch:24.05-py3", ("nvcr.io", "nvidia/pytorch", "24.05-py3")),
+        ("localhost:5000/m@sha256:" + "a" * 64, ("localhost:5000", "m", "sha256:" + "a" * 64)),
+    ],
+)
 def test_parse_reference(image: str, parts: tuple[str, str, str]) -> None:
     ref = parse_reference(image)
     assert (ref.registry, ref.repository, ref.reference) == parts
@@ -111,10 +140,19 @@ def test_parse_reference(image: str, parts: tuple[str, str, str]) -> None:
 
 def test_registry_with_anonymous_bearer_token(httpserver: HTTPServer) -> None:
     amd = _manifest([3_000_000_000, 2_000_000_000])
-    index, blobs = _index([(amd, {"platform": {"os": "linux", "architecture": "amd64"},
-                                  "annotations": {"com.amazon.soci.index-digest": "sha256:" + "ef" * 32}})])
+    index, blobs = _index(
+        [
+            (
+                amd,
+                {
+                    "platform": {"os": "linux", "architecture": "amd64"},
+                    "annotations": {"com.amazon.soci.index-digest": "sha256:" + "ef" * 32},
+                },
+            )
+        ]
+    )
     host = f"127.0.0.1:{httpserver.port}"
-    challenge = (f'Bearer realm="http://{host}/token",service="{host}",scope="repository:team/server:pull"')
+    challenge = f'Bearer realm="http://{host}/token",service="{host}",scope="repository:team/server:pull"'
 
     def manifests(request: Request) -> Response:
         if request.headers.get("Authorization") != "Bearer t0k":
@@ -124,8 +162,9 @@ def test_registry_with_anonymous_bearer_token(httpserver: HTTPServer) -> None:
         body = json.dumps(index).encode() if reference == "v1" else blobs[reference]
         return Response(body, content_type=OCI_MANIFEST)
 
-    httpserver.expect_request("/token", query_string={"service": host, "scope": "repository:team/server:pull"}
-                              ).respond_with_json({"token": "t0k"})
+    httpserver.expect_request(
+        "/token", query_string={"service": host, "scope": "repository:team/server:pull"}
+    ).respond_with_json({"token": "t0k"})
     httpserver.expect_request(re.compile(r"/v2/team/server/manifests/.*")).respond_with_handler(manifests)
     facts = registry_image(f"{host}/team/server:v1")
     assert facts.bytes == 5_000_001_500 and facts.lazy == "SOCI" and facts.source == f"registry {host}"

@@ -76,8 +76,7 @@ def fixture_cases() -> list[Case]:
         options = FixOptions(unsafe=bool(settings.get("unsafe", False)))
         config = LintConfig(select=tuple(settings.get("select", DEFAULT_SELECT)), options=settings.get("options", {}))
         for before in sorted((folder / "before").iterdir()):
-            cases.append(Case(f"{folder.name}/{before.name}", before, folder / "after" / before.name,
-                              options, config))
+            cases.append(Case(f"{folder.name}/{before.name}", before, folder / "after" / before.name, options, config))
     return cases
 
 
@@ -93,7 +92,7 @@ def inline_comments(text: str) -> Counter[str]:
         stripped = line.strip()
         if stripped.startswith("#") or " #" not in stripped or '"' in stripped or "'" in stripped:
             continue
-        out[stripped[stripped.index(" #") + 1:]] += 1
+        out[stripped[stripped.index(" #") + 1 :]] += 1
     return out
 
 
@@ -127,7 +126,7 @@ def touched_by_document(applied: Sequence[AppliedFix], documents: Sequence[Docum
     for fix in applied:
         prefix = prefixes.get(fix.document, ())
         for path in fix.paths:
-            out.setdefault(fix.document, []).append(tuple(path[len(prefix):]))
+            out.setdefault(fix.document, []).append(tuple(path[len(prefix) :]))
     return out
 
 

@@ -90,19 +90,39 @@ def test_missing_path_is_an_error(tmp_path: Path) -> None:
 
 
 def test_queue_and_topology_options_reach_rules_that_declare_them() -> None:
-    rule = Rule(code="KG999", name="gang-missing", practice="gang scheduling", severity=Severity.WARNING, summary="s",
-                target=Target.TEMPLATE, check=None, rationale="r",
-                options={"queue": "LocalQueue to add", "topology-level": "level"})
-    other = Rule(code="KG998", name="other", practice="gang scheduling", severity=Severity.WARNING, summary="s",
-                 target=Target.TEMPLATE, check=None, rationale="r")
-    assert rule_options([rule, other], "team-a", "rack") == {"gang-missing": {"queue": "team-a",
-                                                                             "topology-level": "rack"}}
+    rule = Rule(
+        code="KG999",
+        name="gang-missing",
+        practice="gang scheduling",
+        severity=Severity.WARNING,
+        summary="s",
+        target=Target.TEMPLATE,
+        check=None,
+        rationale="r",
+        options={"queue": "LocalQueue to add", "topology-level": "level"},
+    )
+    other = Rule(
+        code="KG998",
+        name="other",
+        practice="gang scheduling",
+        severity=Severity.WARNING,
+        summary="s",
+        target=Target.TEMPLATE,
+        check=None,
+        rationale="r",
+    )
+    assert rule_options([rule, other], "team-a", "rack") == {
+        "gang-missing": {"queue": "team-a", "topology-level": "rack"}
+    }
     assert rule_options([rule], None, None) == {}
 
 
 def test_suppressed_findings_are_not_fixed(tmp_path: Path) -> None:
-    text = BEFORE.replace("  name: vllm\n", "  name: vllm\n  annotations:\n"
-                          "    kubegpu.io/ignore: \"dshm-missing: the server uses no shared memory\"\n", 1)
+    text = BEFORE.replace(
+        "  name: vllm\n",
+        '  name: vllm\n  annotations:\n    kubegpu.io/ignore: "dshm-missing: the server uses no shared memory"\n',
+        1,
+    )
     path = _write(tmp_path, "d.yaml", text)
     CliRunner().invoke(app, ["fix", *SELECT, str(path)])
     assert path.read_text() == text

@@ -36,8 +36,9 @@ def _need_corpus(shared_dir: Path) -> None:
         pytest.skip(f"no manifests under {CORPUS}")
 
 
-@pytest.mark.parametrize(("unsafe", "text_edits"), [(False, True), (True, True), (True, False)],
-                         ids=["safe", "unsafe", "unsafe-round-trip"])
+@pytest.mark.parametrize(
+    ("unsafe", "text_edits"), [(False, True), (True, True), (True, False)], ids=["safe", "unsafe", "unsafe-round-trip"]
+)
 @pytest.mark.parametrize("path", FILES, ids=_ids)
 def test_fix_keeps_its_promises(path: Path, unsafe: bool, text_edits: bool) -> None:
     text, _bom = decode(path.read_bytes())

@@ -89,8 +89,11 @@ def workloads(draw: Any) -> str:
             resources["limits"] = _Flow("{" + ", ".join(f"{k}: {v}" for k, v in limits.items()) + "}")
         else:
             resources["limits"] = limits
-        container: dict[str, Any] = {"name": f"c{i}", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
-                                     "resources": resources}
+        container: dict[str, Any] = {
+            "name": f"c{i}",
+            "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+            "resources": resources,
+        }
         containers.append(container)
     spec: dict[str, Any] = {"containers": containers}
     shm = draw(st.sampled_from(["none", "unsized", "ok"]))
@@ -101,15 +104,20 @@ def workloads(draw: Any) -> str:
             c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     if draw(st.booleans()):
         spec["restartPolicy"] = "Never" if kind != "Deployment" else "Always"
-    body: dict[str, Any] = {"apiVersion": "v1" if kind == "Pod" else ("apps/v1" if kind == "Deployment" else
-                                                                       "batch/v1"),
-                            "kind": kind, "metadata": {"name": "w", "labels": {"app": "w"}}}
+    body: dict[str, Any] = {
+        "apiVersion": "v1" if kind == "Pod" else ("apps/v1" if kind == "Deployment" else "batch/v1"),
+        "kind": kind,
+        "metadata": {"name": "w", "labels": {"app": "w"}},
+    }
     if kind == "Pod":
         body["spec"] = spec
     else:
         template = {"metadata": {"labels": {"app": "w"}}, "spec": spec}
-        body["spec"] = {"template": template} if kind == "Job" else {
-            "selector": {"matchLabels": {"app": "w"}}, "template": template}
+        body["spec"] = (
+            {"template": template}
+            if kind == "Job"
+            else {"selector": {"matchLabels": {"app": "w"}}, "template": template}
+        )
     writer = _Writer(draw, draw(st.sampled_from([2, 4])), draw(st.sampled_from([0, 2])))
     writer.comment(0)
     writer.mapping_block(body, 0)

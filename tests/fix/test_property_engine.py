@@ -20,14 +20,34 @@ KEYS = st.sampled_from(["a", "b", "name", "on", "x-y", "k8s.io/z", "8", "key wit
 SCALARS = st.one_of(
     st.integers(-5, 10**6),
     st.booleans(),
-    st.sampled_from(["yes", "8", "7500m", "a: b", "#x", "-x", "", "é", "x, y", "{z}", "null", "1e3", "0755",
-                     "plain text", "it's", 'say "hi"']),
+    st.sampled_from(
+        [
+            "yes",
+            "8",
+            "7500m",
+            "a: b",
+            "#x",
+            "-x",
+            "",
+            "é",
+            "x, y",
+            "{z}",
+            "null",
+            "1e3",
+            "0755",
+            "plain text",
+            "it's",
+            'say "hi"',
+        ]
+    ),
 )
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, min_size=1, max_size=3),
-    st.dictionaries(KEYS, inner, min_size=1, max_size=3)), max_leaves=8)
-
-
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=1, max_size=3), st.dictionaries(KEYS, inner, min_size=1, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def _paths(value: Any, path: FieldPath) -> list[tuple[FieldPath, Any]]:
@@ -43,11 +63,20 @@ def _paths(value: Any, path: FieldPath) -> list[tuple[FieldPath, Any]]:
 
 @st.composite
 def cases(draw: Any) -> tuple[str, FakeEdit, Any]:
-    data = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"},
-            "data": draw(st.dictionaries(KEYS, VALUES, min_size=1, max_size=4))}
-    text = yaml.safe_dump(data, sort_keys=False, width=10_000, allow_unicode=draw(st.booleans()),
-                          indent=draw(st.sampled_from([2, 4])),
-                          default_flow_style=draw(st.sampled_from([False, None])))
+    data = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "m"},
+        "data": draw(st.dictionaries(KEYS, VALUES, min_size=1, max_size=4)),
+    }
+    text = yaml.safe_dump(
+        data,
+        sort_keys=False,
+        width=10_000,
+        allow_unicode=draw(st.booleans()),
+        indent=draw(st.sampled_from([2, 4])),
+        default_flow_style=draw(st.sampled_from([False, None])),
+    )
     lines = text.splitlines()
     for _ in range(draw(st.integers(0, 4))):
         at = draw(st.integers(0, len(lines)))

@@ -39,12 +39,15 @@ def test_cut_chunk_keeps_separator_tail_crlf_and_missing_newline() -> None:
     assert cut_chunk("--- {a: 1}\n") is None
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("a:\n  b:\n  - c: 1\n    d: 2\n", yamlio.Indent(2, 2, 0)),
-    ("a:\n  b:\n    - c: 1\n      d: 2\n", yamlio.Indent(2, 4, 2)),
-    ("a:\n    b:\n        -   c: 1\n            d: 2\n", yamlio.Indent(4, 8, 4)),
-    ("a:\n    b: 1\n", yamlio.Indent(4, 4, 0)),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a:\n  b:\n  - c: 1\n    d: 2\n", yamlio.Indent(2, 2, 0)),
+        ("a:\n  b:\n    - c: 1\n      d: 2\n", yamlio.Indent(2, 4, 2)),
+        ("a:\n    b:\n        -   c: 1\n            d: 2\n", yamlio.Indent(4, 8, 4)),
+        ("a:\n    b: 1\n", yamlio.Indent(4, 4, 0)),
+    ],
+)
 def test_detect_indent(text: str, expected: yamlio.Indent) -> None:
     assert yamlio.detect_indent(text) == expected
 
@@ -64,13 +67,13 @@ def _round_trip(text: str, edits: Sequence[tuple[str, FieldPath, Any]]) -> str:
 def test_add_keeps_comments_and_yaml11_spellings() -> None:
     text = "a:  # head\n  on: yes\n  n: ~\n  x: 1  # inline\n  # trailing\nb: 2\n"
     out = _round_trip(text, [("add", ("a", "y"), "on"), ("add", ("a", "z", "w"), "8")])
-    assert out == ("a:  # head\n  on: yes\n  n: ~\n  x: 1  # inline\n  'y': \"on\"\n  z:\n    w: \"8\"\n"
-                   "  # trailing\nb: 2\n")
+    assert out == (
+        'a:  # head\n  on: yes\n  n: ~\n  x: 1  # inline\n  \'y\': "on"\n  z:\n    w: "8"\n  # trailing\nb: 2\n'
+    )
 
 
 def test_remove_keeps_the_comment_lines_around_it() -> None:
-    text = ("r:\n  cpu: 500m  # gone with its line\n  # about memory\n  memory: 1Gi\n"
-            "l:\n- a\n# after a\n- b\n# end\n")
+    text = "r:\n  cpu: 500m  # gone with its line\n  # about memory\n  memory: 1Gi\nl:\n- a\n# after a\n- b\n# end\n"
     out = _round_trip(text, [("remove", ("r", "cpu"), None), ("remove", ("l", 0), None)])
     assert out == "r:\n  # about memory\n  memory: 1Gi\nl:\n# after a\n- b\n# end\n"
 
@@ -100,25 +103,31 @@ def test_json_patch_add_replaces_and_inserts() -> None:
 # --- text edits ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "edit", "expected"), [
-    ("m: { a: 1 }\n", ("add", ("m", "b"), "x y"), "m: { a: 1, b: x y }\n"),
-    ("m: {}\n", ("add", ("m", "b"), 1), "m: {b: 1}\n"),
-    ("l: [a]\n", ("add", ("l", "-"), {"k": "v"}), "l: [a, {k: v}]\n"),
-    ("a:\n  b: 1  # c\n# tail\n", ("add", ("a", "d"), [{"e": "8"}]), "a:\n  b: 1  # c\n  d:\n  - e: \"8\"\n# tail\n"),
-    ("l:\n    -   n: 1\n", ("add", ("l", "-"), {"n": 2, "m": 3}), "l:\n    -   n: 1\n    -   n: 2\n        m: 3\n"),
-    ("c: '7'  # x\n", ("replace", ("c",), "8"), "c: '8'  # x\n"),
-    ("c: 7500m\n", ("replace", ("c",), "8"), "c: \"8\"\n"),
-])
+@pytest.mark.parametrize(
+    ("text", "edit", "expected"),
+    [
+        ("m: { a: 1 }\n", ("add", ("m", "b"), "x y"), "m: { a: 1, b: x y }\n"),
+        ("m: {}\n", ("add", ("m", "b"), 1), "m: {b: 1}\n"),
+        ("l: [a]\n", ("add", ("l", "-"), {"k": "v"}), "l: [a, {k: v}]\n"),
+        ("a:\n  b: 1  # c\n# tail\n", ("add", ("a", "d"), [{"e": "8"}]), 'a:\n  b: 1  # c\n  d:\n  - e: "8"\n# tail\n'),
+        ("l:\n    -   n: 1\n", ("add", ("l", "-"), {"n": 2, "m": 3}), "l:\n    -   n: 1\n    -   n: 2\n        m: 3\n"),
+        ("c: '7'  # x\n", ("replace", ("c",), "8"), "c: '8'  # x\n"),
+        ("c: 7500m\n", ("replace", ("c",), "8"), 'c: "8"\n'),
+    ],
+)
 def test_text_edits(text: str, edit: tuple[str, FieldPath, Any], expected: str) -> None:
     indent = yamlio.detect_indent(text)
     assert textpatch.apply_text_edits(text, [edit], indent, yamlio.preferred_quote(text)) == expected
 
 
-@pytest.mark.parametrize(("text", "edit"), [
-    ("a: 1\n", ("remove", ("a",), None)),
-    ("a:\n  b: |\n    x\n", ("add", ("a", "c"), 1)),
-    ("l: [1, 2]\n", ("add", ("l", 0), 0)),
-])
+@pytest.mark.parametrize(
+    ("text", "edit"),
+    [
+        ("a: 1\n", ("remove", ("a",), None)),
+        ("a:\n  b: |\n    x\n", ("add", ("a", "c"), 1)),
+        ("l: [1, 2]\n", ("add", ("l", 0), 0)),
+    ],
+)
 def test_text_edits_hand_over_what_they_do_not_handle(text: str, edit: tuple[str, FieldPath, Any]) -> None:
     with pytest.raises(textpatch.Unsupported):
         textpatch.apply_text_edits(text, [edit], yamlio.Indent(), '"')
@@ -149,8 +158,6 @@ def test_json_layout_is_detected_and_kept() -> None:
 # --- the loop, with a fake linter -------------------------------------------------------------------------------
 
 
-
-
 def _fake_lint(rules: dict[str, tuple[str, tuple[FakeEdit, ...], str]]) -> Any:
     """Report rule CODE while its `want` key is absent from spec (or differs), with the given fix."""
 
@@ -161,8 +168,17 @@ def _fake_lint(rules: dict[str, tuple[str, tuple[FakeEdit, ...], str]]) -> Any:
             for code, (want, edits, safety) in rules.items():
                 key, _, value = want.partition("=")
                 if str(spec.get(key)) != value:
-                    out.append(FakeFinding(code, code.lower(), "warning", f"{key} should be {value}",
-                                        doc.location(("spec",)), FakeFix(f"set {key}", safety, edits), doc))
+                    out.append(
+                        FakeFinding(
+                            code,
+                            code.lower(),
+                            "warning",
+                            f"{key} should be {value}",
+                            doc.location(("spec",)),
+                            FakeFix(f"set {key}", safety, edits),
+                            doc,
+                        )
+                    )
         return out
 
     return lint
@@ -172,25 +188,31 @@ DOC = "# head\nkind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec:\n  a: 1  # 
 
 
 def test_safety_levels() -> None:
-    lint = _fake_lint({
-        "S1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
-        "U1": ("y=2", (FakeEdit("add", ("spec", "y"), 2),), "unsafe"),
-        "D1": ("z=3", (FakeEdit("add", ("spec", "z"), 3),), "display-only"),
-    })
+    lint = _fake_lint(
+        {
+            "S1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
+            "U1": ("y=2", (FakeEdit("add", ("spec", "y"), 2),), "unsafe"),
+            "D1": ("z=3", (FakeEdit("add", ("spec", "z"), 3),), "display-only"),
+        }
+    )
     safe = fix_text("p.yaml", DOC, lint)
     assert safe.fixed == DOC + "  x: 1\n"
     assert {r.code: r.reason for r in safe.remaining} == {
-        "U1": "unsafe fix withheld: use --unsafe-fixes", "D1": "fix is shown for review only, never applied"}
+        "U1": "unsafe fix withheld: use --unsafe-fixes",
+        "D1": "fix is shown for review only, never applied",
+    }
     both = fix_text("p.yaml", DOC, lint, FixOptions(unsafe=True))
     assert both.fixed == DOC + "  x: 1\n  y: 2\n"
     assert [r.code for r in both.remaining] == ["D1"]
 
 
 def test_overlapping_fixes_wait_for_the_next_pass() -> None:
-    lint = _fake_lint({
-        "A1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
-        "B1": ("w=2", (FakeEdit("add", ("spec", "x"), 9), FakeEdit("add", ("spec", "w"), 2)), "safe"),
-    })
+    lint = _fake_lint(
+        {
+            "A1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
+            "B1": ("w=2", (FakeEdit("add", ("spec", "x"), 9), FakeEdit("add", ("spec", "w"), 2)), "safe"),
+        }
+    )
     outcome = fix_text("p.yaml", DOC, lint, FixOptions(max_passes=3))
     assert [a.code for a in outcome.applied] == ["A1", "B1", "A1"]
     assert outcome.fixed == DOC + "  x: 1\n  w: 2\n"
@@ -205,10 +227,12 @@ def test_a_fix_whose_path_is_gone_is_skipped_and_reported() -> None:
 
 
 def test_fixes_that_never_settle_are_reported() -> None:
-    lint = _fake_lint({
-        "A1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
-        "B1": ("x=2", (FakeEdit("add", ("spec", "x"), 2),), "safe"),
-    })
+    lint = _fake_lint(
+        {
+            "A1": ("x=1", (FakeEdit("add", ("spec", "x"), 1),), "safe"),
+            "B1": ("x=2", (FakeEdit("add", ("spec", "x"), 2),), "safe"),
+        }
+    )
     outcome = fix_text("p.yaml", DOC, lint, FixOptions(max_passes=4))
     assert not outcome.converged
     assert outcome.passes == 4
@@ -229,14 +253,16 @@ def test_only_the_document_with_edits_changes() -> None:
 
 
 def test_round_trip_keeps_mixed_indentation_outside_the_edit() -> None:
-    text = ("kind: KubeletConfiguration\nevictionHard:\n    memory.available: 100Mi\nkubeReserved:\n"
-            "  cpu: \"1\"   # reserve one\n  memory: 2Gi\nfeatureGates:\n- a\n")
+    text = (
+        "kind: KubeletConfiguration\nevictionHard:\n    memory.available: 100Mi\nkubeReserved:\n"
+        '  cpu: "1"   # reserve one\n  memory: 2Gi\nfeatureGates:\n- a\n'
+    )
     handle = yamlio.make_yaml(yamlio.detect_indent(text))
     tree = yamlio.load_document(handle, text)
     patch.apply_edit(tree, "remove", ("kubeReserved", "cpu"), None, patch.Style(True))
     emitted = yamlio.dump_document(handle, tree)
     restored = yamlio.restore_spacing(text, emitted, yamlio.plain_data)
-    assert restored == text.replace("  cpu: \"1\"   # reserve one\n", "")
+    assert restored == text.replace('  cpu: "1"   # reserve one\n', "")
 
 
 def test_a_removal_takes_its_inline_comment_and_keeps_the_others() -> None:

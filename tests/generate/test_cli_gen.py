@@ -128,9 +128,7 @@ def test_output_file_and_folder(tmp_path: Path) -> None:
     assert yaml.safe_load(target.read_text())["kind"] == "KubeSchedulerConfiguration"
 
     bundle = tmp_path / "bundle"
-    code, _, err = run(
-        "dshm", "--for", str(DATA / "train-job.yaml"), "-o", str(bundle), "--validate"
-    )
+    code, _, err = run("dshm", "--for", str(DATA / "train-job.yaml"), "-o", str(bundle), "--validate")
     assert code == 0, err
     kust = yaml.safe_load((bundle / "kustomization.yaml").read_text())
     assert (bundle / kust["resources"][0]).resolve() == (DATA / "train-job.yaml").resolve()
@@ -143,9 +141,7 @@ def test_output_file_and_folder(tmp_path: Path) -> None:
     assert (lazy / "soci-snapshotter-grpc" / "config.toml").is_file()
 
     one = tmp_path / "hosts.toml"  # one registry: one file, written where -o points
-    code, _, _ = run(
-        "mirror", "--mirror", "https://m.internal", "--registry", "nvcr.io", "-o", str(one)
-    )
+    code, _, _ = run("mirror", "--mirror", "https://m.internal", "--registry", "nvcr.io", "-o", str(one))
     assert code == 0 and 'server = "https://nvcr.io"' in one.read_text()
     tree = tmp_path / "certs"  # several: a folder laid out like /etc/containerd
     code, _, _ = run("mirror", "--mirror", "https://m.internal", "-o", str(tree))

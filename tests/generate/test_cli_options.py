@@ -66,10 +66,7 @@ CASES: list[tuple[list[str], Callable[[list[Any]], bool]]] = [
     ),
     (
         [*KUEUE, "--gpu-resource", "amd.com/gpu"],
-        lambda d: (
-            "amd.com/gpu"
-            in kind(d, "ClusterQueue")["spec"]["resourceGroups"][0]["coveredResources"]
-        ),
+        lambda d: "amd.com/gpu" in kind(d, "ClusterQueue")["spec"]["resourceGroups"][0]["coveredResources"],
     ),
     (
         [*KUEUE, "--gpu-taint", "dedicated"],
@@ -83,8 +80,7 @@ CASES: list[tuple[list[str], Callable[[list[Any]], bool]]] = [
         ["volcano", "--binpack-weight", "7", "--gpu-weight", "9"],
         lambda d: (
             "binpack.weight: 7" in kind(d, "ConfigMap")["data"]["volcano-scheduler.conf"]
-            and "binpack.resources.nvidia.com/gpu: 9"
-            in kind(d, "ConfigMap")["data"]["volcano-scheduler.conf"]
+            and "binpack.resources.nvidia.com/gpu: 9" in kind(d, "ConfigMap")["data"]["volcano-scheduler.conf"]
         ),
     ),
     (
@@ -157,9 +153,7 @@ CASES: list[tuple[list[str], Callable[[list[Any]], bool]]] = [
             "--mount-path",
             "/weights",
         ],
-        lambda d: any(
-            op.get("value", {}) and "/weights" in str(op["value"]) for op in patch_ops(d)
-        ),
+        lambda d: any(op.get("value", {}) and "/weights" in str(op["value"]) for op in patch_ops(d)),
     ),
     (
         ["fixes", "--for", INF, "--only", "scheduler", "--scheduler-name", "packer"],
@@ -205,18 +199,13 @@ CASES: list[tuple[list[str], Callable[[list[Any]], bool]]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("args", "check"), CASES, ids=[" ".join(a[:3]) + " " + a[-2] for a, _ in CASES]
-)
+@pytest.mark.parametrize(("args", "check"), CASES, ids=[" ".join(a[:3]) + " " + a[-2] for a, _ in CASES])
 def test_option(args: list[str], check: Callable[[list[Any]], bool]) -> None:
     if args[0] in ("lazy-pull", "mirror"):  # TOML: checked in test_runtime_gen; here: runs, exit 0
         result = CliRunner().invoke(app, ["gen", *args])
         assert result.exit_code == 0, result.stderr
         if args[0] == "mirror":
-            assert (
-                'capabilities = ["pull"]' in result.stdout
-                and 'dial_timeout = "1s"' in result.stdout
-            )
+            assert 'capabilities = ["pull"]' in result.stdout and 'dial_timeout = "1s"' in result.stdout
         else:
             assert '[plugins."io.containerd.grpc.v1.cri".containerd]' in result.stdout
         return

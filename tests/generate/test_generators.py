@@ -28,18 +28,14 @@ def validate_all(result: Generated) -> list[str]:
     used = [validate_object(obj) for obj in result.objects()]
     for obj in result.patched:
         used += validate_workload(obj)
-    rendered = [
-        doc for f in result.files if f.text is None for doc in yaml.safe_load_all(f.render())
-    ]
+    rendered = [doc for f in result.files if f.text is None for doc in yaml.safe_load_all(f.render())]
     assert rendered == [doc.obj for doc in result.documents]
     return used
 
 
 def test_validation_rejects_unknown_fields_and_bad_enums() -> None:
     with pytest.raises(SchemaViolation, match="unexpected"):
-        validate_object(
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "dat": {}}
-        )
+        validate_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "dat": {}})
     with pytest.raises(SchemaViolation, match="queueingStrategy"):
         validate_object(
             {
@@ -60,9 +56,7 @@ def test_validation_rejects_unknown_fields_and_bad_enums() -> None:
         )
     with pytest.raises(SchemaViolation, match="weight"):
         bad = scheduler.scheduler_config(scheduler.SchedulerOptions()).obj
-        bad["profiles"][1]["pluginConfig"][0]["args"]["scoringStrategy"]["resources"][0][
-            "weight"
-        ] = 0
+        bad["profiles"][1]["pluginConfig"][0]["args"]["scoringStrategy"]["resources"][0]["weight"] = 0
         validate_object(bad)
 
 
@@ -89,10 +83,7 @@ def test_scheduler(strategy: str, configmap: bool) -> None:
 
 def test_scheduler_gpu_weight_and_limits() -> None:
     obj = scheduler.scheduler_config(scheduler.SchedulerOptions(gpu_weight=42)).obj
-    assert (
-        obj["profiles"][1]["pluginConfig"][0]["args"]["scoringStrategy"]["resources"][0]["weight"]
-        == 42
-    )
+    assert obj["profiles"][1]["pluginConfig"][0]["args"]["scoringStrategy"]["resources"][0]["weight"] == 42
     for bad in (0, 101):
         with pytest.raises(InputError, match=r"1\.\.100"):
             scheduler.generate(scheduler.SchedulerOptions(gpu_weight=bad))
@@ -100,9 +91,7 @@ def test_scheduler_gpu_weight_and_limits() -> None:
         scheduler.generate(scheduler.SchedulerOptions(strategy="LeastAllocated"))
 
 
-@pytest.mark.parametrize(
-    "topology", [None, "gke", "eks", "aks", "nvl72", "rack.example/block,kubernetes.io/hostname"]
-)
+@pytest.mark.parametrize("topology", [None, "gke", "eks", "aks", "nvl72", "rack.example/block,kubernetes.io/hostname"])
 def test_kueue(topology: str | None) -> None:
     options = kueue.KueueOptions(
         gpus_per_node=8, nodes=4, cpus_per_node="96", memory_per_node="1800Gi", topology=topology
@@ -114,16 +103,12 @@ def test_kueue(topology: str | None) -> None:
     quotas = {r["name"]: r["nominalQuota"] for r in cq["flavors"][0]["resources"]}
     assert quotas == {"cpu": "384", "memory": "7200Gi", "nvidia.com/gpu": 32}
     assert cq["coveredResources"] == list(quotas)
-    assert (
-        by_kind["LocalQueue"]["spec"]["clusterQueue"] == by_kind["ClusterQueue"]["metadata"]["name"]
-    )
+    assert by_kind["LocalQueue"]["spec"]["clusterQueue"] == by_kind["ClusterQueue"]["metadata"]["name"]
     if topology is None:
         assert "Topology" not in by_kind
         return
     levels = [lvl["nodeLabel"] for lvl in by_kind["Topology"]["spec"]["levels"]]
-    assert (
-        by_kind["ResourceFlavor"]["spec"]["topologyName"] == by_kind["Topology"]["metadata"]["name"]
-    )
+    assert by_kind["ResourceFlavor"]["spec"]["topologyName"] == by_kind["Topology"]["metadata"]["name"]
     assert levels[-1] == "kubernetes.io/hostname"
     expected_first = {
         "gke": "cloud.google.com/gce-topology-block",
@@ -150,13 +135,9 @@ def test_kueue_bad_topology(spec: str, message: str) -> None:
 
 def test_kueue_bad_numbers() -> None:
     with pytest.raises(InputError):
-        kueue.generate(
-            kueue.KueueOptions(gpus_per_node=0, nodes=1, cpus_per_node="1", memory_per_node="1Gi")
-        )
+        kueue.generate(kueue.KueueOptions(gpus_per_node=0, nodes=1, cpus_per_node="1", memory_per_node="1Gi"))
     with pytest.raises(InputError, match="memory-per-node"):
-        kueue.generate(
-            kueue.KueueOptions(gpus_per_node=1, nodes=1, cpus_per_node="1", memory_per_node="lots")
-        )
+        kueue.generate(kueue.KueueOptions(gpus_per_node=1, nodes=1, cpus_per_node="1", memory_per_node="lots"))
 
 
 def test_volcano_podgroup_min_member_is_every_pod(data_dir: Path) -> None:
@@ -170,9 +151,7 @@ def test_volcano_podgroup_min_member_is_every_pod(data_dir: Path) -> None:
     assert patched["metadata"]["annotations"][volcano.GROUP_ANNOTATION] == pg["metadata"]["name"]
     assert patched["spec"]["schedulerName"] == "volcano"
     conf = yaml.safe_load(
-        next(o for o in result.objects() if o["kind"] == "ConfigMap")["data"][
-            "volcano-scheduler.conf"
-        ]
+        next(o for o in result.objects() if o["kind"] == "ConfigMap")["data"]["volcano-scheduler.conf"]
     )
     binpack = next(p for t in conf["tiers"] for p in t["plugins"] if p["name"] == "binpack")
     assert binpack["arguments"]["binpack.resources.nvidia.com/gpu"] == 10
@@ -209,17 +188,13 @@ def test_kai_bad_limits() -> None:
 def test_computedomain(data_dir: Path) -> None:
     job = workload.one_workload(str(data_dir / "train-job.yaml"))
     for wait in (False, True):
-        result = computedomain.generate(
-            job, computedomain.ComputeDomainOptions(wait_for_all_nodes=wait)
-        )
+        result = computedomain.generate(job, computedomain.ComputeDomainOptions(wait_for_all_nodes=wait))
         validate_all(result)
         cd = next(o for o in result.objects() if o["kind"] == "ComputeDomain")
         assert cd["spec"]["numNodes"] == (4 if wait else 0)
         spec = result.patched[0]["spec"]["template"]["spec"]
         claim = cd["spec"]["channel"]["resourceClaimTemplate"]["name"]
-        assert spec["resourceClaims"] == [
-            {"name": "compute-domain-channel", "resourceClaimTemplateName": claim}
-        ]
+        assert spec["resourceClaims"] == [{"name": "compute-domain-channel", "resourceClaimTemplateName": claim}]
         assert spec["containers"][0]["resources"]["claims"] == [{"name": "compute-domain-channel"}]
         term = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
         assert term["topologyKey"] == "nvidia.com/gpu.clique"
@@ -262,9 +237,7 @@ def test_prepull_needs_gpu_workloads(data_dir: Path) -> None:
         prepull.generate(web, prepull.PrepullOptions())
 
 
-@pytest.mark.parametrize(
-    "names", [["dshm"], ["qos"], ["pull-policy"], ["scheduler"], list(fixes.FIXES)]
-)
+@pytest.mark.parametrize("names", [["dshm"], ["qos"], ["pull-policy"], ["scheduler"], list(fixes.FIXES)])
 def test_fixes(data_dir: Path, names: list[str]) -> None:
     job = workload.one_workload(str(data_dir / "inference.yaml"))
     result = fixes.generate(job, names, fixes.FixOptions()).generated
@@ -287,9 +260,7 @@ def test_fixes(data_dir: Path, names: list[str]) -> None:
 def test_dshm_size_and_idempotence(data_dir: Path) -> None:
     job = workload.one_workload(str(data_dir / "train-job.yaml"))
     result = fixes.generate(job, ["dshm"], fixes.FixOptions(shm_size="48Gi"))
-    assert (
-        result.patched["spec"]["template"]["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "48Gi"
-    )
+    assert result.patched["spec"]["template"]["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "48Gi"
     again = workload.Workload(job.source, job.line, result.patched, job.templates)
     with pytest.raises(InputError, match="needs none"):
         fixes.generate(again, ["dshm"], fixes.FixOptions())

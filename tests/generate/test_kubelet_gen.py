@@ -67,9 +67,7 @@ def test_reserved_cpus_are_whole_cores_on_one_numa_node(name: str) -> None:
 
 @pytest.mark.parametrize(("kube", "system"), [("2Gi", "2Gi"), ("1536Mi", "3Gi"), ("4G", "1G")])
 def test_reserved_memory_adds_up_exactly(kube: str, system: str) -> None:
-    config, _ = _render(
-        "dgx-h100", gen.KubeletOptions(kube_reserved_memory=kube, system_reserved_memory=system)
-    )
+    config, _ = _render("dgx-h100", gen.KubeletOptions(kube_reserved_memory=kube, system_reserved_memory=system))
     total = sum(parse_quantity(r["limits"]["memory"]).ceil for r in config["reservedMemory"])
     expected = (
         parse_quantity(kube).ceil
@@ -103,9 +101,7 @@ def test_pod_bigger_than_the_node(data_dir: Path) -> None:
 
 
 def test_largest_pod_from_manifest_uses_the_real_pod(data_dir: Path) -> None:
-    _, plan = _render(
-        "dgx-h100", gen.KubeletOptions(largest_gpu_pod=str(data_dir / "train-job.yaml"))
-    )
+    _, plan = _render("dgx-h100", gen.KubeletOptions(largest_gpu_pod=str(data_dir / "train-job.yaml")))
     assert plan.shape.gpus == 8
     assert plan.shape.spec is not None
     assert "train-job.yaml" in plan.shape.source
@@ -204,9 +200,7 @@ def test_gpus_without_numa_node_are_called_out(tmp_path: Path) -> None:
     import dataclasses
 
     node = load_preset("dgx-h100")
-    vm = dataclasses.replace(
-        node, gpus=tuple(dataclasses.replace(g, numa_node=None) for g in node.gpus)
-    )
+    vm = dataclasses.replace(node, gpus=tuple(dataclasses.replace(g, numa_node=None) for g in node.gpus))
     result, plan = gen.generate(vm, gen.KubeletOptions(largest_gpu_pod="8:100:900Gi"))
     assert plan.policy == "single-numa-node"  # nothing to align the GPUs with: CPUs+memory fit
     assert "8 GPU(s) have no NUMA node" in result.render()

@@ -55,16 +55,10 @@ STANDALONE: dict[str, Callable[[], Generated]] = {
         modelcache.ModelCacheOptions(model="m", source="hf://org/m", size="20Gi")
     ),
     "model-cache-shared": lambda: modelcache.generate(
-        modelcache.ModelCacheOptions(
-            model="m", source="s3://bucket-1/m", size="20Gi", mode="shared"
-        )
+        modelcache.ModelCacheOptions(model="m", source="s3://bucket-1/m", size="20Gi", mode="shared")
     ),
-    "kubelet-dgx-h100": lambda: kubelet.generate(load_preset("dgx-h100"), kubelet.KubeletOptions())[
-        0
-    ],
-    "kubelet-gb200": lambda: kubelet.generate(
-        load_preset("gb200-nvl72-tray"), kubelet.KubeletOptions()
-    )[0],
+    "kubelet-dgx-h100": lambda: kubelet.generate(load_preset("dgx-h100"), kubelet.KubeletOptions())[0],
+    "kubelet-gb200": lambda: kubelet.generate(load_preset("gb200-nvl72-tray"), kubelet.KubeletOptions())[0],
 }
 
 
@@ -76,9 +70,7 @@ def test_generated_objects_have_no_finding(name: str) -> None:
 
 
 # (what patches the workload, the workload, the finding codes the patch must remove)
-PATCHES: dict[
-    str, tuple[Callable[[workload.Workload], Generated], Callable[[], workload.Workload], set[str]]
-] = {
+PATCHES: dict[str, tuple[Callable[[workload.Workload], Generated], Callable[[], workload.Workload], set[str]]] = {
     "dshm": (
         lambda w: fixes.generate(w, ["dshm"], fixes.FixOptions()).generated,
         _job,
@@ -98,9 +90,7 @@ PATCHES: dict[
         {"KG601"},
     ),
     "model-cache": (
-        lambda w: modelcache.generate(
-            modelcache.ModelCacheOptions(model="m", source="hf://org/m", size="20Gi"), w
-        ),
+        lambda w: modelcache.generate(modelcache.ModelCacheOptions(model="m", source="hf://org/m", size="20Gi"), w),
         _inference,
         set(),
     ),

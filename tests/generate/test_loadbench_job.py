@@ -17,9 +17,13 @@ from kubegpu.rules import lint_text
 
 CASES: dict[str, LoadbenchJobOptions] = {
     "pvc-node": LoadbenchJobOptions(pvc="llama-weights", node="gpu-7"),
-    "hostpath-selector-gpu": LoadbenchJobOptions(host_path="/var/lib/kubegpu/models", gpus=1,
-                                                 node_selector=(("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),),
-                                                 model_path="Llama-3.1-8B", mount_path="/cache"),
+    "hostpath-selector-gpu": LoadbenchJobOptions(
+        host_path="/var/lib/kubegpu/models",
+        gpus=1,
+        node_selector=(("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),),
+        model_path="Llama-3.1-8B",
+        mount_path="/cache",
+    ),
 }
 
 
@@ -44,8 +48,9 @@ def test_pinned_read_only_and_runs_loadbench_json() -> None:
     [container] = pod["containers"]
     assert container["image"] == DEFAULT_IMAGE
     assert container["volumeMounts"] == [{"name": "model-cache", "mountPath": "/models", "readOnly": True}]
-    assert pod["volumes"] == [{"name": "model-cache",
-                               "persistentVolumeClaim": {"claimName": "llama-weights", "readOnly": True}}]
+    assert pod["volumes"] == [
+        {"name": "model-cache", "persistentVolumeClaim": {"claimName": "llama-weights", "readOnly": True}}
+    ]
     assert container["command"][:5] == ["kubegpu", "loadbench", "/models", "--output", "json"]
     assert "--no-gpu" in container["command"]
     assert container["resources"]["requests"] == container["resources"]["limits"]
@@ -69,27 +74,32 @@ def test_the_command_in_the_job_parses() -> None:
     assert result.exit_code == 2 and "no such file or folder" in result.output  # past option parsing
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    (LoadbenchJobOptions(node="n"), "exactly one of --pvc"),
-    (LoadbenchJobOptions(pvc="a", host_path="/b", node="n"), "exactly one of --pvc"),
-    (LoadbenchJobOptions(pvc="a"), "pin the Job"),
-    (LoadbenchJobOptions(host_path="relative", node="n"), "absolute"),
-    (LoadbenchJobOptions(pvc="Bad_Name", node="n"), "claim name"),
-    (LoadbenchJobOptions(pvc="a", node_selector=(("bad key!", "v"),)), "label key"),
-    (LoadbenchJobOptions(pvc="a", node="n", model_path="../etc"), "relative to the mount"),
-    (LoadbenchJobOptions(pvc="a", node="n", threads="4,0"), "--threads"),
-    (LoadbenchJobOptions(pvc="a", node="n", cpus="many"), "--cpus"),
-    (LoadbenchJobOptions(pvc="a", node="n", image="has space"), "--image"),
-    (LoadbenchJobOptions(pvc="a", node="n", budget_seconds=1), "--budget-seconds"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (LoadbenchJobOptions(node="n"), "exactly one of --pvc"),
+        (LoadbenchJobOptions(pvc="a", host_path="/b", node="n"), "exactly one of --pvc"),
+        (LoadbenchJobOptions(pvc="a"), "pin the Job"),
+        (LoadbenchJobOptions(host_path="relative", node="n"), "absolute"),
+        (LoadbenchJobOptions(pvc="Bad_Name", node="n"), "claim name"),
+        (LoadbenchJobOptions(pvc="a", node_selector=(("bad key!", "v"),)), "label key"),
+        (LoadbenchJobOptions(pvc="a", node="n", model_path="../etc"), "relative to the mount"),
+        (LoadbenchJobOptions(pvc="a", node="n", threads="4,0"), "--threads"),
+        (LoadbenchJobOptions(pvc="a", node="n", cpus="many"), "--cpus"),
+        (LoadbenchJobOptions(pvc="a", node="n", image="has space"), "--image"),
+        (LoadbenchJobOptions(pvc="a", node="n", budget_seconds=1), "--budget-seconds"),
+    ],
+)
 def test_bad_options(options: LoadbenchJobOptions, message: str) -> None:
     with pytest.raises(InputError, match=message):
         generate(options)
 
 
 def test_cli_prints_valid_yaml_and_errors_in_one_line() -> None:
-    result = CliRunner().invoke(app, ["gen", "loadbench-job", "--pvc", "w", "--node", "n1", "--validate",
-                                      "--image", "registry.example/kubegpu:1.2"])
+    result = CliRunner().invoke(
+        app,
+        ["gen", "loadbench-job", "--pvc", "w", "--node", "n1", "--validate", "--image", "registry.example/kubegpu:1.2"],
+    )
     assert result.exit_code == 0, result.output
     [doc] = [d for d in yaml.safe_load_all(result.stdout) if d]
     assert doc["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/kubegpu:1.2"

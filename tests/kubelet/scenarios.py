@@ -48,6 +48,4 @@ def pod(
     resources: dict[str, Any] = {"limits": limits}
     if requests:
         resources["requests"] = requests
-    return PodRequest.from_pod_spec(
-        name, {"containers": [{"name": "main", "resources": resources}]}, source="scenario"
-    )
+    return PodRequest.from_pod_spec(name, {"containers": [{"name": "main", "resources": resources}]}, source="scenario")

@@ -62,8 +62,9 @@ def test_merge_default_eviction_settings_where_the_release_has_it(
     version: str, merge: bool, expected: dict[str, str]
 ) -> None:
     assert dict(hard_thresholds({"memory.available": "1Gi"}, merge, version)) == expected
-    config = KubeletConfig(eviction_hard={"memory.available": "1Gi"}, merge_default_eviction_settings=merge,
-                           version=version)
+    config = KubeletConfig(
+        eviction_hard={"memory.available": "1Gi"}, merge_default_eviction_settings=merge, version=version
+    )
     assert dict(config.eviction_thresholds()) == expected
 
 
@@ -113,7 +114,7 @@ def test_admit_simulate_and_lint_refuse_the_same_files(tmp_path: Path, text: str
 
 
 def test_admit_simulate_and_lint_accept_the_same_file(tmp_path: Path) -> None:
-    path = _write(tmp_path, "kubelet.yaml", HEADER + "cpuManagerPolicy: static\nsystemReserved: {cpu: \"1\"}\n")
+    path = _write(tmp_path, "kubelet.yaml", HEADER + 'cpuManagerPolicy: static\nsystemReserved: {cpu: "1"}\n')
     config = read_kubelet_config(path)
     assert config.cpu_manager_policy == "static" and config.source == path
     pod = _write(tmp_path, "pod.yaml", POD)
@@ -133,9 +134,14 @@ def test_admit_simulate_and_lint_accept_the_same_file(tmp_path: Path) -> None:
 )
 def test_lint_and_the_kubelet_model_refuse_the_same_cpu_option_pairs(options: dict[str, str]) -> None:
     gates = {"CPUManagerPolicyAlphaOptions": True}
-    data = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
-            "cpuManagerPolicy": "static", "reservedSystemCPUs": "0,112", "cpuManagerPolicyOptions": options,
-            "featureGates": gates}
+    data = {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "cpuManagerPolicy": "static",
+        "reservedSystemCPUs": "0,112",
+        "cpuManagerPolicyOptions": options,
+        "featureGates": gates,
+    }
     import yaml
 
     found = lint_text("k.yaml", yaml.safe_dump(data), LintConfig(select=("KG802",))).findings
@@ -144,25 +150,36 @@ def test_lint_and_the_kubelet_model_refuse_the_same_cpu_option_pairs(options: di
         NodeState(load_node("dgx-h100"), KubeletConfig.from_dict(data))
 
 
-_OPTIONS = ["full-pcpus-only", "distribute-cpus-across-numa", "align-by-socket", "distribute-cpus-across-cores",
-            "strict-cpu-reservation", "prefer-align-cpus-by-uncorecache", "no-such-option"]
+_OPTIONS = [
+    "full-pcpus-only",
+    "distribute-cpus-across-numa",
+    "align-by-socket",
+    "distribute-cpus-across-cores",
+    "strict-cpu-reservation",
+    "prefer-align-cpus-by-uncorecache",
+    "no-such-option",
+]
 
 
 @st.composite
 def kubelet_configs(draw: st.DrawFn) -> dict[str, Any]:
     cfg: dict[str, Any] = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
-    for key, choices in (("cpuManagerPolicy", ["none", "static", "Static"]),
-                         ("topologyManagerPolicy", ["none", "best-effort", "restricted", "single-numa-node", "numa"]),
-                         ("topologyManagerScope", ["container", "pod", "node"]),
-                         ("memoryManagerPolicy", ["None", "Static", "static"])):
+    for key, choices in (
+        ("cpuManagerPolicy", ["none", "static", "Static"]),
+        ("topologyManagerPolicy", ["none", "best-effort", "restricted", "single-numa-node", "numa"]),
+        ("topologyManagerScope", ["container", "pod", "node"]),
+        ("memoryManagerPolicy", ["None", "Static", "static"]),
+    ):
         if draw(st.booleans()):
             cfg[key] = draw(st.sampled_from(choices))
     if draw(st.booleans()):
         names = draw(st.lists(st.sampled_from(_OPTIONS), max_size=3, unique=True))
         cfg["cpuManagerPolicyOptions"] = {n: draw(st.sampled_from(["true", "false", "yes"])) for n in names}
     if draw(st.booleans()):
-        cfg["featureGates"] = {"CPUManagerPolicyAlphaOptions": draw(st.booleans()),
-                               "CPUManagerPolicyBetaOptions": draw(st.booleans())}
+        cfg["featureGates"] = {
+            "CPUManagerPolicyAlphaOptions": draw(st.booleans()),
+            "CPUManagerPolicyBetaOptions": draw(st.booleans()),
+        }
     reserve = draw(st.sampled_from(["list", "cpu", "none", "cgroup", "offline"]))
     if reserve == "list":
         cfg["reservedSystemCPUs"] = draw(st.sampled_from(["0-1,112-113", "0-3", "0"]))

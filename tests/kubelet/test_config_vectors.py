@@ -60,10 +60,7 @@ def test_tm_new_options(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", V.cases("policy_options.json", "topologymanager_option_available"))
 def test_tm_option_available(case: dict[str, Any]) -> None:
     gates = _gates(case, "1.34")
-    assert (
-        tm_options.option_available(case["option"], gates, TM_TEST_OPTIONS)
-        == case["expected_available"]
-    )
+    assert tm_options.option_available(case["option"], gates, TM_TEST_OPTIONS) == case["expected_available"]
 
 
 @pytest.mark.parametrize("case", V.cases("policy_options.json", "cpumanager_option_available"))
@@ -72,18 +69,14 @@ def test_cpu_option_available(case: dict[str, Any]) -> None:
     assert cpu_options.option_available(case["option"], gates) == case["expected_available"]
 
 
-@pytest.mark.parametrize(
-    "case", V.cases("policy_options.json", "cpumanager_validate_static_policy_options")
-)
+@pytest.mark.parametrize("case", V.cases("policy_options.json", "cpumanager_validate_static_policy_options"))
 def test_cpu_validate_static_options(case: dict[str, Any]) -> None:
     topo = CPUTopology.from_node(V.fixture_topology(case["topology"]))
     gates = _gates(case, "1.35")
 
     def run() -> None:
         opts = cpu_options.parse_options(case["policy_options"], gates)
-        cpu_options.validate_for_machine(
-            opts, topo.num_sockets, topo.num_numa_nodes, case["topology_manager_policy"]
-        )
+        cpu_options.validate_for_machine(opts, topo.num_sockets, topo.num_numa_nodes, case["topology_manager_policy"])
 
     if case["expected_error"]:
         with pytest.raises(ModelError):

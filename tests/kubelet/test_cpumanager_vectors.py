@@ -50,9 +50,7 @@ def _pod(raw: dict[str, Any], default_memory: bool = True) -> PodRequest:
 def _policy(case: dict[str, Any], options: dict[str, str] | None) -> StaticPolicy:
     topo = CPUTopology.from_node(V.fixture_topology(case["topology"]))
     reserved = bits_of(case.get("reserved_cpus") or [])
-    return StaticPolicy(
-        topo, case["num_reserved_cpus"], reserved, parse_options(options, ALL_GATES)
-    )
+    return StaticPolicy(topo, case["num_reserved_cpus"], reserved, parse_options(options, ALL_GATES))
 
 
 def _state(case: dict[str, Any]) -> CPUState:
@@ -84,9 +82,7 @@ def test_allocate(case: dict[str, Any], options: dict[str, str] | None) -> None:
     expected = case["expected"]
     affinity = hint.affinity if hint else None
     if expected["error"]:
-        err_type = (
-            SMTAlignmentError if expected["error"]["type"] == "SMTAlignmentError" else ModelError
-        )
+        err_type = SMTAlignmentError if expected["error"]["type"] == "SMTAlignmentError" else ModelError
         with pytest.raises(err_type) as err:
             policy.allocate(state, pod, container, qos_class(pod), affinity)
         assert str(err.value) == expected["error"]["message"]
@@ -165,10 +161,7 @@ def _hint_topology(case: dict[str, Any]) -> CPUTopology:
 def test_hints(case: dict[str, Any]) -> None:
     topo = _hint_topology(case)
     policy = StaticPolicy(topo, 0, 0, parse_options(case["options"], ALL_GATES))
-    assignments = {
-        pod: {name: bits_of(cpus) for name, cpus in cs.items()}
-        for pod, cs in case["assignments"].items()
-    }
+    assignments = {pod: {name: bits_of(cpus) for name, cpus in cs.items()} for pod, cs in case["assignments"].items()}
     state = CPUState(bits_of(case["default_cpuset"]), assignments)
     pod = _pod(case["pod"])
     expected = {(tuple(h["affinity"]), h["preferred"]) for h in case["expected_hints"]}

@@ -25,9 +25,7 @@ def _pod(raw: dict[str, Any]) -> PodRequest:
         return {"name": c.get("name", f"{prefix}{i}"), "resources": {"limits": c["limits"]}}
 
     body = {
-        "initContainers": [
-            spec(c, "init", i) for i, c in enumerate(raw.get("init_containers", []))
-        ],
+        "initContainers": [spec(c, "init", i) for i, c in enumerate(raw.get("init_containers", []))],
         "containers": [spec(c, "app", i) for i, c in enumerate(raw["containers"])],
     }
     return PodRequest.from_pod_spec("pod", body, uid=raw["uid"])
@@ -42,9 +40,7 @@ def test_hints(case: dict[str, Any]) -> None:
         for name, resources in containers.items():
             for resource, ids in resources.items():
                 state.allocated.setdefault(resource, set()).update(ids)
-                state.pod_devices.setdefault(pod_uid, {}).setdefault(name, {})[resource] = tuple(
-                    ids
-                )
+                state.pod_devices.setdefault(pod_uid, {}).setdefault(name, {})[resource] = tuple(ids)
     pod = _pod(case["pod"])
     if case["test"] == "TestGetPodTopologyHints":
         got = manager.pod_hints(state, pod)

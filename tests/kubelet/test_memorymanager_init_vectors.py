@@ -32,8 +32,13 @@ def _machine(raw: dict[str, Any]) -> MemoryState:
     machine = {}
     for node, state in raw.items():
         tables = {
-            kind: MemoryTable(_bytes(t["total"]), _bytes(t["system_reserved"]), _bytes(t["allocatable"]),
-                              _bytes(t["reserved"]), _bytes(t["free"]))
+            kind: MemoryTable(
+                _bytes(t["total"]),
+                _bytes(t["system_reserved"]),
+                _bytes(t["allocatable"]),
+                _bytes(t["reserved"]),
+                _bytes(t["free"]),
+            )
             for kind, t in state["tables"].items()
         }
         machine[int(node)] = NUMANodeState(state["assignments"], tuple(state["cells"]), tables)
@@ -49,16 +54,20 @@ def _container(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pod(case: dict[str, Any]) -> PodRequest:
-    spec = {"initContainers": [_container(c) for c in case["init_containers"]],
-            "containers": [_container(c) for c in case["containers"]]}
+    spec = {
+        "initContainers": [_container(c) for c in case["init_containers"]],
+        "containers": [_container(c) for c in case["containers"]],
+    }
     return PodRequest.from_pod_spec("pod1", spec, uid="pod1")
 
 
 def _policy(state: MemoryState) -> StaticMemoryPolicy:
     nodes = sorted(state.machine)
-    return StaticMemoryPolicy({n: state.machine[n].tables["memory"].total for n in nodes}, {},
-                              {n: {"memory": Amount(state.machine[n].tables["memory"].system_reserved)}
-                               for n in nodes})
+    return StaticMemoryPolicy(
+        {n: state.machine[n].tables["memory"].total for n in nodes},
+        {},
+        {n: {"memory": Amount(state.machine[n].tables["memory"].system_reserved)} for n in nodes},
+    )
 
 
 def _allocate_all(case: dict[str, Any]) -> tuple[StaticMemoryPolicy, MemoryState, PodRequest]:
@@ -88,8 +97,10 @@ def test_init_container_blocks_shrink_by_what_later_containers_reuse(case: dict[
 @pytest.mark.parametrize("case", CASES, ids=[c["description"] for c in CASES])
 def test_removing_the_pod_frees_exactly_what_it_held(case: dict[str, Any]) -> None:
     policy, state, pod = _allocate_all(case)
-    held = {kind: sum(b.size for blocks in state.blocks["pod1"].values() for b in blocks if b.type == kind)
-            for kind in ("memory", "hugepages-1Gi")}
+    held = {
+        kind: sum(b.size for blocks in state.blocks["pod1"].values() for b in blocks if b.type == kind)
+        for kind in ("memory", "hugepages-1Gi")
+    }
     assert held == {kind: state.machine[0].tables[kind].reserved for kind in held}
     policy.remove_pod(state, pod)
     assert state.blocks == {} and state.reusable == {}

@@ -61,16 +61,9 @@ def test_missing_numa_node_is_a_startup_error() -> None:
 
 def test_seed_example_message() -> None:
     # kubeReserved 2Gi + systemReserved 2Gi + evictionHard 100Mi = 4196Mi; reserved only 2Gi.
-    reservation = {
-        "memory": Amount(0)
-        + Amount(2 << 30, True)
-        + Amount(2 << 30, True)
-        + Amount(100 << 20, True)
-    }
+    reservation = {"memory": Amount(0) + Amount(2 << 30, True) + Amount(2 << 30, True) + Amount(100 << 20, True)}
     with pytest.raises(ModelError) as err:
-        validate_reserved_memory(
-            [0, 1], reservation, [ReservedMemory(0, {"memory": Amount(2 << 30, True)})]
-        )
+        validate_reserved_memory([0, 1], reservation, [ReservedMemory(0, {"memory": Amount(2 << 30, True)})])
     assert str(err.value) == (
         'the total amount "2Gi" of type "memory" is not equal to the value "4196Mi" '
         "determined by Node Allocatable feature"

@@ -38,9 +38,7 @@ def _pod(i: int, shape: tuple[int, int, str, bool, bool]) -> PodRequest:
         resources["requests"] = {"cpu": "500m", "memory": "1Gi"}
     spec: dict[str, Any] = {"containers": [{"name": "main", "resources": resources}]}
     if with_init:
-        spec["initContainers"] = [
-            {"name": "init", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}
-        ]
+        spec["initContainers"] = [{"name": "init", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}]
     return PodRequest.from_pod_spec(f"p{i}", spec)
 
 
@@ -81,9 +79,7 @@ def test_exclusive_cpus_disjoint_and_never_reserved(
 def test_single_numa_node_admissions_use_one_numa_node(
     scope: str, shapes: list[tuple[int, int, str, bool, bool]]
 ) -> None:
-    s = NodeState(
-        NODE, config(topologyManagerPolicy="single-numa-node", topologyManagerScope=scope)
-    )
+    s = NodeState(NODE, config(topologyManagerPolicy="single-numa-node", topologyManagerScope=scope))
     gpu_numa = {str(g.index): g.numa_node for g in NODE.gpus}
     for i, shape in enumerate(shapes):
         result = s.admit(_pod(i, shape))
@@ -98,9 +94,7 @@ def test_single_numa_node_admissions_use_one_numa_node(
 
 @SETTINGS
 @given(scope=scopes, shapes=st.lists(pod_shape, min_size=1, max_size=10))
-def test_best_effort_never_rejects_for_topology(
-    scope: str, shapes: list[tuple[int, int, str, bool, bool]]
-) -> None:
+def test_best_effort_never_rejects_for_topology(scope: str, shapes: list[tuple[int, int, str, bool, bool]]) -> None:
     s = NodeState(
         NODE,
         config(
@@ -149,9 +143,7 @@ def test_restricted_admits_exactly_the_preferred_best_effort_merge(providers: li
         assert single.hint.affinity.count() == 1
 
 
-quantity_text = st.one_of(
-    st.text(max_size=6), st.integers(min_value=-5, max_value=10**6), st.floats(allow_nan=True)
-)
+quantity_text = st.one_of(st.text(max_size=6), st.integers(min_value=-5, max_value=10**6), st.floats(allow_nan=True))
 
 
 @SETTINGS

@@ -42,8 +42,10 @@ def _pod(i: int, spec: tuple[int, int, str, str]) -> PodRequest:
 
 
 def _snapshot(s: NodeState) -> dict[str, Any]:
-    mem = {n: (st_.assignments, st_.cells, {k: (t.free, t.reserved) for k, t in st_.tables.items()})
-           for n, st_ in s.mem_state.machine.items()}
+    mem = {
+        n: (st_.assignments, st_.cells, {k: (t.free, t.reserved) for k, t in st_.tables.items()})
+        for n, st_ in s.mem_state.machine.items()
+    }
     return {
         "cpu": (s.cpu_state.default, s.cpu_state.assignments, s.cpu_state.reusable),
         "memory": (mem, s.mem_state.blocks, s.mem_state.reusable),
@@ -63,8 +65,9 @@ def _check_invariants(s: NodeState) -> None:
     assert assigned | s.cpu_state.default == s.cpu.topo.all_bits
     assert not assigned & s.cpu_state.default
     for kind in ("memory",):
-        held = sum(b.size for pod in s.mem_state.blocks.values() for blocks in pod.values() for b in blocks
-                   if b.type == kind)
+        held = sum(
+            b.size for pod in s.mem_state.blocks.values() for blocks in pod.values() for b in blocks if b.type == kind
+        )
         assert held == sum(n.tables[kind].reserved for n in s.mem_state.machine.values())
         for node in s.mem_state.machine.values():
             table = node.tables[kind]
@@ -74,8 +77,11 @@ def _check_invariants(s: NodeState) -> None:
 
 
 @SETTINGS
-@given(policy=st.sampled_from(["none", "best-effort", "restricted"]), scope=st.sampled_from(["container", "pod"]),
-       steps=ops)
+@given(
+    policy=st.sampled_from(["none", "best-effort", "restricted"]),
+    scope=st.sampled_from(["container", "pod"]),
+    steps=ops,
+)
 def test_admit_and_release_keep_the_managers_consistent_and_releasing_all_empties_the_node(
     policy: str, scope: str, steps: list[tuple[bool, tuple[int, int, str, str], int]]
 ) -> None:

@@ -71,9 +71,7 @@ def test_8gpu_restricted_with_default_cpu_and_memory_managers() -> None:
     # cpuManagerPolicy none and memoryManagerPolicy None: only the device manager hints.
     s = NodeState(
         load_node("dgx-h100"),
-        KubeletConfig.from_dict(
-            {"topologyManagerPolicy": "restricted", "topologyManagerScope": "pod"}
-        ),
+        KubeletConfig.from_dict({"topologyManagerPolicy": "restricted", "topologyManagerScope": "pod"}),
     )
     assert s.admit(pod("train", "32", "256Gi", gpus=8)).admitted
 
@@ -216,9 +214,7 @@ def test_init_container_cpus_are_reused_by_the_app_container() -> None:
     # exactly those (cpusToReuse), so after admission they are the app's.
     s = state(topologyManagerScope="container", memoryManagerPolicy="None", reservedMemory=[])
     spec = {
-        "initContainers": [
-            {"name": "init", "resources": {"limits": {"cpu": "8", "memory": "1Gi"}}}
-        ],
+        "initContainers": [{"name": "init", "resources": {"limits": {"cpu": "8", "memory": "1Gi"}}}],
         "containers": [{"name": "main", "resources": {"limits": {"cpu": "8", "memory": "1Gi"}}}],
     }
     from kubegpu.kubelet import PodRequest
@@ -281,9 +277,7 @@ def test_every_gpu_preset_admits_one_gpu_per_numa_node(preset: str) -> None:
 
 def test_unknown_extended_resource_is_dropped_with_a_note() -> None:
     # removeMissingExtendedResources: amd.com/gpu is not on a DGX H100, the kubelet ignores it.
-    result = state(topologyManagerPolicy="none").admit(
-        pod("amd", "2", "4Gi", gpus=1, resource="amd.com/gpu")
-    )
+    result = state(topologyManagerPolicy="none").admit(pod("amd", "2", "4Gi", gpus=1, resource="amd.com/gpu"))
     assert result.admitted
     assert any("amd.com/gpu is not offered" in n for n in result.notes)
 
@@ -302,7 +296,5 @@ def test_explicit_eviction_hard_replaces_the_default_threshold() -> None:
     node = load_node("dgx-h100")
     NodeState(node, KubeletConfig.from_dict(base))
     merged = KubeletConfig.from_dict({**base, "mergeDefaultEvictionSettings": True})
-    with pytest.raises(
-        KubeletStartupError, match='"4Gi" of type "memory" is not equal to the value "4196Mi"'
-    ):
+    with pytest.raises(KubeletStartupError, match='"4Gi" of type "memory" is not equal to the value "4196Mi"'):
         NodeState(node, merged)

@@ -57,9 +57,7 @@ def test_compare(case: dict[str, Any]) -> None:
     assert best is expected
 
 
-@pytest.mark.parametrize(
-    "case", V.cases("topologymanager_compare.json", "max_of_min_affinity_counts")
-)
+@pytest.mark.parametrize("case", V.cases("topologymanager_compare.json", "max_of_min_affinity_counts"))
 def test_max_of_min(case: dict[str, Any]) -> None:
     lists = [[V.hint(h) for h in inner] for inner in case["filtered_hints"]]
     assert max_of_min_affinity_counts(lists) == case["expected"]  # type: ignore[arg-type]
@@ -87,9 +85,7 @@ def test_closest(case: dict[str, Any]) -> None:
 def test_average_distance(case: dict[str, Any]) -> None:
     matrix = case["distances"]
     info = numa_info_from_matrix(tuple(range(len(matrix))), matrix)
-    assert info.average_distance(NUMAMask.of(case["mask"])) == pytest.approx(
-        case["expected_average"]
-    )
+    assert info.average_distance(NUMAMask.of(case["mask"])) == pytest.approx(case["expected_average"])
 
 
 @pytest.mark.parametrize("case", V.cases("topologymanager_numa_bitmask.json", "split_distances"))
@@ -145,8 +141,6 @@ def test_scope(case: dict[str, Any]) -> None:
 def test_more_numa_nodes_than_allowed_stops_the_kubelet() -> None:
     with pytest.raises(ModelError, match="more than 8 NUMA Nodes"):
         new_policy("restricted", "pod", tuple(range(9)), None)
-    policy, options = new_policy(
-        "restricted", "pod", tuple(range(9)), None, {"max-allowable-numa-nodes": "9"}
-    )
+    policy, options = new_policy("restricted", "pod", tuple(range(9)), None, {"max-allowable-numa-nodes": "9"})
     assert options.max_allowable_numa_nodes == 9
     assert policy.merge([]).hint == TopologyHint(NUMAMask.of(range(9)), True)

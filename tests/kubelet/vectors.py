@@ -84,10 +84,7 @@ def fixture_topology(name: str) -> NodeTopology:
     data = load_all()["fixtures.json"]
     for topo in data["cpu_topologies"]:
         if topo["name"] == name:
-            cpus = tuple(
-                CPUInfo(id=c["cpu"], core=c["core"], socket=c["socket"], numa=c["numa"])
-                for c in topo["cpus"]
-            )
+            cpus = tuple(CPUInfo(id=c["cpu"], core=c["core"], socket=c["socket"], numa=c["numa"]) for c in topo["cpus"])
             numas = sorted({c.numa for c in cpus})
             nodes = tuple(NUMANode(id=n, memory_bytes=0) for n in numas)
             return NodeTopology(name=name, cpus=cpus, numa_nodes=nodes)

@@ -36,8 +36,9 @@ def _sarif(result_paths: list[str]) -> dict[str, object]:
     return log
 
 
-def test_the_same_deployment_in_two_namespaces_gives_two_alerts(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_same_deployment_in_two_namespaces_gives_two_alerts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     Path("all.yaml").write_text(DEPLOYMENT.format(namespace="team-a") + "---\n" + DEPLOYMENT.format(namespace="team-b"))
     log = _sarif(["all.yaml"])
@@ -57,8 +58,7 @@ def test_artifact_uris_are_relative_and_percent_encoded(tmp_path: Path, monkeypa
     folder.mkdir(parents=True)
     (folder / "serve #1.yaml").write_text(DEPLOYMENT.format(namespace="a"))
     log = _sarif([str(folder)])
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            for r in log["runs"][0]["results"]}  # type: ignore[index]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}  # type: ignore[index]
     assert uris == {"my%20apps/%C3%BCn%C3%AFcode/serve%20%231.yaml"}
 
 

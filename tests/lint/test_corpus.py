@@ -19,10 +19,33 @@ from tests.paths import SHARED_DIR
 
 CORPUS = SHARED_DIR / "corpus" / "real"
 WORKLOAD_KINDS = {
-    "Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "JobSet", "LeaderWorkerSet",
-    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "MXJob", "PaddleJob", "TrainJob", "RayJob", "RayCluster",
-    "RayService", "InferenceService", "LLMInferenceService", "AppWrapper", "VLLMRuntime", "NIMService", "NIMCache",
-    "DynamoGraphDeployment", "HyperPodPyTorchJob",
+    "Pod",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+    "JobSet",
+    "LeaderWorkerSet",
+    "PyTorchJob",
+    "TFJob",
+    "MPIJob",
+    "XGBoostJob",
+    "MXJob",
+    "PaddleJob",
+    "TrainJob",
+    "RayJob",
+    "RayCluster",
+    "RayService",
+    "InferenceService",
+    "LLMInferenceService",
+    "AppWrapper",
+    "VLLMRuntime",
+    "NIMService",
+    "NIMCache",
+    "DynamoGraphDeployment",
+    "HyperPodPyTorchJob",
 }
 # Expert tag -> the rule that must fire (V:) or must stay silent (OK:).
 VIOLATION_RULES = {
@@ -53,20 +76,42 @@ OK_RULES = {
 }
 # (file name fragment, tag) -> why kubegpu and the note differ. Kubernetes semantics decide.
 DISAGREEMENTS: dict[tuple[str, str], str] = {
-    ("production-stack_v1alph", "pinned-image"):
-        "the note's pinned-image is the vLLM container's dated tag; the finding is the sidecar's :latest, which the "
-        "same note lists as latest-tag",
-    ("llm-serving-gemma__vllm__vllm-7b-kvcache__patch", "no-dshm"):
-        "the file is a kustomize patch fragment without an image; the note itself says no-dshm is an artefact "
-        "of the patch omitting volumes, so kubegpu's finding there is right for the fragment as written",
+    (
+        "production-stack_v1alph",
+        "pinned-image",
+    ): "the note's pinned-image is the vLLM container's dated tag; the finding is the sidecar's :latest, which the "
+    "same note lists as latest-tag",
+    (
+        "llm-serving-gemma__vllm__vllm-7b-kvcache__patch",
+        "no-dshm",
+    ): "the file is a kustomize patch fragment without an image; the note itself says no-dshm is an artefact "
+    "of the patch omitting volumes, so kubegpu's finding there is right for the fragment as written",
 }
 REQUIRED_RULE_NAMES = {
-    "gpu-pod-not-guaranteed", "gpu-cpu-not-integer", "gpu-cpu-not-smt-multiple", "gpu-request-limit-mismatch",
-    "dshm-missing", "dshm-unsized", "dshm-host-shared", "image-pull-always", "image-tag-mutable",
-    "image-devel-runtime", "dockerfile-devel-final-stage", "model-cache-missing", "model-cache-writable-shared",
-    "inference-scale-to-zero", "gang-missing", "gang-partial", "topology-missing", "scheduler-spreads-gpus",
-    "binpack-profile-unused", "kubelet-cpu-manager-not-static", "kubelet-full-pcpus-missing",
-    "kubelet-topology-policy-weak", "kubelet-reserved-memory-mismatch", "kubelet-reserved-cpus-conflict",
+    "gpu-pod-not-guaranteed",
+    "gpu-cpu-not-integer",
+    "gpu-cpu-not-smt-multiple",
+    "gpu-request-limit-mismatch",
+    "dshm-missing",
+    "dshm-unsized",
+    "dshm-host-shared",
+    "image-pull-always",
+    "image-tag-mutable",
+    "image-devel-runtime",
+    "dockerfile-devel-final-stage",
+    "model-cache-missing",
+    "model-cache-writable-shared",
+    "inference-scale-to-zero",
+    "gang-missing",
+    "gang-partial",
+    "topology-missing",
+    "scheduler-spreads-gpus",
+    "binpack-profile-unused",
+    "kubelet-cpu-manager-not-static",
+    "kubelet-full-pcpus-missing",
+    "kubelet-topology-policy-weak",
+    "kubelet-reserved-memory-mismatch",
+    "kubelet-reserved-cpus-conflict",
 }
 
 
@@ -86,7 +131,7 @@ def _tags(notes: str, prefix: str) -> Iterator[str]:
     for part in notes.split("|"):
         part = part.strip()
         if part.startswith(prefix):
-            for item in part[len(prefix):].split(";"):
+            for item in part[len(prefix) :].split(";"):
                 tag = re.split(r"[\s(]", item.strip(), maxsplit=1)[0]
                 if tag:
                     yield tag
@@ -121,8 +166,11 @@ def test_findings_agree_with_the_notes(row: dict[str, str]) -> None:
     path = CORPUS / row["local_file"]
     registered = {rule.name for rule in all_rules()}
     # Info-level findings that hedge on a placeholder's rendered value are not claims.
-    fired = {f.name for f in lint_text(str(path), path.read_text(), LintConfig()).findings
-             if not (f.severity.value == "info" and "rendered value" in f.message)}
+    fired = {
+        f.name
+        for f in lint_text(str(path), path.read_text(), LintConfig()).findings
+        if not (f.severity.value == "info" and "rendered value" in f.message)
+    }
     problems = []
     for tag in _tags(row["notes"], "V:"):
         rule = VIOLATION_RULES.get(tag)
@@ -157,7 +205,9 @@ def test_loaded_data_equals_pyyaml(row: dict[str, str]) -> None:
     path = CORPUS / row["local_file"]
     text = path.read_text()
     ours = [d.data for d in load_text(str(path), text).documents if not d.prefix]
-    theirs = [without_dates(d) for d in yaml.load_all(text, Loader=yaml.CSafeLoader)
-              if isinstance(d, dict) and d.get("kind") and d.get("apiVersion")
-              and not str(d.get("kind")).endswith("List")]
+    theirs = [
+        without_dates(d)
+        for d in yaml.load_all(text, Loader=yaml.CSafeLoader)
+        if isinstance(d, dict) and d.get("kind") and d.get("apiVersion") and not str(d.get("kind")).endswith("List")
+    ]
     assert ours == theirs

@@ -75,19 +75,26 @@ def test_stdin_and_json_fields() -> None:
 
 
 def test_suppression_annotation_and_line_comment() -> None:
-    annotated = GPU_POD.replace("metadata: {name: p}", "metadata:\n  name: p\n  annotations:\n"
-                                "    kubegpu.io/ignore: 'dshm-missing: inference only; KG101: reviewed'")
+    annotated = GPU_POD.replace(
+        "metadata: {name: p}",
+        "metadata:\n  name: p\n  annotations:\n    kubegpu.io/ignore: 'dshm-missing: inference only; KG101: reviewed'",
+    )
     result = runner.invoke(app, ["lint", "-", "-o", "json"], input=annotated)
     names = {f["name"] for f in json.loads(result.stdout)["findings"]}
     assert "dshm-missing" not in names and "gpu-pod-not-guaranteed" not in names
-    no_reason = GPU_POD.replace("metadata: {name: p}", "metadata:\n  name: p\n  annotations:\n"
-                                "    kubegpu.io/ignore: dshm-missing")
-    names = {f["name"] for f in json.loads(runner.invoke(app, ["lint", "-", "-o", "json"],
-                                                         input=no_reason).stdout)["findings"]}
+    no_reason = GPU_POD.replace(
+        "metadata: {name: p}", "metadata:\n  name: p\n  annotations:\n    kubegpu.io/ignore: dshm-missing"
+    )
+    names = {
+        f["name"]
+        for f in json.loads(runner.invoke(app, ["lint", "-", "-o", "json"], input=no_reason).stdout)["findings"]
+    }
     assert {"dshm-missing", "suppression-without-reason"} <= names
     commented = GPU_POD.replace("  - name: c\n", "  - name: c  # kubegpu: ignore[KG201]\n")
-    names = {f["name"] for f in json.loads(runner.invoke(app, ["lint", "-", "-o", "json"],
-                                                         input=commented).stdout)["findings"]}
+    names = {
+        f["name"]
+        for f in json.loads(runner.invoke(app, ["lint", "-", "-o", "json"], input=commented).stdout)["findings"]
+    }
     assert "dshm-missing" not in names
 
 

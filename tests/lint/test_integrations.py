@@ -21,8 +21,11 @@ BIN = Path(sys.executable).parent
 
 
 def _git(folder: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(folder), "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(folder), "-c", "user.email=ci@example.com", "-c", "user.name=ci", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def _platform_repo(tmp_path: Path) -> Path:
@@ -53,8 +56,14 @@ def test_pre_commit_runs_the_lint_hook_on_a_platform_repository(tmp_path: Path) 
     env["PATH"] = os.pathsep.join([*tools, env.get("PATH", "")])
 
     def run() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(pre_commit), "try-repo", str(REPO_ROOT), "kubegpu-lint", "--all-files",
-                               "--verbose"], cwd=repo, env=env, capture_output=True, text=True, timeout=540)
+        return subprocess.run(
+            [str(pre_commit), "try-repo", str(REPO_ROOT), "kubegpu-lint", "--all-files", "--verbose"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=540,
+        )
 
     done = run()
     if "An unexpected error has occurred" in done.stdout + done.stderr and "pip" in done.stdout + done.stderr:
@@ -74,8 +83,13 @@ def test_pre_commit_runs_the_lint_hook_on_a_platform_repository(tmp_path: Path) 
 def _action(tmp_path: Path, repo: Path, **inputs: str) -> tuple[int, dict[str, str]]:
     output = tmp_path / "github-output"
     output.write_text("")
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "GITHUB_OUTPUT": str(output),
-           "INPUT_INSTALL": "none", **{f"INPUT_{k.upper()}": v for k, v in inputs.items()}}
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "GITHUB_OUTPUT": str(output),
+        "INPUT_INSTALL": "none",
+        **{f"INPUT_{k.upper()}": v for k, v in inputs.items()},
+    }
     done = subprocess.run(["bash", str(SCRIPT)], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
     return done.returncode, outputs
@@ -93,6 +107,11 @@ def test_the_action_script_writes_sarif_and_sets_outputs(tmp_path: Path) -> None
     code, outputs = _action(tmp_path, repo, paths="manifests", fail_on="warning")
     assert (code, outputs["exit-code"]) == (1, "1")
     assert json.loads((repo / "kubegpu.sarif").read_text())["runs"][0]["results"]
-    code, outputs = _action(tmp_path, repo, paths="manifests", fail_on="warning", args="--exclude train-*.yaml "
-                            "--exclude embeddings.yaml --select dshm-missing")
+    code, outputs = _action(
+        tmp_path,
+        repo,
+        paths="manifests",
+        fail_on="warning",
+        args="--exclude train-*.yaml --exclude embeddings.yaml --select dshm-missing",
+    )
     assert code == 2  # everything excluded: no input is an error, not a silent pass

@@ -75,17 +75,32 @@ def test_github_annotations_escape_properties() -> None:
 _text = st.text(max_size=30)
 
 
-@given(file=_text, line=st.integers(1, 10**6), column=st.integers(1, 500), message=_text,
-       path=st.lists(st.one_of(_text, st.integers(0, 50)), max_size=6),
-       obj=st.one_of(st.none(), st.tuples(_text, _text, st.one_of(st.none(), _text))),
-       fix=st.one_of(st.none(), st.tuples(_text, st.sampled_from(list(Safety)))),
-       severity=st.sampled_from(list(Severity)))
-def test_json_lines_equal_json_dumps(file: str, line: int, column: int, message: str, path: list[str | int],
-                                     obj: tuple[str, str, str | None] | None, fix: tuple[str, Safety] | None,
-                                     severity: Severity) -> None:
+@given(
+    file=_text,
+    line=st.integers(1, 10**6),
+    column=st.integers(1, 500),
+    message=_text,
+    path=st.lists(st.one_of(_text, st.integers(0, 50)), max_size=6),
+    obj=st.one_of(st.none(), st.tuples(_text, _text, st.one_of(st.none(), _text))),
+    fix=st.one_of(st.none(), st.tuples(_text, st.sampled_from(list(Safety)))),
+    severity=st.sampled_from(list(Severity)),
+)
+def test_json_lines_equal_json_dumps(
+    file: str,
+    line: int,
+    column: int,
+    message: str,
+    path: list[str | int],
+    obj: tuple[str, str, str | None] | None,
+    fix: tuple[str, Safety] | None,
+    severity: Severity,
+) -> None:
     """The hand-formatted JSON line is exactly json.dumps of the finding's dict, for any text."""
     finding = Finding(
-        code="KG101", name="gpu-pod-not-guaranteed", severity=severity, message=message,
+        code="KG101",
+        name="gpu-pod-not-guaranteed",
+        severity=severity,
+        message=message,
         location=Location(file, line, column, tuple(path)),
         obj=None if obj is None else ObjectRef(kind=obj[0], name=obj[1], namespace=obj[2]),
         fix=None if fix is None else Fix(fix[0], fix[1], ()),

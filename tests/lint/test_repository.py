@@ -33,8 +33,9 @@ def platform(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return copy
 
 
-def test_files_that_are_not_kubernetes_are_counted_not_reported(platform: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               tmp_path: Path) -> None:
+def test_files_that_are_not_kubernetes_are_counted_not_reported(
+    platform: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     without_tools(monkeypatch, tmp_path)
     result = runner.invoke(app, ["lint", ".", "--verbose"])
     assert result.exit_code == 1, result.output  # the GPU manifests have findings; nothing else does
@@ -46,8 +47,9 @@ def test_files_that_are_not_kubernetes_are_counted_not_reported(platform: Path, 
     assert runner.invoke(app, ["lint", ".", "--exit-zero"]).exit_code == 0
 
 
-def test_without_helm_or_kustomize_each_is_one_notice(platform: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      tmp_path: Path) -> None:
+def test_without_helm_or_kustomize_each_is_one_notice(
+    platform: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     without_tools(monkeypatch, tmp_path)
     code, report = _json([".", "--exit-zero"])
     summary = report["summary"]
@@ -57,8 +59,11 @@ def test_without_helm_or_kustomize_each_is_one_notice(platform: Path, monkeypatc
     assert notices == [
         "chart charts/inference: not rendered: helm not found; install helm or pipe `helm template` output to "
         "`kubegpu lint -`",
-        *[f"kustomization deploy/trainer/{k}: not rendered: neither kustomize nor kubectl found; install one or "
-          "pipe `kustomize build` output to `kubegpu lint -`" for k in ("base", "overlays/dev", "overlays/prod")],
+        *[
+            f"kustomization deploy/trainer/{k}: not rendered: neither kustomize nor kubectl found; install one or "
+            "pipe `kustomize build` output to `kubegpu lint -`"
+            for k in ("base", "overlays/dev", "overlays/prod")
+        ],
     ]
     files = {f["file"] for f in report["findings"]}  # type: ignore[union-attr,index]
     assert not any("templates" in f or "patches" in f for f in files), files  # never linted as files
@@ -89,8 +94,15 @@ def test_gitignore_excludes_and_tool_folders(tmp_path: Path, monkeypatch: pytest
         pytest.skip("git not installed")
     gpu = (PLATFORM / "manifests" / "embeddings.yaml").read_text()
     repo = tmp_path / "repo"
-    for relative in ("apps/web.yaml", "generated/out.yaml", "apps/legacy/old.yaml", "node_modules/pkg/x.yaml",
-                     ".venv/lib/x.yaml", "env/pyvenv-like/x.yaml", "apps/skip.generated.yaml"):
+    for relative in (
+        "apps/web.yaml",
+        "generated/out.yaml",
+        "apps/legacy/old.yaml",
+        "node_modules/pkg/x.yaml",
+        ".venv/lib/x.yaml",
+        "env/pyvenv-like/x.yaml",
+        "apps/skip.generated.yaml",
+    ):
         (repo / relative).parent.mkdir(parents=True, exist_ok=True)
         (repo / relative).write_text(gpu)
     (repo / "env" / "pyvenv-like" / "pyvenv.cfg").write_text("home = /usr/bin\n")
@@ -115,9 +127,11 @@ def test_gitignore_excludes_and_tool_folders(tmp_path: Path, monkeypatch: pytest
 
 def test_mistyped_rules_get_a_close_match(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
-    for args, hint in ((["--select", "dshm-mising"], "did you mean dshm-missing?"),
-                       (["--ignore", "gpu-pod-not-guarantied"], "did you mean gpu-pod-not-guaranteed?"),
-                       (["--fail-on", "eror"], "did you mean error?")):
+    for args, hint in (
+        (["--select", "dshm-mising"], "did you mean dshm-missing?"),
+        (["--ignore", "gpu-pod-not-guarantied"], "did you mean gpu-pod-not-guaranteed?"),
+        (["--fail-on", "eror"], "did you mean error?"),
+    ):
         result = runner.invoke(app, ["lint", str(tmp_path), *args])
         assert result.exit_code == 2, result.output
         assert hint in result.output
@@ -138,8 +152,9 @@ def test_fail_on_and_exit_zero(tmp_path: Path) -> None:
 def test_stdin_filename_names_piped_input_in_every_format() -> None:
     text = (PLATFORM / "manifests" / "embeddings.yaml").read_text()
     for fmt in ("text", "json", "sarif", "junit", "github"):
-        result = runner.invoke(app, ["lint", "-", "--stdin-filename", "deploy/serving.yaml", "-o", fmt,
-                                     "--exit-zero"], input=text)
+        result = runner.invoke(
+            app, ["lint", "-", "--stdin-filename", "deploy/serving.yaml", "-o", fmt, "--exit-zero"], input=text
+        )
         assert result.exit_code == 0, result.output
         assert "deploy/serving.yaml" in result.stdout, fmt
         assert "stdin" not in result.stdout, fmt
@@ -185,8 +200,7 @@ def test_helm_values_and_set_reach_the_chart(platform: Path, monkeypatch: pytest
 
 def test_a_file_inside_a_chart_stands_for_the_chart(platform: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require_tool(monkeypatch, "helm")
-    _code, report = _json(["charts/inference/templates/deployment.yaml", "charts/inference/values.yaml",
-                           "--exit-zero"])
+    _code, report = _json(["charts/inference/templates/deployment.yaml", "charts/inference/values.yaml", "--exit-zero"])
     assert {f["file"] for f in report["findings"]} == {"charts/inference/templates/deployment.yaml"}  # type: ignore[union-attr,index]
 
 
@@ -202,8 +216,9 @@ def test_a_chart_that_does_not_render_is_an_input_error(platform: Path, monkeypa
 # ------------------------------------------------------------------------------------------- kustomize
 
 
-def test_kustomize_findings_point_at_the_patch_and_name_the_overlay(platform: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kustomize_findings_point_at_the_patch_and_name_the_overlay(
+    platform: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     require_tool(monkeypatch, "kustomize", "kubectl")
     before = {p: p.read_bytes() for p in platform.rglob("*") if p.is_file()}
     _code, report = _json(["deploy", "--exit-zero"])
@@ -218,10 +233,14 @@ def test_kustomize_findings_point_at_the_patch_and_name_the_overlay(platform: Pa
 def test_a_base_finding_in_one_overlay_says_which(platform: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require_tool(monkeypatch, "kustomize", "kubectl")
     dev = platform / "deploy" / "trainer" / "overlays" / "dev"
-    (dev / "kustomization.yaml").write_text((dev / "kustomization.yaml").read_text() + (
-        "patches:\n  - target: {kind: Job, name: finetune}\n    patch: |-\n"
-        "      - op: remove\n        path: /spec/template/spec/volumes\n"
-        "      - op: remove\n        path: /spec/template/spec/containers/0/volumeMounts\n"))
+    (dev / "kustomization.yaml").write_text(
+        (dev / "kustomization.yaml").read_text()
+        + (
+            "patches:\n  - target: {kind: Job, name: finetune}\n    patch: |-\n"
+            "      - op: remove\n        path: /spec/template/spec/volumes\n"
+            "      - op: remove\n        path: /spec/template/spec/containers/0/volumeMounts\n"
+        )
+    )
     _code, report = _json(["deploy", "--exit-zero"])
     dshm = [f for f in report["findings"] if f["name"] == "dshm-missing"]  # type: ignore[union-attr,index]
     assert len(dshm) == 1

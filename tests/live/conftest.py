@@ -28,8 +28,15 @@ ROUTES = {
 
 def status(code: int, reason: str, message: str) -> dict[str, object]:
     """A metav1.Status body as the API server sends with an error."""
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": message, "reason": reason, "code": code}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
 
 
 def recorded(name: str) -> object:
@@ -58,20 +65,18 @@ ServeFn = Callable[..., Path]
 def serve_cluster(httpserver: HTTPServer, tmp_path: Path) -> ServeFn:
     """Register the recorded routes (overrides first) and return a kubeconfig for the server."""
 
-    def serve(overrides: dict[str, tuple[int, object]] | None = None,
-              missing: tuple[str, ...] = ()) -> Path:
+    def serve(overrides: dict[str, tuple[int, object]] | None = None, missing: tuple[str, ...] = ()) -> Path:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         for path, (code, body) in (overrides or {}).items():
             httpserver.expect_request(path, method="GET").respond_with_json(body, status=code)
         for path, name in ROUTES.items():
             if path in (overrides or {}) or path in missing:
                 continue
-            httpserver.expect_request(path, method="GET", headers=headers).respond_with_json(
-                recorded(name))
+            httpserver.expect_request(path, method="GET", headers=headers).respond_with_json(recorded(name))
         for path in missing:
             httpserver.expect_request(path, method="GET").respond_with_json(
-                status(404, "NotFound", "the server could not find the requested resource"),
-                status=404)
+                status(404, "NotFound", "the server could not find the requested resource"), status=404
+            )
         # everything else: a 404 like an API server without that group/version or node proxy
         httpserver.no_handler_status_code = 404
         return write_kubeconfig(tmp_path / "kubeconfig", httpserver.url_for("/").rstrip("/"))

@@ -24,8 +24,7 @@ def tls_api(tmp_path: Path) -> Iterator[tuple[HTTPServer, Path]]:
     context.load_cert_chain(str(cert), str(key))
     server = HTTPServer(host="127.0.0.1", port=0, ssl_context=context)
     for path, name in ROUTES.items():
-        server.expect_request(path, headers={"Authorization": f"Bearer {TOKEN}"}
-                              ).respond_with_json(recorded(name))
+        server.expect_request(path, headers={"Authorization": f"Bearer {TOKEN}"}).respond_with_json(recorded(name))
     server.no_handler_status_code = 404
     server.start()
     try:
@@ -42,7 +41,8 @@ def _kubeconfig(path: Path, url: str, ca_pem: bytes) -> Path:
         f"clusters:\n- name: tls\n  cluster:\n    server: {url}\n"
         f"    certificate-authority-data: {data}\n"
         f"users:\n- name: u\n  user:\n    token: {TOKEN}\n"
-        "contexts:\n- name: tls\n  context:\n    cluster: tls\n    user: u\n")
+        "contexts:\n- name: tls\n  context:\n    cluster: tls\n    user: u\n"
+    )
     return path
 
 
@@ -60,7 +60,6 @@ def test_wrong_ca_is_refused(tls_api: tuple[HTTPServer, Path], tmp_path: Path) -
     other = tmp_path / "other"
     other.mkdir()
     other_ca, _, _ = make_certs(other)
-    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", server.url_for("/").rstrip("/"),
-                             other_ca.read_bytes())
+    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", server.url_for("/").rstrip("/"), other_ca.read_bytes())
     with pytest.raises(InputError, match="cannot reach the API server"):
         read_cluster(ClusterOptions(kubeconfig=kubeconfig))

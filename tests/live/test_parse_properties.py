@@ -20,28 +20,73 @@ from kubegpu.live.parse import (
 )
 from kubegpu.units.quantity import parse_quantity
 
-scalars = st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=True) | st.text(
-    alphabet="0123456789.mkMGiKe-+abc", max_size=8)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 10**6)
+    | st.floats(allow_nan=True)
+    | st.text(alphabet="0123456789.mkMGiKe-+abc", max_size=8)
+)
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["metadata", "spec", "status", "name", "containers", "resources",
-                         "requests", "limits", "cpu", "memory", "nvidia.com/gpu", "zones",
-                         "allocatable", "capacity", "available", "podSets", "count", "template",
-                         "levels", "nodeLabel", "taints", "conditions", "type", "initContainers",
-                         "resourceGroups", "flavors", "nominalQuota", "flavorsReservation",
-                         "total"]),
-        inner, max_size=4),
-    max_leaves=20)
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "metadata",
+                    "spec",
+                    "status",
+                    "name",
+                    "containers",
+                    "resources",
+                    "requests",
+                    "limits",
+                    "cpu",
+                    "memory",
+                    "nvidia.com/gpu",
+                    "zones",
+                    "allocatable",
+                    "capacity",
+                    "available",
+                    "podSets",
+                    "count",
+                    "template",
+                    "levels",
+                    "nodeLabel",
+                    "taints",
+                    "conditions",
+                    "type",
+                    "initContainers",
+                    "resourceGroups",
+                    "flavors",
+                    "nominalQuota",
+                    "flavorsReservation",
+                    "total",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=20,
+)
 
-PARSERS: list[Callable[..., Any]] = [parse_node, parse_pod, parse_nrt, parse_kueue_workload,
-                                     parse_kueue_topology, parse_kueue_cluster_queue]
+PARSERS: list[Callable[..., Any]] = [
+    parse_node,
+    parse_pod,
+    parse_nrt,
+    parse_kueue_workload,
+    parse_kueue_topology,
+    parse_kueue_cluster_queue,
+]
 
 
 @pytest.mark.parametrize("parser", PARSERS, ids=lambda p: p.__name__)
 @settings(max_examples=150, deadline=None)
-@given(obj=st.dictionaries(st.sampled_from(["metadata", "spec", "status", "zones", "attributes"]),
-                           json_values, max_size=4))
+@given(
+    obj=st.dictionaries(st.sampled_from(["metadata", "spec", "status", "zones", "attributes"]), json_values, max_size=4)
+)
 def test_parsers_never_crash(parser: Callable[..., Any], obj: dict[str, Any]) -> None:
     try:
         parser(obj, "fuzz.json")
@@ -49,14 +94,18 @@ def test_parsers_never_crash(parser: Callable[..., Any], obj: dict[str, Any]) ->
         assert err.file == "fuzz.json"
 
 
-quantities = st.integers(0, 512).map(str) | st.integers(0, 4096).map(lambda n: f"{n}Mi") | \
-    st.integers(0, 64000).map(lambda n: f"{n}m")
+quantities = (
+    st.integers(0, 512).map(str)
+    | st.integers(0, 4096).map(lambda n: f"{n}Mi")
+    | st.integers(0, 64000).map(lambda n: f"{n}m")
+)
 
 
 @given(cpu=quantities, memory=quantities, gpus=st.integers(0, 16))
 def test_node_allocatable_is_exact(cpu: str, memory: str, gpus: int) -> None:
-    node = parse_node({"metadata": {"name": "n"}, "status": {
-        "capacity": {"cpu": cpu, "memory": memory, "nvidia.com/gpu": str(gpus)}}})
+    node = parse_node(
+        {"metadata": {"name": "n"}, "status": {"capacity": {"cpu": cpu, "memory": memory, "nvidia.com/gpu": str(gpus)}}}
+    )
     # without `allocatable` the node offers its capacity; cpu in millis, the rest rounded up
     assert node.allocatable["cpu"] == parse_quantity(cpu).millis
     assert node.allocatable["memory"] == parse_quantity(memory).ceil
@@ -64,16 +113,26 @@ def test_node_allocatable_is_exact(cpu: str, memory: str, gpus: int) -> None:
     assert node.accelerator_resources() == (("nvidia.com/gpu",) if gpus else ())
 
 
-@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(0, 96),
-                          st.integers(0, 96)), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(0, 96), st.integers(0, 96)), min_size=1, max_size=4
+    )
+)
 def test_nrt_zone_usage(zones: list[tuple[int, int, int, int]]) -> None:
-    raw = {"metadata": {"name": "n"}, "zones": [
-        {"name": f"node-{i}", "type": "Node", "resources": [
-            {"name": "nvidia.com/gpu", "capacity": str(g), "allocatable": str(g),
-             "available": str(min(a, g))},
-            {"name": "cpu", "capacity": str(c), "allocatable": str(c),
-             "available": str(min(ca, c))}]}
-        for i, (g, a, c, ca) in enumerate(zones)]}
+    raw = {
+        "metadata": {"name": "n"},
+        "zones": [
+            {
+                "name": f"node-{i}",
+                "type": "Node",
+                "resources": [
+                    {"name": "nvidia.com/gpu", "capacity": str(g), "allocatable": str(g), "available": str(min(a, g))},
+                    {"name": "cpu", "capacity": str(c), "allocatable": str(c), "available": str(min(ca, c))},
+                ],
+            }
+            for i, (g, a, c, ca) in enumerate(zones)
+        ],
+    }
     nrt = parse_nrt(raw)
     for i, (zone, (g, a, c, ca)) in enumerate(zip(nrt.zones, zones, strict=True)):
         assert zone.numa_id == i

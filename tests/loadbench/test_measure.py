@@ -49,8 +49,7 @@ def test_parallel_read_stops_at_the_deadline(paths: list[Path]) -> None:
     assert done == 0
 
 
-def test_storage_limit_falls_back_when_o_direct_is_refused(paths: list[Path], monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
+def test_storage_limit_falls_back_when_o_direct_is_refused(paths: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
     real_open = os.open
 
     def refuse_direct(path: str, flags: int, *args: int) -> int:

@@ -70,7 +70,7 @@ class _Streamer:
             shard = read_shard(Path(path))
             data = Path(path).read_bytes()
             for t in shard.tensors:
-                yield t.name, _Tensor(np.frombuffer(data[t.start:t.end], dtype=np.float16))
+                yield t.name, _Tensor(np.frombuffer(data[t.start : t.end], dtype=np.float16))
 
 
 def test_runai_glue(model: list[Shard], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,7 +94,7 @@ class _Buffers:
         for path in files:
             data = Path(path).read_bytes()
             for t in read_shard(Path(path)).tensors:
-                self.arrays[t.name] = np.frombuffer(data[t.start:t.end], dtype=np.float16)
+                self.arrays[t.name] = np.frombuffer(data[t.start : t.end], dtype=np.float16)
         self.closed = False
 
     def get_tensor(self, tensor_name: str) -> _Tensor:

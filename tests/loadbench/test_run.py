@@ -37,8 +37,12 @@ class Missing(SlowUnstoppable):
 
 def test_bench_measures_each_method_threads_and_cache(model: list[Shard]) -> None:
     events: list[str] = []
-    result = bench(model, Options(threads=(1, 2), gpu=False), lambda label, n: events.append(label),
-                   loaders=[ReadLoader(), MmapLoader(), Missing()])
+    result = bench(
+        model,
+        Options(threads=(1, 2), gpu=False),
+        lambda label, n: events.append(label),
+        loaders=[ReadLoader(), MmapLoader(), Missing()],
+    )
     keys = {(r.method, r.threads, r.cache) for r in result.runs}
     assert keys == {(m, t, c) for m in ("read", "mmap") for t in (1, 2) for c in ("cold", "warm")}
     assert all(r.bytes == sum(s.tensor_bytes for s in model) and not r.partial for r in result.runs)
@@ -52,10 +56,15 @@ def test_bench_measures_each_method_threads_and_cache(model: list[Shard]) -> Non
 
 
 def test_budget_skips_what_cannot_stop_and_cuts_what_can(model: list[Shard]) -> None:
-    result = bench(model, Options(threads=(1,), warm=False, budget_seconds=1e-6, gpu=False),
-                   loaders=[ReadLoader(), SlowUnstoppable()])
-    assert {(s.method, s.reason) for s in result.skipped} == {("read", "the time budget is spent"),
-                                                              ("slow", "the time budget is spent")}
+    result = bench(
+        model,
+        Options(threads=(1,), warm=False, budget_seconds=1e-6, gpu=False),
+        loaders=[ReadLoader(), SlowUnstoppable()],
+    )
+    assert {(s.method, s.reason) for s in result.skipped} == {
+        ("read", "the time budget is spent"),
+        ("slow", "the time budget is spent"),
+    }
     assert result.runs == ()
     assert result.storage.bytes == 0  # its share of the budget was spent before the first block
     assert any("measured on the first 0.00 GB" in note for note in result.notes)
@@ -76,16 +85,28 @@ def _result(runs: list[tuple[str, int, str, float]], limit: float = 2.0) -> Resu
     return Result(("a",), 1, 1, storage, made, (Skipped("x", None, None, "r"),), GpuStage(None, None, None, 0, "no"))
 
 
-@pytest.mark.parametrize(("runs", "expect", "absent"), [
-    ([("runai-model-streamer", 16, "cold", 1.9), ("mmap", 1, "cold", 0.6)],
-     ["runai-model-streamer with 16 threads", "95% of the 2.00 GB/s", "concurrency 16",
-      "mmap is 3.2× slower (30% of the limit)"],
-     ["half"]),
-    ([("mmap", 4, "cold", 1.9), ("read", 4, "cold", 1.8)], ["default safetensors loader (mmap)"], ["avoid"]),
-    ([("read", 1, "cold", 0.5), ("mmap", 1, "cold", 0.4), ("read", 1, "warm", 9.0)],
-     ["read with 1 thread", "sequential reads", "25%", "no loader reaches half"], ["avoid mmap"]),
-    ([], ["no loader ran"], []),
-])
+@pytest.mark.parametrize(
+    ("runs", "expect", "absent"),
+    [
+        (
+            [("runai-model-streamer", 16, "cold", 1.9), ("mmap", 1, "cold", 0.6)],
+            [
+                "runai-model-streamer with 16 threads",
+                "95% of the 2.00 GB/s",
+                "concurrency 16",
+                "mmap is 3.2× slower (30% of the limit)",
+            ],
+            ["half"],
+        ),
+        ([("mmap", 4, "cold", 1.9), ("read", 4, "cold", 1.8)], ["default safetensors loader (mmap)"], ["avoid"]),
+        (
+            [("read", 1, "cold", 0.5), ("mmap", 1, "cold", 0.4), ("read", 1, "warm", 9.0)],
+            ["read with 1 thread", "sequential reads", "25%", "no loader reaches half"],
+            ["avoid mmap"],
+        ),
+        ([], ["no loader ran"], []),
+    ],
+)
 def test_recommendation(runs: list[tuple[str, int, str, float]], expect: list[str], absent: list[str]) -> None:
     line = recommend(_result(runs))
     assert all(text in line for text in expect), line

@@ -22,8 +22,9 @@ from kubegpu.loadbench.shards import (
 
 def test_synthetic_model_is_sharded_like_save_pretrained(tmp_path: Path) -> None:
     paths = write_synthetic(tmp_path, 12 << 20, shard_size=5 << 20)
-    assert [p.name for p in paths] == [f"model-{i:05d}-of-{len(paths):05d}.safetensors"
-                                       for i in range(1, len(paths) + 1)]
+    assert [p.name for p in paths] == [
+        f"model-{i:05d}-of-{len(paths):05d}.safetensors" for i in range(1, len(paths) + 1)
+    ]
     shards = find_shards([tmp_path])
     index = json.loads((tmp_path / "model.safetensors.index.json").read_text())
     assert index["metadata"]["total_size"] == sum(s.tensor_bytes for s in shards)
@@ -35,13 +36,16 @@ def test_synthetic_model_is_sharded_like_save_pretrained(tmp_path: Path) -> None
     assert "model.layers.0.self_attn.q_proj.weight" in names and names[-1] == "model.norm.weight"
 
 
-@pytest.mark.parametrize(("size", "name"), [
-    (8 << 20, "SmolLM2-135M"),  # too small for 4 layers of anything: the smallest
-    (200 << 20, "Qwen2.5-0.5B"),
-    (1 << 30, "Llama-3.2-1B"),
-    (5 << 30, "Llama-3.1-8B"),
-    (200 << 30, "Llama-3.1-70B"),
-])
+@pytest.mark.parametrize(
+    ("size", "name"),
+    [
+        (8 << 20, "SmolLM2-135M"),  # too small for 4 layers of anything: the smallest
+        (200 << 20, "Qwen2.5-0.5B"),
+        (1 << 30, "Llama-3.2-1B"),
+        (5 << 30, "Llama-3.1-8B"),
+        (200 << 30, "Llama-3.1-70B"),
+    ],
+)
 def test_architecture_grows_with_the_model(size: int, name: str) -> None:
     assert pick_architecture(size)[0] == name
     shapes = synthetic_tensors(size)
@@ -65,7 +69,9 @@ def test_reader_parses_a_file_written_by_the_safetensors_library(tmp_path: Path)
     safetensors_numpy.save_file({"b": np.zeros((3, 5), np.float32), "a": np.ones(7, np.int64)}, str(path))
     shard = read_shard(path)
     assert {t.name: (t.dtype, t.shape, t.nbytes) for t in shard.tensors} == {
-        "a": ("I64", (7,), 56), "b": ("F32", (3, 5), 60)}
+        "a": ("I64", (7,), 56),
+        "b": ("F32", (3, 5), 60),
+    }
     assert shard.tensor_bytes == shard.size - shard.data_start
 
 
@@ -76,18 +82,22 @@ def _file(tmp_path: Path, header: object, data: bytes = b"", raw: bytes | None =
     return path
 
 
-@pytest.mark.parametrize(("header", "data", "raw", "message"), [
-    (None, b"", b"{not json", "header is not JSON"),
-    ([1, 2], b"", None, "not a JSON object"),
-    ({"t": {"dtype": "Q9", "shape": [1], "data_offsets": [0, 1]}}, b"x", None, "unknown dtype"),
-    ({"t": {"dtype": "U8", "shape": [2], "data_offsets": [0, 1]}}, b"x", None, "is 2 bytes"),
-    ({"t": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}}, b"xx", None, "holes or overlaps"),
-    ({"t": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}, b"xx", None, "the file has"),
-    ({"t": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}}, b"xx", None, "past the end"),
-    ({"t": {"dtype": "U8", "shape": "1", "data_offsets": [0, 1]}}, b"x", None, "shape must be"),
-])
-def test_broken_headers_are_one_line_errors(tmp_path: Path, header: object, data: bytes, raw: bytes | None,
-                                            message: str) -> None:
+@pytest.mark.parametrize(
+    ("header", "data", "raw", "message"),
+    [
+        (None, b"", b"{not json", "header is not JSON"),
+        ([1, 2], b"", None, "not a JSON object"),
+        ({"t": {"dtype": "Q9", "shape": [1], "data_offsets": [0, 1]}}, b"x", None, "unknown dtype"),
+        ({"t": {"dtype": "U8", "shape": [2], "data_offsets": [0, 1]}}, b"x", None, "is 2 bytes"),
+        ({"t": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}}, b"xx", None, "holes or overlaps"),
+        ({"t": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}, b"xx", None, "the file has"),
+        ({"t": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}}, b"xx", None, "past the end"),
+        ({"t": {"dtype": "U8", "shape": "1", "data_offsets": [0, 1]}}, b"x", None, "shape must be"),
+    ],
+)
+def test_broken_headers_are_one_line_errors(
+    tmp_path: Path, header: object, data: bytes, raw: bytes | None, message: str
+) -> None:
     path = _file(tmp_path, header, data, raw)
     with pytest.raises(InputError, match=message) as caught:
         read_shard(path)

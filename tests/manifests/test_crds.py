@@ -158,8 +158,11 @@ def test_dynamo_services_count_replicas_times_nodes() -> None:
 
 def test_hyperpod_replica_specs() -> None:
     _doc, [template] = _templates(HYPERPOD)
-    assert (template.role, template.replicas, template.path) == ("pods", 4, ("spec", "replicaSpecs", 0, "template",
-                                                                            "spec"))
+    assert (template.role, template.replicas, template.path) == (
+        "pods",
+        4,
+        ("spec", "replicaSpecs", 0, "template", "spec"),
+    )
 
 
 def test_unknown_kind_is_read_generically_and_says_so() -> None:
@@ -172,12 +175,15 @@ def test_unknown_kind_is_read_generically_and_says_so() -> None:
     assert all("spec.runner.template.spec" in f.message for f in findings)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    (NO_PODS, Coverage.NOT_CHECKED),
-    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n", Coverage.NO_PODS),
-    ("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: q}\nspec: {}\n", Coverage.NO_PODS),
-    ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n", Coverage.KNOWN),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (NO_PODS, Coverage.NOT_CHECKED),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n", Coverage.NO_PODS),
+        ("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: q}\nspec: {}\n", Coverage.NO_PODS),
+        ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n", Coverage.KNOWN),
+    ],
+)
 def test_coverage_classes(text: str, expected: Coverage) -> None:
     [doc] = load_text("x.yaml", text).documents
     assert coverage(doc) is expected
@@ -195,12 +201,22 @@ CASES = [
     ("dynamo-has-dshm", DYNAMO, "KG201", 0),
     ("dynamo-multinode-no-topology-rule-crash", DYNAMO, "KG104", 0),
     ("vllm-runtime-downloads-from-the-hub", VLLM_RUNTIME, "KG401", 1),
-    ("vllm-runtime-scales-to-zero", VLLM_RUNTIME.replace("  vllmConfig: {port: 8000}\n",
-     "  vllmConfig: {port: 8000}\n  autoscalingConfig: {enabled: true, minReplicas: 0, maxReplicas: 4}\n"),
-     "KG403", 1),
+    (
+        "vllm-runtime-scales-to-zero",
+        VLLM_RUNTIME.replace(
+            "  vllmConfig: {port: 8000}\n",
+            "  vllmConfig: {port: 8000}\n  autoscalingConfig: {enabled: true, minReplicas: 0, maxReplicas: 4}\n",
+        ),
+        "KG403",
+        1,
+    ),
     ("vllm-runtime-keeps-a-warm-replica", VLLM_RUNTIME, "KG403", 0),
-    ("nim-service-multi-node-needs-a-gang", NIM_SERVICE.replace("  replicas: 2\n",
-     "  replicas: 1\n  multiNode: {parallelism: {pipeline: 2, tensor: 8}}\n"), "KG501", 1),
+    (
+        "nim-service-multi-node-needs-a-gang",
+        NIM_SERVICE.replace("  replicas: 2\n", "  replicas: 1\n  multiNode: {parallelism: {pipeline: 2, tensor: 8}}\n"),
+        "KG501",
+        1,
+    ),
     ("nim-service-single-node-needs-no-gang", NIM_SERVICE, "KG501", 0),
     ("hyperpod-four-nodes-need-a-gang", HYPERPOD, "KG501", 1),
     ("hyperpod-not-guaranteed", HYPERPOD, "KG101", 1),

@@ -43,9 +43,11 @@ def test_stream_with_empty_documents_and_yaml11_scalars() -> None:
 
 
 def test_json_and_kubectl_list() -> None:
-    text = ('{"apiVersion": "v1", "kind": "List", "items": [\n'
-            '  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}},\n'
-            '  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}}\n]}')
+    text = (
+        '{"apiVersion": "v1", "kind": "List", "items": [\n'
+        '  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}},\n'
+        '  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}}\n]}'
+    )
     result = load_text("pods.json", text)
     assert [d.ref.name for d in result.documents] == ["a", "b"]
     assert result.documents[1].prefix == ("items", 1)
@@ -58,8 +60,10 @@ def test_json_with_tabs_falls_back_to_strict_json() -> None:
 
 
 def test_broken_document_does_not_hide_the_rest() -> None:
-    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n"
-            "  name: [oops\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: c}\n")
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n"
+        "  name: [oops\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: c}\n"
+    )
     result = load_text("b.yaml", text)
     assert [d.ref.name for d in result.documents] == ["a", "c"]
     assert [(p.code, p.line) for p in result.problems] == [("parse-error", 9)]
@@ -83,8 +87,11 @@ def test_alias_bomb_is_rejected_fast_and_small() -> None:
     for i, name in enumerate("bcdefghij"):
         prev = "abcdefghij"[i]
         levels.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
-    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n" + "\n".join(
-        "  " + line for line in levels) + "\n"
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n"
+        + "\n".join("  " + line for line in levels)
+        + "\n"
+    )
     tracemalloc.start()
     result = load_text("bomb.yaml", text)
     _, peak = tracemalloc.get_traced_memory()
@@ -104,8 +111,14 @@ def test_any_text_loads_without_exception(text: str) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from(["apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "{", "---\n", "# c\n",
-                                 "key: [1, 2\n", "\n", "- x\n"]), max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(
+            ["apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "{", "---\n", "# c\n", "key: [1, 2\n", "\n", "- x\n"]
+        ),
+        max_size=12,
+    )
+)
 def test_stream_fragments_never_crash(parts: list[str]) -> None:
     load_text("frag.yaml", "".join(parts))
 
@@ -115,12 +128,16 @@ def test_lone_surrogates_are_a_parse_error_not_a_crash() -> None:
     assert [p.code for p in result.problems] == ["parse-error"]
 
 
-
-_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12),
-                    st.floats(allow_nan=False, allow_infinity=False))
-_values = st.recursive(_leaves, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4)),
-    max_leaves=20)
+_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=12), st.floats(allow_nan=False, allow_infinity=False)
+)
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -133,9 +150,11 @@ def test_documents_equal_what_pyyaml_constructs(body: dict[str, object], flow: b
 
 
 def test_aliases_merge_keys_and_tags_construct_as_pyyaml_does() -> None:
-    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbase: &b {x: 1, y: [1, 2]}\n"
-            "merged:\n  <<: *b\n  z: 0x1F\nshared: [*b, *b]\nflags: [yes, off, ~, 1.5, !!str 5, 2001-01-01]\n"
-            "numbers: {1: one, 2: two}\n")
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbase: &b {x: 1, y: [1, 2]}\n"
+        "merged:\n  <<: *b\n  z: 0x1F\nshared: [*b, *b]\nflags: [yes, off, ~, 1.5, !!str 5, 2001-01-01]\n"
+        "numbers: {1: one, 2: two}\n"
+    )
     doc = load_text("a.yaml", text).documents[0].data
     assert doc["merged"] == {"x": 1, "y": [1, 2], "z": 31}
     assert doc["shared"][0] is doc["shared"][1] is doc["base"]

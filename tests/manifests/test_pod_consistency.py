@@ -71,11 +71,18 @@ def pods(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, str]]:
     n_inits = draw(st.integers(0, 3))
     spec: dict[str, Any] = {
         "initContainers": [
-            {"name": f"init-{i}", "image": "busybox", **({"restartPolicy": "Always"} if draw(st.booleans()) else {}),
-             "resources": draw(_resources(accelerators=True))}
-            for i in range(n_inits)],
-        "containers": [{"name": f"app-{i}", "image": "trainer", "resources": draw(_resources(accelerators=True))}
-                       for i in range(n_apps)],
+            {
+                "name": f"init-{i}",
+                "image": "busybox",
+                **({"restartPolicy": "Always"} if draw(st.booleans()) else {}),
+                "resources": draw(_resources(accelerators=True)),
+            }
+            for i in range(n_inits)
+        ],
+        "containers": [
+            {"name": f"app-{i}", "image": "trainer", "resources": draw(_resources(accelerators=True))}
+            for i in range(n_apps)
+        ],
     }
     if not spec["initContainers"]:
         del spec["initContainers"]
@@ -98,21 +105,30 @@ def pods(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, str]]:
 
 
 def _pod_object(spec: dict[str, Any], annotations: dict[str, str]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "p", "namespace": "team", **({"annotations": annotations} if annotations else {})},
-            "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "team", **({"annotations": annotations} if annotations else {})},
+        "spec": spec,
+    }
 
 
 def _settings(examples: int) -> settings:
     """Derandomized (the same examples on every run), no deadline (two shared cores), no example database."""
-    return settings(max_examples=examples, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 @_settings(1200)
 @given(pods())
 def test_every_consumer_sees_the_same_requests_qos_and_gpu_containers(
-        drawn: tuple[dict[str, Any], dict[str, str]]) -> None:
+    drawn: tuple[dict[str, Any], dict[str, str]],
+) -> None:
     spec, annotations = drawn
     model = podmodel.read_pod_spec(spec, annotations)
     requests = podmodel.canonical_amounts(podmodel.pod_requests(model))
@@ -137,8 +153,12 @@ def test_every_consumer_sees_the_same_requests_qos_and_gpu_containers(
     assert dict(pod_request_of(model).requests) == requests
 
     # simulator: the workload reader, and the pod its kubelets admit
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
-           "spec": {"template": {"metadata": {"annotations": annotations}, "spec": spec}}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+        "spec": {"template": {"metadata": {"annotations": annotations}, "spec": spec}},
+    }
     gpu_pod = jobs_from_manifest(job, "job.yaml")[0].pods[0]
     assert gpu_pod.cpu_milli == max(requests.get("cpu", 0), 1)
     assert gpu_pod.memory_bytes == requests.get("memory", 0)
@@ -165,9 +185,17 @@ def test_the_webhook_and_lint_agree_with_the_model(drawn: tuple[dict[str, Any], 
     it for gpu-pod-not-guaranteed (at warning) exactly when the model's QoS class is not Guaranteed."""
     spec, annotations = drawn
     model = podmodel.read_pod_spec(spec, annotations)
-    body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                        "operation": "CREATE", "namespace": "team", "object": _pod_object(spec, annotations)}}
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "operation": "CREATE",
+            "namespace": "team",
+            "object": _pod_object(spec, annotations),
+        },
+    }
     decision = review(json.dumps(body), "validate", _WEBHOOK)
     if not podmodel.uses_accelerators(model):
         assert decision.skipped == "no accelerators"

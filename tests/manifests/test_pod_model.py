@@ -44,15 +44,18 @@ def test_qos_class_follows_upstream(case: dict[str, Any]) -> None:
     assert podmodel.qos_class(pod, bool(case.get("pod_level", False))) == case["expected"]
 
 
-@pytest.mark.parametrize(("resources", "expected"), [
-    # TestIsPodLevelResourcesSet (helpers_test.go)
-    (None, False),
-    ({}, False),
-    ({"requests": {"ephemeral-storage": "1Mi"}}, False),
-    ({"limits": {"ephemeral-storage": "1Mi"}}, False),
-    ({"requests": {"ephemeral-storage": "1Mi", "cpu": "1m"}}, True),
-    ({"limits": {"ephemeral-storage": "1Mi", "cpu": "1m"}}, True),
-])
+@pytest.mark.parametrize(
+    ("resources", "expected"),
+    [
+        # TestIsPodLevelResourcesSet (helpers_test.go)
+        (None, False),
+        ({}, False),
+        ({"requests": {"ephemeral-storage": "1Mi"}}, False),
+        ({"limits": {"ephemeral-storage": "1Mi"}}, False),
+        ({"requests": {"ephemeral-storage": "1Mi", "cpu": "1m"}}, True),
+        ({"limits": {"ephemeral-storage": "1Mi", "cpu": "1m"}}, True),
+    ],
+)
 def test_pod_level_resources_set(resources: dict[str, Any] | None, expected: bool) -> None:
     spec: dict[str, Any] = {"containers": [{"name": "c"}]}
     if resources is not None:
@@ -61,29 +64,40 @@ def test_pod_level_resources_set(resources: dict[str, Any] | None, expected: boo
 
 
 def test_container_requests_default_to_limits() -> None:
-    pod = podmodel.read_pod_spec({"containers": [{"name": "c", "resources": {
-        "requests": {"cpu": "1"}, "limits": {"cpu": "2", "memory": "1Gi"}}}]})
+    pod = podmodel.read_pod_spec(
+        {
+            "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2", "memory": "1Gi"}}}
+            ]
+        }
+    )
     assert pod.containers[0].requests == {"cpu": Decimal(1), "memory": Decimal(2**30)}
 
 
 def test_pod_level_requests_default_from_containers_then_limits() -> None:
     # defaultPodRequests: cpu comes from the containers' aggregate request, memory (not requested by any
     # container) from the pod-level limit; defaultHugePagePodLimits fills a hugepages limit from the containers.
-    spec = {"resources": {"limits": {"cpu": "4", "memory": "8Gi"}},
-            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3"}}}],
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"},
-                                                       "limits": {"hugepages-2Mi": "4Mi"}}}]}
+    spec = {
+        "resources": {"limits": {"cpu": "4", "memory": "8Gi"}},
+        "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3"}}}],
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}, "limits": {"hugepages-2Mi": "4Mi"}}}],
+    }
     pod = podmodel.read_pod_spec(spec)
     assert pod.resources is not None
-    assert pod.resources.requests == {"cpu": Decimal(3), "memory": Decimal(8 * 2**30),
-                                      "hugepages-2Mi": Decimal(4 * 2**20)}
+    assert pod.resources.requests == {
+        "cpu": Decimal(3),
+        "memory": Decimal(8 * 2**30),
+        "hugepages-2Mi": Decimal(4 * 2**20),
+    }
     assert pod.resources.limits["hugepages-2Mi"] == Decimal(4 * 2**20)
     assert podmodel.qos_class(pod) == podmodel.BURSTABLE
 
 
 def test_empty_pod_resources_make_the_pod_best_effort() -> None:
-    spec = {"resources": {}, "containers": [{"name": "c", "resources": {
-        "limits": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"}}}]}
+    spec = {
+        "resources": {},
+        "containers": [{"name": "c", "resources": {"limits": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"}}}],
+    }
     pod = podmodel.read_pod_spec(spec)
     assert podmodel.qos_class(pod) == podmodel.BEST_EFFORT
     assert podmodel.qos_class(pod, pod_level_resources=False) == podmodel.GUARANTEED
@@ -100,21 +114,36 @@ def test_scheduler_non_zero_defaults_fill_only_missing_requests() -> None:
 
 def test_strict_reading_names_the_field() -> None:
     with pytest.raises(InputError, match=r"pod p: spec\.containers\[0\]\.resources\.limits\.cpu: "):
-        podmodel.read_pod_spec({"containers": [{"name": "c", "resources": {"limits": {"cpu": "x"}}}]},
-                               where="pod p: spec")
+        podmodel.read_pod_spec(
+            {"containers": [{"name": "c", "resources": {"limits": {"cpu": "x"}}}]}, where="pod p: spec"
+        )
     with pytest.raises(InputError, match="must not be negative"):
         podmodel.read_pod_spec({"containers": [{"name": "c", "resources": {"requests": {"cpu": "-1"}}}]})
-    lenient = podmodel.read_pod_spec({"containers": [{"name": "c", "resources": {
-        "limits": {"nvidia.com/gpu": "two"}}}]}, strict=False)
+    lenient = podmodel.read_pod_spec(
+        {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "two"}}}]}, strict=False
+    )
     assert lenient.containers[0].invalid == ("nvidia.com/gpu",)
     assert podmodel.uses_accelerators(lenient)  # an unreadable GPU count is still a GPU request
 
 
-@pytest.mark.parametrize("name", [
-    "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared", "amd.com/gpu", "gpu.intel.com/i915",
-    "gpu.intel.com/xe", "habana.ai/gaudi", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore",
-    "aws.amazon.com/neurondevice", "google.com/tpu", "nvidia.com/gpumem", "nvidia.com/gpucores",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nvidia.com/gpu",
+        "nvidia.com/mig-1g.10gb",
+        "nvidia.com/gpu.shared",
+        "amd.com/gpu",
+        "gpu.intel.com/i915",
+        "gpu.intel.com/xe",
+        "habana.ai/gaudi",
+        "aws.amazon.com/neuron",
+        "aws.amazon.com/neuroncore",
+        "aws.amazon.com/neurondevice",
+        "google.com/tpu",
+        "nvidia.com/gpumem",
+        "nvidia.com/gpucores",
+    ],
+)
 def test_default_registry_knows_every_vendor(name: str) -> None:
     assert DEFAULT_REGISTRY.is_accelerator(name)
 
@@ -141,13 +170,16 @@ def test_gpu_containers() -> None:
     # containers requesting an accelerator; a sidecar is never one by itself
     assert _names({"initContainers": [sidecar], "containers": apps}) == ["trainer"]
     # KAI's gpu-fraction-container-name names the container, whatever its kind
-    assert _names({"initContainers": [sidecar], "containers": apps},
-                  {"gpu-fraction": "0.5", "gpu-fraction-container-name": "proxy"}) == ["proxy"]
+    assert _names(
+        {"initContainers": [sidecar], "containers": apps},
+        {"gpu-fraction": "0.5", "gpu-fraction-container-name": "proxy"},
+    ) == ["proxy"]
     # a KAI fraction without a name: the first app container (KAI's default)
     assert _names({"containers": [{"name": "a"}, {"name": "b"}]}, {"gpu-fraction": "0.5"}) == ["a"]
     # DRA: the containers holding a claim
     claim = {"claims": [{"name": "gpu"}]}
-    assert _names({"resourceClaims": [{"name": "gpu"}],
-                   "containers": [{"name": "a"}, {"name": "b", "resources": claim}]}) == ["b"]
+    assert _names(
+        {"resourceClaims": [{"name": "gpu"}], "containers": [{"name": "a"}, {"name": "b", "resources": claim}]}
+    ) == ["b"]
     # no accelerator at all: none
     assert _names({"containers": [{"name": "a"}]}) == []

@@ -58,16 +58,12 @@ def write_machine(
             _write(folder / "online", "0")
             continue
         siblings = [s for s in topo.siblings(cpu.id) if s not in offline_set]
-        core_in_package = sorted({c.core for c in topo.cpus if c.socket == cpu.socket}).index(
-            cpu.core
-        )
+        core_in_package = sorted({c.core for c in topo.cpus if c.socket == cpu.socket}).index(cpu.core)
         _write(folder / "topology" / sibling_file, format_cpulist(siblings))
         _write(folder / "topology/core_id", str(core_in_package))
         _write(folder / "topology/physical_package_id", str(cpu.socket))
     mem_total = sum(n.memory_bytes for n in topo.numa_nodes)
-    _write(
-        proc_root / "meminfo", f"MemTotal:       {mem_total // 1024} kB\nMemFree:        1024 kB"
-    )
+    _write(proc_root / "meminfo", f"MemTotal:       {mem_total // 1024} kB\nMemFree:        1024 kB")
     _write(proc_root / "sys/kernel/hostname", hostname)
     if numa:
         node_base = sys_root / "devices/system/node"
@@ -105,9 +101,7 @@ def write_machine(
         _write(folder / "vendor", f"{vendor:#06x}")
         _write(folder / "device", f"{NVIDIA_DEVICE_IDS.get(gpu.model, 0x74A1):#06x}")
         _write(folder / "class", f"{pci_class:#08x}")
-        _write(
-            folder / "numa_node", str(-1 if gpu.numa_node is None or not numa else gpu.numa_node)
-        )
+        _write(folder / "numa_node", str(-1 if gpu.numa_node is None or not numa else gpu.numa_node))
         local = [c for c in gpu.local_cpus if c not in offline_set] if numa else online
         _write(folder / "local_cpulist", format_cpulist(local))
         if gpu.vendor == "amd":
@@ -225,9 +219,7 @@ def write_container(
         quota = -1 if cpu_quota is None else int(cpu_quota * 100000)
         _write(cg / "cpu,cpuacct" / pod_path.strip("/") / "cpu.cfs_quota_us", str(quota))
         _write(cg / "cpu,cpuacct" / pod_path.strip("/") / "cpu.cfs_period_us", "100000")
-        _write(
-            cg / "memory" / pod_path.strip("/") / "memory.limit_in_bytes", str(9223372036854771712)
-        )
+        _write(cg / "memory" / pod_path.strip("/") / "memory.limit_in_bytes", str(9223372036854771712))
     chosen = list(gpus)
     driver = proc / "driver/nvidia/gpus"
     for gpu in topo.gpus:  # libnvidia-container re-exposes only the injected GPUs
@@ -254,9 +246,7 @@ def write_container(
         "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0",
     ]
     if shm_bytes is not None:
-        mounts.append(
-            f"shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size={shm_bytes // 1024}k 0 0"
-        )
+        mounts.append(f"shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size={shm_bytes // 1024}k 0 0")
     _write(proc / "self/mounts", "\n".join(mounts))
     env = {}
     if env_devices:

@@ -78,28 +78,18 @@ def test_misaligned_container_fails_with_reason(tmp_path: Path, cgroup_version: 
 
 
 def test_partly_aligned_and_split_cores_warn(tmp_path: Path) -> None:
-    checks, _ = _run(
-        tmp_path, "dgx-h100", cpus=[0, 1, 56, 57], mems=[0, 1], gpus=[0], shm_bytes=1 << 30
-    )
+    checks, _ = _run(tmp_path, "dgx-h100", cpus=[0, 1, 56, 57], mems=[0, 1], gpus=[0], shm_bytes=1 << 30)
     assert checks["cpu-numa-alignment"].status is Status.warn
     assert "only 2 of 4 CPUs" in checks["cpu-numa-alignment"].message
     assert checks["memory-numa-alignment"].status is Status.warn
     assert checks["cpu-exclusive"].status is Status.warn
-    assert (
-        "0-1,56-57" in checks["cpu-exclusive"].message
-        and "SMT sibling" in checks["cpu-exclusive"].message
-    )
+    assert "0-1,56-57" in checks["cpu-exclusive"].message and "SMT sibling" in checks["cpu-exclusive"].message
 
 
 def test_unpinned_container_and_default_shm_warn(tmp_path: Path) -> None:
-    checks, _ = _run(
-        tmp_path, "l40s-4gpu-1socket", cpus=range(64), mems=[0], gpus=[2], cpu_quota=4.0
-    )
+    checks, _ = _run(tmp_path, "l40s-4gpu-1socket", cpus=range(64), mems=[0], gpus=[2], cpu_quota=4.0)
     assert checks["cpu-numa-alignment"].status is Status.passed  # one NUMA node: trivially aligned
-    assert (
-        checks["cpu-exclusive"].status is Status.warn
-        and "all 64 CPUs" in checks["cpu-exclusive"].message
-    )
+    assert checks["cpu-exclusive"].status is Status.warn and "all 64 CPUs" in checks["cpu-exclusive"].message
     assert checks["cpu-quota"].status is Status.warn and "limit of 4" in checks["cpu-quota"].message
     assert checks["shm"].status is Status.warn and "64 MiB" in checks["shm"].message
 
@@ -119,9 +109,7 @@ def test_min_shm(tmp_path: Path) -> None:
 
 
 def test_vm_gpus_without_numa_warn(tmp_path: Path) -> None:
-    checks, _ = _run(
-        tmp_path, "aws-p5.48xlarge", numa=False, cpus=[0, 96], mems=[0], gpus=[0], shm_bytes=1 << 30
-    )
+    checks, _ = _run(tmp_path, "aws-p5.48xlarge", numa=False, cpus=[0, 96], mems=[0], gpus=[0], shm_bytes=1 << 30)
     assert checks["cpu-numa-alignment"].status is Status.warn
     assert "numa_node -1" in checks["cpu-numa-alignment"].message
 
@@ -131,9 +119,7 @@ def test_env_var_uuids_and_cuda_visible_devices(tmp_path: Path) -> None:
     # CUDA_VISIBLE_DEVICES=1 then picks the second of them; an invalid entry ends the list.
     topo = load_preset("dgx-h100")
     machine = write_machine(topo, tmp_path)
-    env = dict(
-        write_container(machine, topo, cpus=range(56, 64), mems=[1], gpus=[4, 6], env_devices=True)
-    )
+    env = dict(write_container(machine, topo, cpus=range(56, 64), mems=[1], gpus=[4, 6], env_devices=True))
     assert env["NVIDIA_VISIBLE_DEVICES"] == f"{gpu_uuid(4)},{gpu_uuid(6)}"
     node = read_node(machine.roots)
     uuids = {g.uuid: g.pci_bus_id for g in recorded_nvml(topo).gpus() if g.uuid}

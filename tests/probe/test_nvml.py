@@ -29,9 +29,7 @@ class NVMLError(Exception):
     pass
 
 
-def _fake_pynvml(
-    bus_ids: list[str], links: dict[int, list[str]], numa: list[int]
-) -> types.ModuleType:
+def _fake_pynvml(bus_ids: list[str], links: dict[int, list[str]], numa: list[int]) -> types.ModuleType:
     """The subset of nvidia-ml-py the reader calls, answering like NVML (bytes, 8-digit domains)."""
     mod = types.ModuleType("pynvml")
     mod.NVML_NVLINK_MAX_LINKS = 18  # type: ignore[attr-defined]

@@ -25,9 +25,7 @@ def _args(machine_root: Path) -> list[str]:
 def test_probe_json_is_a_node_profile(tmp_path: Path) -> None:
     preset = load_preset("dgx-h100")
     write_machine(preset, tmp_path)
-    result = runner.invoke(
-        app, ["probe", *_args(tmp_path), "--no-nvml", "-o", "json", "--name", "gpu-7"]
-    )
+    result = runner.invoke(app, ["probe", *_args(tmp_path), "--no-nvml", "-o", "json", "--name", "gpu-7"])
     assert result.exit_code == 0, result.output
     profile = NodeTopology.from_dict(json.loads(result.output))
     assert profile.name == "gpu-7"
@@ -125,34 +123,24 @@ def test_generated_manifests_validate(args: list[str]) -> None:
     manifest = yaml.safe_load(result.output)
     kubernetes_validate.validate(manifest, "1.35.0", strict=True)
     pod = manifest["spec"]["template"]["spec"]
-    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod[
-        "tolerations"
-    ]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
 
 
 def test_daemonset_shape() -> None:
-    manifest = yaml.safe_load(
-        runner.invoke(app, ["gen", "probe-daemonset", "--image", "img:1"]).output
-    )
+    manifest = yaml.safe_load(runner.invoke(app, ["gen", "probe-daemonset", "--image", "img:1"]).output)
     pod = manifest["spec"]["template"]["spec"]
-    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"
-    ]
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]} in [
         t["matchExpressions"][0] for t in terms
     ]
     probe = pod["initContainers"][0]
-    assert probe["volumeMounts"] == [
-        {"name": "host-sys", "mountPath": "/host/sys", "readOnly": True}
-    ]
+    assert probe["volumeMounts"] == [{"name": "host-sys", "mountPath": "/host/sys", "readOnly": True}]
     assert pod["volumes"][0]["hostPath"]["path"] == "/sys"
     assert "--sysfs-root" in probe["command"]
 
 
 def test_job_is_guaranteed_with_memory_shm() -> None:
-    manifest = yaml.safe_load(
-        runner.invoke(app, ["gen", "probe-job", "--image", "img:1", "--shm", "4Gi"]).output
-    )
+    manifest = yaml.safe_load(runner.invoke(app, ["gen", "probe-job", "--image", "img:1", "--shm", "4Gi"]).output)
     pod = manifest["spec"]["template"]["spec"]
     res = pod["containers"][0]["resources"]
     assert res["requests"] == res["limits"] == {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"}
@@ -177,7 +165,10 @@ def test_standalone_module_entry(tmp_path: Path) -> None:
     write_machine(load_preset("l40s-4gpu-1socket"), tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "kubegpu.cli.probe", *_args(tmp_path), "--no-nvml", "-o", "json"],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert len(NodeTopology.from_dict(json.loads(done.stdout)).gpus) == 4
@@ -199,9 +190,7 @@ def test_probed_profile_admits_like_the_preset(tmp_path: Path) -> None:
     saved.write_text(profile.output)
     verdicts = []
     for node in ("dgx-h100", str(saved)):
-        result = runner.invoke(
-            app, ["admit", str(pods), "--node", node, "--kubelet-config", str(config), "-o", "json"]
-        )
+        result = runner.invoke(app, ["admit", str(pods), "--node", node, "--kubelet-config", str(config), "-o", "json"])
         assert result.exit_code in (0, 1), result.output
         verdicts.append(json.loads(result.output))
     assert verdicts[0] == verdicts[1]

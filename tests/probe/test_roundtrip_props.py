@@ -53,9 +53,7 @@ def test_probe_round_trip(
         "memory": {
             "per_numa_bytes": 1 << 30,
             "hugepages_bytes": {"2Mi": 1 << 21},
-            "distances": [
-                [10 if a == b else 21 for b in range(numa_count)] for a in range(numa_count)
-            ],
+            "distances": [[10 if a == b else 21 for b in range(numa_count)] for a in range(numa_count)],
         },
         "gpus": {"model": "NVIDIA H100 80GB HBM3", "memory_bytes": 1 << 34, "devices": devices},
     }

@@ -38,17 +38,14 @@ def test_probe_recovers_preset_with_nvml(tmp_path: Path, name: str) -> None:
     assert probed.name == "fake-node"
 
 
-@pytest.mark.parametrize(
-    "name", ["dgx-h100", "aws-p5.48xlarge", "gb200-nvl72-tray", "l40s-4gpu-1socket"]
-)
+@pytest.mark.parametrize("name", ["dgx-h100", "aws-p5.48xlarge", "gb200-nvl72-tray", "l40s-4gpu-1socket"])
 def test_probe_without_nvml_keeps_topology(tmp_path: Path, name: str) -> None:
     # Without NVML the NVIDIA model still comes from /proc/driver/nvidia; memory and links do not.
     preset = load_preset(name)
     probed = read_node(write_machine(preset, tmp_path).roots)
     assert (probed.cpus, probed.numa_nodes) == (preset.cpus, preset.numa_nodes)
     expected = tuple(
-        dataclasses.replace(g, memory_bytes=None, nvlink_domain=None, memory_numa_node=None)
-        for g in preset.gpus
+        dataclasses.replace(g, memory_bytes=None, nvlink_domain=None, memory_numa_node=None) for g in preset.gpus
     )
     assert probed.gpus == expected
 
@@ -64,9 +61,7 @@ def test_probe_amd_without_nvml_reads_amdgpu_sysfs(tmp_path: Path) -> None:
 def test_vm_without_numa_information(tmp_path: Path) -> None:
     # A VM: no /sys/devices/system/node, every GPU numa_node -1; one NUMA node 0 from /proc/meminfo.
     preset = load_preset("aws-p5.48xlarge")
-    probed = read_node(
-        write_machine(preset, tmp_path, numa=False).roots, nvml=recorded_nvml(preset)
-    )
+    probed = read_node(write_machine(preset, tmp_path, numa=False).roots, nvml=recorded_nvml(preset))
     assert {c.numa for c in probed.cpus} == {0}
     assert [n.id for n in probed.numa_nodes] == [0]
     assert probed.numa_nodes[0].memory_bytes == sum(n.memory_bytes for n in preset.numa_nodes)

@@ -26,9 +26,7 @@ def _write_caches(root: Path, topo: NodeTopology) -> None:
     """L1d/L1i/L2 per core (ids = core) and an L3 whose id is the CPU's uncore_cache, as Linux lays them out."""
     for cpu in topo.cpus:
         base = root / f"sys/devices/system/cpu/cpu{cpu.id}/cache"
-        for index, (level, cache_id) in enumerate(
-            [(1, cpu.core), (1, cpu.core), (2, cpu.core), (3, cpu.uncore_cache)]
-        ):
+        for index, (level, cache_id) in enumerate([(1, cpu.core), (1, cpu.core), (2, cpu.core), (3, cpu.uncore_cache)]):
             folder = base / f"index{index}"
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "level").write_text(f"{level}\n", encoding="utf-8")

@@ -43,9 +43,11 @@ class Report:
 
     def summary(self) -> str:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        return (f"lint {self.counts['lint']}, fix {self.counts['fix']}, review {self.counts['review']} inputs; "
-                f"{len(self.crashes)} crash(es); slowest input {self.slowest[0]:.2f} s ({self.slowest[1]}); "
-                f"peak RSS {rss} MiB")
+        return (
+            f"lint {self.counts['lint']}, fix {self.counts['fix']}, review {self.counts['review']} inputs; "
+            f"{len(self.crashes)} crash(es); slowest input {self.slowest[0]:.2f} s ({self.slowest[1]}); "
+            f"peak RSS {rss} MiB"
+        )
 
 
 def _seeds() -> list[tuple[str, str]]:
@@ -89,8 +91,9 @@ def _timed(report: Report, label: str, call: Callable[[], object]) -> None:
         call()
     except Exception as err:  # the point of fuzzing: any escaping exception is a crash
         where = traceback.extract_tb(err.__traceback__)[-1]
-        report.crashes.append(f"{label}: {type(err).__name__}: {err} at {where.filename.split('/src/')[-1]}:"
-                              f"{where.lineno} ({where.name})")
+        report.crashes.append(
+            f"{label}: {type(err).__name__}: {err} at {where.filename.split('/src/')[-1]}:{where.lineno} ({where.name})"
+        )
     took = time.perf_counter() - start
     if took > report.slowest[0]:
         report.slowest = (took, label)
@@ -190,8 +193,11 @@ def _sweep(values_per_path: int | None, seed: int, tables: Sequence[str]) -> Rep
         if tables and ci.table not in tables:
             continue
         node = load_node(str(ci.case["node"])) if ci.case.get("node") else None
-        kubelet = (yaml.safe_load(ci.case["kubelet_config"])
-                   if ci.field == "manifest" and ci.case.get("kubelet_config") else None)
+        kubelet = (
+            yaml.safe_load(ci.case["kubelet_config"])
+            if ci.field == "manifest" and ci.case.get("kubelet_config")
+            else None
+        )
         context = NodeTarget(node, kubelet if isinstance(kubelet, dict) else None)
         config = LintConfig(options=ci.case.get("options", {}))
         values = HOSTILE_VALUES
@@ -204,8 +210,9 @@ def _sweep(values_per_path: int | None, seed: int, tables: Sequence[str]) -> Rep
     return report
 
 
-def _variants(text: str, values: tuple[Any, ...], per_path: int | None,
-              rng: random.Random) -> Iterator[tuple[str, str]]:
+def _variants(
+    text: str, values: tuple[Any, ...], per_path: int | None, rng: random.Random
+) -> Iterator[tuple[str, str]]:
     if "*" in text:
         return
     try:
@@ -218,8 +225,10 @@ def _variants(text: str, values: tuple[Any, ...], per_path: int | None,
             for value in chosen:
                 mutated = list(docs)
                 mutated[index] = replaced(doc, path, value)
-                yield (f"doc {index} {'.'.join(map(str, path))} = {value!r:.30}",
-                       yaml.safe_dump_all(mutated, sort_keys=False, allow_unicode=True))
+                yield (
+                    f"doc {index} {'.'.join(map(str, path))} = {value!r:.30}",
+                    yaml.safe_dump_all(mutated, sort_keys=False, allow_unicode=True),
+                )
 
 
 def _lint_checked(text: str, config: LintConfig, context: NodeTarget) -> None:
@@ -241,8 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fix", type=int, default=5_000)
     parser.add_argument("--review", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=17)
-    parser.add_argument("--sweep", action="store_true",
-                        help="instead: every hostile value at every path of every case-table input")
+    parser.add_argument(
+        "--sweep", action="store_true", help="instead: every hostile value at every path of every case-table input"
+    )
     args = parser.parse_args(argv)
     report = sweep(None, args.seed) if args.sweep else run(args.lint, args.fix, args.review, args.seed)
     for crash in report.crashes:

@@ -16,9 +16,33 @@ CASES_DIR = Path(__file__).parent.parent / "rules" / "cases"
 FIXTURES_DIR = Path(__file__).parent.parent / "fix" / "fixtures"
 
 HOSTILE_VALUES: tuple[Any, ...] = (
-    None, "", "none", "0-4294967295", "1e999", "-1Gi", "9" * 40, "\u202e\ud7ff", 0, -1, 5, 10**30, -(10**30),
-    1.5, 1e308, float("nan"), float("inf"), True, False, [], [None], [1, "x", {}], {}, {"a": 1}, {"": None},
-    {"name": 5, "image": [], "resources": "x"}, [[[]]],
+    None,
+    "",
+    "none",
+    "0-4294967295",
+    "1e999",
+    "-1Gi",
+    "9" * 40,
+    "\u202e\ud7ff",
+    0,
+    -1,
+    5,
+    10**30,
+    -(10**30),
+    1.5,
+    1e308,
+    float("nan"),
+    float("inf"),
+    True,
+    False,
+    [],
+    [None],
+    [1, "x", {}],
+    {},
+    {"a": 1},
+    {"": None},
+    {"name": 5, "image": [], "resources": "x"},
+    [[[]]],
 )
 Path_ = tuple[str | int, ...]
 
@@ -52,8 +76,11 @@ def case_inputs() -> list[CaseInput]:
 
 def fixture_texts() -> list[tuple[str, str]]:
     """The fix fixtures' input manifests (name, text)."""
-    return [(str(p.relative_to(FIXTURES_DIR)), p.read_text()) for p in sorted(FIXTURES_DIR.glob("*/before/*"))
-            if p.suffix in (".yaml", ".yml", ".json")]
+    return [
+        (str(p.relative_to(FIXTURES_DIR)), p.read_text())
+        for p in sorted(FIXTURES_DIR.glob("*/before/*"))
+        if p.suffix in (".yaml", ".yml", ".json")
+    ]
 
 
 def paths_of(data: Any, prefix: Path_ = ()) -> Iterator[Path_]:
@@ -98,9 +125,40 @@ def hostile_variants(text: str, values: tuple[Any, ...] = HOSTILE_VALUES) -> Ite
                 yield f"doc {index} {'.'.join(map(str, path))} = {value!r:.40}", dump(mutated)
 
 
-_SNIPPETS = ("\n", "\r", "\r\n", ":", "- ", "[", "]", "{", "}", "&a ", "*a", "!!str ", "!!binary ", "<<: *a\n",
-             "---\n", "...\n", "#", "'", '"', "\\", "\t", "  ", "0-4294967295", "1e999", "null", "~", "\x00",
-             "\ufeff", "\u2028", "9" * 30, "nvidia.com/gpu: 1\n", "kind: List\nitems:\n")
+_SNIPPETS = (
+    "\n",
+    "\r",
+    "\r\n",
+    ":",
+    "- ",
+    "[",
+    "]",
+    "{",
+    "}",
+    "&a ",
+    "*a",
+    "!!str ",
+    "!!binary ",
+    "<<: *a\n",
+    "---\n",
+    "...\n",
+    "#",
+    "'",
+    '"',
+    "\\",
+    "\t",
+    "  ",
+    "0-4294967295",
+    "1e999",
+    "null",
+    "~",
+    "\x00",
+    "\ufeff",
+    "\u2028",
+    "9" * 30,
+    "nvidia.com/gpu: 1\n",
+    "kind: List\nitems:\n",
+)
 
 
 def mutate(text: str, rng: random.Random, edits: int = 3) -> str:
@@ -111,7 +169,7 @@ def mutate(text: str, rng: random.Random, edits: int = 3) -> str:
         if choice == 0:
             text = text[:pos] + rng.choice(_SNIPPETS) + text[pos:]
         elif choice == 1:
-            text = text[:pos] + text[pos + rng.randrange(1, 20):]
+            text = text[:pos] + text[pos + rng.randrange(1, 20) :]
         elif choice == 2:
             lines = text.split("\n")
             i = rng.randrange(len(lines))
@@ -123,5 +181,5 @@ def mutate(text: str, rng: random.Random, edits: int = 3) -> str:
             lines[i], lines[j] = lines[j], lines[i]
             text = "\n".join(lines)
         else:
-            text = text[:pos] + text[pos:pos + rng.randrange(1, 200)] * rng.randrange(1, 4) + text[pos:]
+            text = text[:pos] + text[pos : pos + rng.randrange(1, 200)] * rng.randrange(1, 4) + text[pos:]
     return text

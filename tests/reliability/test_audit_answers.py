@@ -21,15 +21,19 @@ def _audit(kubeconfig: Path) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-@pytest.mark.parametrize("status, body, headers", [
-    (500, HTML, {"Content-Type": "text/html"}),
-    (200, HTML, {"Content-Type": "text/html"}),
-    (302, "", {"Location": "/login"}),
-    (200, '{"kind": "NodeList", "items": [', {"Content-Type": "application/json"}),
-    (200, '"just a string"', {"Content-Type": "application/json"}),
-])
-def test_non_json_answers_are_one_line(httpserver: HTTPServer, tmp_path: Path, status: int, body: str,
-                                       headers: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "status, body, headers",
+    [
+        (500, HTML, {"Content-Type": "text/html"}),
+        (200, HTML, {"Content-Type": "text/html"}),
+        (302, "", {"Location": "/login"}),
+        (200, '{"kind": "NodeList", "items": [', {"Content-Type": "application/json"}),
+        (200, '"just a string"', {"Content-Type": "application/json"}),
+    ],
+)
+def test_non_json_answers_are_one_line(
+    httpserver: HTTPServer, tmp_path: Path, status: int, body: str, headers: dict[str, str]
+) -> None:
     httpserver.expect_request("/api/v1/nodes").respond_with_data(body, status=status, headers=headers)
     httpserver.no_handler_status_code = 404
     code, output = _audit(write_kubeconfig(tmp_path / "kubeconfig", httpserver.url_for("/").rstrip("/")))
@@ -49,7 +53,8 @@ def test_exec_plugin_printing_garbage(httpserver: HTTPServer, tmp_path: Path) ->
         "users:\n- name: u\n  user:\n    exec:\n"
         "      apiVersion: client.authentication.k8s.io/v1beta1\n"
         f"      command: '{plugin}'\n      interactiveMode: Never\n"
-        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n")
+        "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n"
+    )
     code, output = _audit(kubeconfig)
     assert code == 2, output
     assert "Traceback" not in output and "internal error" not in output

@@ -11,9 +11,20 @@ from kubegpu.cli.main import app
 
 READ_VERBS = {"get", "list", "watch"}
 # subresources that reach a container or the kubelet (exec, attach, port-forward, proxies, ephemeral containers)
-REACHING = {"pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "nodes/proxy", "services/proxy",
-            "pods/ephemeralcontainers", "serviceaccounts/token", "secrets", "configmaps", "tokenreviews",
-            "certificatesigningrequests"}
+REACHING = {
+    "pods/exec",
+    "pods/attach",
+    "pods/portforward",
+    "pods/proxy",
+    "nodes/proxy",
+    "services/proxy",
+    "pods/ephemeralcontainers",
+    "serviceaccounts/token",
+    "secrets",
+    "configmaps",
+    "tokenreviews",
+    "certificatesigningrequests",
+}
 
 
 def _roles(args: list[str]) -> list[dict[str, Any]]:

@@ -42,8 +42,10 @@ def test_masks_past_the_limit_are_refused() -> None:
 
 @pytest.mark.parametrize("listed", ['"0-4294967295"', '"0-99999999"', "99999999999999999999"])
 def test_lint_reports_a_hostile_reserved_cpu_list_as_invalid(listed: str) -> None:
-    text = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-            f"cpuManagerPolicy: static\nreservedSystemCPUs: {listed}\n")
+    text = (
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+        f"cpuManagerPolicy: static\nreservedSystemCPUs: {listed}\n"
+    )
     findings = lint_text("kubelet.yaml", text, LintConfig()).findings
     bad = [f for f in findings if f.location.dotted_path == "reservedSystemCPUs"]
     assert bad and "is not a CPU list" in bad[0].message and "8191" in bad[0].message

@@ -21,8 +21,10 @@ from kubegpu.fix import FindingLike, FixOptions, fix_input, read_input, write_ou
 from kubegpu.fix.files import ChangedSinceRead, remove_leftovers
 from kubegpu.rules import LintConfig, lint_text
 
-POD = ("apiVersion: v1\nkind: Pod\nmetadata: {{name: p{n}}}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
-       "    resources: {{limits: {{nvidia.com/gpu: 1, memory: 8Gi}}}}\n")
+POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {{name: p{n}}}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
+    "    resources: {{limits: {{nvidia.com/gpu: 1, memory: 8Gi}}}}\n"
+)
 
 
 def _lint(name: str, text: str) -> Sequence[FindingLike]:
@@ -65,6 +67,7 @@ def test_a_folder_without_write_permission(tmp_path: Path, monkeypatch: pytest.M
     (tmp_path / "b.yaml").write_text(POD.format(n=1))
     if os.geteuid() == 0:  # root writes anywhere: make the temp file creation fail as it would
         import tempfile
+
         real = tempfile.mkstemp
 
         def mkstemp(*args: object, dir: str | Path | None = None, **kw: object) -> tuple[int, str]:
@@ -85,8 +88,9 @@ def test_a_folder_without_write_permission(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_leftovers_of_a_dead_process_are_removed(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     dead = int(done.stdout)
     leftover = tmp_path / f".p.yaml.{dead}.abc123.kubegpu.tmp"
     leftover.write_text("partial")
@@ -106,8 +110,12 @@ def test_kill_9_during_fix_never_leaves_a_partial_file(tmp_path: Path) -> None:
         originals[f"p{n:02}.yaml"] = text
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
     for delay in (0.4, 0.8, 1.2, 1.6, 2.0):
-        proc = subprocess.Popen([sys.executable, "-m", "kubegpu.cli.entry", "fix", "--unsafe-fixes",
-                                 str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kubegpu.cli.entry", "fix", "--unsafe-fixes", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -115,8 +123,14 @@ def test_kill_9_during_fix_never_leaves_a_partial_file(tmp_path: Path) -> None:
             now = (tmp_path / name).read_text()
             assert now == text or ("/dev/shm" in now and now.startswith(text[:40])), name
             yaml.safe_load(now)
-    done = subprocess.run([sys.executable, "-m", "kubegpu.cli.entry", "fix", "--unsafe-fixes", str(tmp_path)],
-                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "kubegpu.cli.entry", "fix", "--unsafe-fixes", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode in (0, 1), done.stderr
     assert sorted(os.listdir(tmp_path)) == sorted(originals)
     assert all("/dev/shm" in (tmp_path / name).read_text() for name in originals)

@@ -12,8 +12,10 @@ from kubegpu.cli.main import app
 from kubegpu.manifests import Document
 from kubegpu.rules import engine
 
-POD = ("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
-       "    resources: {{limits: {{nvidia.com/gpu: 1, memory: 8Gi}}}}\n")
+POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
+    "    resources: {{limits: {{nvidia.com/gpu: 1, memory: 8Gi}}}}\n"
+)
 
 
 @pytest.fixture

@@ -10,13 +10,28 @@ import yaml
 from kubegpu.fix import FixOptions, fix_text
 from kubegpu.rules import LintConfig, lint_text
 
-POD = ["apiVersion: v1", "kind: Pod", "metadata:", "  name: p", "spec:", "  containers:", "  - name: a",
-       "    image: b:1", "    resources:", "      limits: {nvidia.com/gpu: 1, memory: 8Gi}", ""]
+POD = [
+    "apiVersion: v1",
+    "kind: Pod",
+    "metadata:",
+    "  name: p",
+    "spec:",
+    "  containers:",
+    "  - name: a",
+    "    image: b:1",
+    "    resources:",
+    "      limits: {nvidia.com/gpu: 1, memory: 8Gi}",
+    "",
+]
 
 
 def _fix(text: str, text_edits: bool = True) -> str:
-    outcome = fix_text("p.yaml", text, lambda n, t: lint_text(n, t, LintConfig()).findings,
-                       FixOptions(unsafe=True, text_edits=text_edits))
+    outcome = fix_text(
+        "p.yaml",
+        text,
+        lambda n, t: lint_text(n, t, LintConfig()).findings,
+        FixOptions(unsafe=True, text_edits=text_edits),
+    )
     assert outcome.error is None
     return outcome.fixed
 
@@ -48,8 +63,12 @@ def test_fix_survives_mixed_line_breaks(breaks: tuple[str, str], text_edits: boo
 
 def test_fix_of_cr_only_json() -> None:
     limits = {"nvidia.com/gpu": 1, "memory": "8Gi"}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "a", "image": "b:1", "resources": {"limits": limits}}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "a", "image": "b:1", "resources": {"limits": limits}}]},
+    }
     text = "\r".join(json.dumps(pod, indent=2).split("\n"))
     outcome = fix_text("p.json", text, lambda n, t: lint_text(n, t, LintConfig()).findings, FixOptions(unsafe=True))
     assert outcome.error is None and "/dev/shm" in outcome.fixed

@@ -26,24 +26,39 @@ def nested_list(depth: int) -> Any:
 
 
 def pod(args: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "deep"},
-            "spec": {"containers": [{"name": "a", "image": "b:1", "args": args,
-                                     "resources": {"limits": GPU_LIMITS}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "deep"},
+        "spec": {"containers": [{"name": "a", "image": "b:1", "args": args, "resources": {"limits": GPU_LIMITS}}]},
+    }
 
 
 def deep_text(depth: int, style: str) -> str:
     """A GPU pod whose args nest `depth` lists (flow JSON), or whose env nests `depth` mappings (block YAML)."""
     if style == "json":
-        return "".join(['{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "deep"}, "spec": {"containers": ',
-                        '[{"name": "a", "image": "b:1", "resources": {"limits": {"nvidia.com/gpu": 1}}, "args": ',
-                        "[" * depth, "]" * depth, "}]}}\n"])
-    head = ("apiVersion: v1\nkind: Pod\nmetadata: {name: deep}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
-            "    resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}\n    env:\n")
+        return "".join(
+            [
+                '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "deep"}, "spec": {"containers": ',
+                '[{"name": "a", "image": "b:1", "resources": {"limits": {"nvidia.com/gpu": 1}}, "args": ',
+                "[" * depth,
+                "]" * depth,
+                "}]}}\n",
+            ]
+        )
+    head = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: deep}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
+        "    resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}\n    env:\n"
+    )
     return head + "\n".join(" " * (4 + i) + "k:" for i in range(depth)) + " 1\n"
 
 
-HOSTILE = [(depth, style) for depth in (150, 600, 999, 20_000) for style in ("json", "yaml")
-           if not (style == "yaml" and depth > 999)]
+HOSTILE = [
+    (depth, style)
+    for depth in (150, 600, 999, 20_000)
+    for style in ("json", "yaml")
+    if not (style == "yaml" and depth > 999)
+]
 
 
 @pytest.mark.parametrize("depth, style", HOSTILE)
@@ -64,8 +79,12 @@ def test_nesting_within_the_limit_is_read(style: str) -> None:
 @pytest.mark.parametrize("text_edits", [True, False])
 def test_fix_of_a_deep_but_allowed_document_round_trips(text_edits: bool) -> None:
     text = json.dumps(pod(nested_list(MAX_NESTING_DEPTH - 8)), indent=1)
-    outcome = fix_text("ok.json", text, lambda n, t: lint_text(n, t, LintConfig()).findings,
-                       FixOptions(unsafe=True, text_edits=text_edits))
+    outcome = fix_text(
+        "ok.json",
+        text,
+        lambda n, t: lint_text(n, t, LintConfig()).findings,
+        FixOptions(unsafe=True, text_edits=text_edits),
+    )
     assert outcome.error is None and outcome.changed
     assert json.loads(outcome.fixed)["spec"]["containers"][0]["args"] == nested_list(MAX_NESTING_DEPTH - 8)
 
@@ -91,9 +110,17 @@ def test_fix_of_a_folder_goes_on_past_a_deep_file(tmp_path: Path) -> None:
 
 
 def _review(obj: Any) -> dict[str, Any]:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": "u1", "kind": {"group": "", "version": "v1", "kind": "Pod"}, "operation": "CREATE",
-                        "namespace": "default", "object": obj}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u1",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "operation": "CREATE",
+            "namespace": "default",
+            "object": obj,
+        },
+    }
 
 
 @pytest.mark.parametrize("depth", [150, 999, 50_000])
@@ -104,8 +131,7 @@ def test_review_answers_deep_bodies_as_malformed(depth: int) -> None:
 
 
 def test_review_of_an_allowed_depth_patches() -> None:
-    decision = review(json.dumps(_review(pod(nested_list(MAX_NESTING_DEPTH - 8)))).encode(), "mutate",
-                      WebhookConfig())
+    decision = review(json.dumps(_review(pod(nested_list(MAX_NESTING_DEPTH - 8)))).encode(), "mutate", WebhookConfig())
     assert decision.patched
 
 

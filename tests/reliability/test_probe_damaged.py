@@ -16,16 +16,19 @@ from kubegpu.topology.presets import load_preset
 from tests.probe.fakefs import write_machine
 
 
-@pytest.mark.parametrize("damaged", ["devices/system/node", "devices/system/node/node0",
-                                     "devices/system/cpu/cpu0/topology", "bus/pci/devices"])
+@pytest.mark.parametrize(
+    "damaged",
+    ["devices/system/node", "devices/system/node/node0", "devices/system/cpu/cpu0/topology", "bus/pci/devices"],
+)
 def test_damaged_sysfs_is_one_line(tmp_path: Path, damaged: str) -> None:
     write_machine(load_preset("dgx-h100"), tmp_path)
     target = tmp_path / "sys" / damaged
     if target.is_dir():
         shutil.rmtree(target)
     target.write_text("not a folder\n")
-    result = CliRunner().invoke(app, ["probe", "--sysfs-root", str(tmp_path / "sys"), "--procfs-root",
-                                      str(tmp_path / "proc"), "--no-nvml"])
+    result = CliRunner().invoke(
+        app, ["probe", "--sysfs-root", str(tmp_path / "sys"), "--procfs-root", str(tmp_path / "proc"), "--no-nvml"]
+    )
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code in (0, 2), result.output
     if result.exit_code == 2:
@@ -33,8 +36,7 @@ def test_damaged_sysfs_is_one_line(tmp_path: Path, damaged: str) -> None:
 
 
 @pytest.mark.parametrize("unreadable", ["devices/system/node", "bus/pci/devices"])
-def test_unreadable_sysfs_folder_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             unreadable: str) -> None:
+def test_unreadable_sysfs_folder_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unreadable: str) -> None:
     write_machine(load_preset("dgx-h100"), tmp_path)
     blocked = tmp_path / "sys" / unreadable
     real = Path.iterdir
@@ -45,7 +47,8 @@ def test_unreadable_sysfs_folder_is_one_line(tmp_path: Path, monkeypatch: pytest
         return real(self)
 
     monkeypatch.setattr(Path, "iterdir", iterdir)
-    result = CliRunner().invoke(app, ["probe", "--sysfs-root", str(tmp_path / "sys"), "--procfs-root",
-                                      str(tmp_path / "proc"), "--no-nvml"])
+    result = CliRunner().invoke(
+        app, ["probe", "--sysfs-root", str(tmp_path / "sys"), "--procfs-root", str(tmp_path / "proc"), "--no-nvml"]
+    )
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.output == f"kubegpu: error: cannot read {blocked}: Permission denied\n"

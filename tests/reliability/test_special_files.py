@@ -15,8 +15,10 @@ from kubegpu.cli.main import app
 from kubegpu.fix.files import read_input
 from kubegpu.manifests import NotReadable, read_regular, read_source
 
-POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
-       "    resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}\n")
+POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"
+    "    resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}\n"
+)
 
 
 @pytest.fixture
@@ -28,8 +30,9 @@ def specials(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("name, reason", [("fifo.yaml", "named pipe"), ("zero.yaml", "device"),
-                                          ("dir.yaml", "directory")])
+@pytest.mark.parametrize(
+    "name, reason", [("fifo.yaml", "named pipe"), ("zero.yaml", "device"), ("dir.yaml", "directory")]
+)
 def test_read_regular_refuses_what_is_not_a_regular_file(specials: Path, name: str, reason: str) -> None:
     with pytest.raises(NotReadable, match=reason):
         read_regular(specials / name, 1000)
@@ -46,8 +49,9 @@ def test_the_limit_counts_bytes_read(tmp_path: Path) -> None:
 
 
 def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kubegpu.cli.entry", *args], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kubegpu.cli.entry", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 @pytest.mark.parametrize("command", ["lint", "fix"])

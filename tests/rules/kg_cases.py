@@ -39,8 +39,10 @@ def lint_case(table: dict[str, Any], case: dict[str, Any], text: str | None = No
     """Lint the case's manifest (or `text`) with its selection, options, node and kubelet config."""
     select: Sequence[str] = case.get("select", table.get("select", ()))
     config = LintConfig(select=tuple(select), options=case.get("options", {}))
-    target = NodeTarget(load_node(str(case["node"])) if case.get("node") else None,
-                        yaml.safe_load(case["kubelet_config"]) if case.get("kubelet_config") else None)
+    target = NodeTarget(
+        load_node(str(case["node"])) if case.get("node") else None,
+        yaml.safe_load(case["kubelet_config"]) if case.get("kubelet_config") else None,
+    )
     result = lint_text(f"{case['name']}.yaml", text if text is not None else case["manifest"], config, target)
     return result.findings
 
@@ -67,8 +69,12 @@ def run_case(table: dict[str, Any], case: dict[str, Any]) -> None:
                 assert edits == entry["fix"]["edits"]
     fixed = case.get("fixed")
     if fixed:
-        outcome = fix_text(f"{case['name']}.yaml", case["manifest"],
-                           lambda name, text: lint_case(table, case, text), FixOptions(unsafe=True))
+        outcome = fix_text(
+            f"{case['name']}.yaml",
+            case["manifest"],
+            lambda name, text: lint_case(table, case, text),
+            FixOptions(unsafe=True),
+        )
         assert outcome.error is None, outcome.error
         for fragment in fixed.get("contains", []):
             assert fragment in outcome.fixed, outcome.fixed

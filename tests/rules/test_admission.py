@@ -49,8 +49,23 @@ def test_lint_cli_with_node_and_kubelet_config(tmp_path: Path) -> None:
     pod.write_text(POD)
     kubelet = tmp_path / "kubelet.yaml"
     kubelet.write_text(KUBELET)
-    result = CliRunner().invoke(app, ["lint", str(pod), "--node", "dgx-h100", "--kubelet-config", str(kubelet),
-                                      "--select", "KG901", "--select", "KG8", "-o", "json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "lint",
+            str(pod),
+            "--node",
+            "dgx-h100",
+            "--kubelet-config",
+            str(kubelet),
+            "--select",
+            "KG901",
+            "--select",
+            "KG8",
+            "-o",
+            "json",
+        ],
+    )
     assert result.exit_code == 1, result.output
     assert '"gpu-pod-unadmittable"' in result.output and "TopologyAffinityError" in result.output
     assert '"files": 2' in result.output  # the kubelet configuration is linted as well
@@ -82,7 +97,20 @@ def test_kubelet_config_inside_a_linted_folder_is_read_once(tmp_path: Path) -> N
     (tmp_path / "pod.yaml").write_text(POD)
     kubelet = tmp_path / "kubelet.yaml"
     kubelet.write_text(KUBELET.replace("4196Mi", "2Gi"))
-    result = CliRunner().invoke(app, ["lint", str(tmp_path), "--node", "dgx-h100", "--kubelet-config", str(kubelet),
-                                      "--select", "KG804", "-o", "json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "lint",
+            str(tmp_path),
+            "--node",
+            "dgx-h100",
+            "--kubelet-config",
+            str(kubelet),
+            "--select",
+            "KG804",
+            "-o",
+            "json",
+        ],
+    )
     assert result.output.count('"kubelet-reserved-memory-mismatch"') == 1, result.output
     assert '"files": 2' in result.output

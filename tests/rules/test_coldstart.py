@@ -27,13 +27,16 @@ def test_case(case: dict[str, Any]) -> None:
     run_case(TABLE, case)
 
 
-@pytest.mark.parametrize(("reference", "expected"), [
-    ("meta-llama/Llama-3.1-8B-Instruct", 16_060_522_496),
-    ("hf://meta-llama/Llama-3.1-70B-Instruct@main", 141_107_412_992),
-    ("/models/Qwen/Qwen2.5-7B-Instruct/", 15_231_233_024),
-    ("acme/unknown", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", 16_060_522_496),
+        ("hf://meta-llama/Llama-3.1-70B-Instruct@main", 141_107_412_992),
+        ("/models/Qwen/Qwen2.5-7B-Instruct/", 15_231_233_024),
+        ("acme/unknown", None),
+        (None, None),
+    ],
+)
 def test_known_models(reference: str | None, expected: int | None) -> None:
     found = known_model(reference)
     assert (found[1].bytes if found else None) == expected
@@ -48,14 +51,22 @@ def _container(data: dict[str, Any]) -> ContainerRef:
     return ContainerRef(("spec", "containers", 0), data, "container")
 
 
-@pytest.mark.parametrize(("data", "expected"), [
-    ({}, None),
-    ({"readinessProbe": {"httpGet": {"port": 1}}}, None),
-    ({"livenessProbe": {"httpGet": {"port": 1}}}, ("livenessProbe", 30)),  # defaults 0 + 3 × 10
-    ({"startupProbe": {"failureThreshold": 60, "periodSeconds": 5, "initialDelaySeconds": 7},
-      "livenessProbe": {}}, ("startupProbe", 307)),
-    ({"startupProbe": {"failureThreshold": "oops"}}, ("startupProbe", 30)),
-])
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({}, None),
+        ({"readinessProbe": {"httpGet": {"port": 1}}}, None),
+        ({"livenessProbe": {"httpGet": {"port": 1}}}, ("livenessProbe", 30)),  # defaults 0 + 3 × 10
+        (
+            {
+                "startupProbe": {"failureThreshold": 60, "periodSeconds": 5, "initialDelaySeconds": 7},
+                "livenessProbe": {},
+            },
+            ("startupProbe", 307),
+        ),
+        ({"startupProbe": {"failureThreshold": "oops"}}, ("startupProbe", 30)),
+    ],
+)
 def test_probe_budget(data: dict[str, Any], expected: tuple[str, int] | None) -> None:
     budget = probe_budget(_container(data))
     assert (None if budget is None else (budget.kind, budget.seconds)) == expected
@@ -68,13 +79,16 @@ def test_suggestion_keeps_the_startup_probe_period_and_covers_the_margin() -> No
     assert suggest_probe(1.0, None)["failureThreshold"] == 3  # never below the default
 
 
-@pytest.mark.parametrize(("manifest", "kind"), [
-    ({"layers": [{"annotations": {"containerd.io/snapshot/stargz/toc.digest": "sha256:aa"}}]}, "eStargz"),
-    ({"annotations": {"com.amazon.soci.index-digest": "sha256:bb"}, "layers": []}, "SOCI"),
-    ({"manifests": [{"annotations": {"com.amazon.soci.index-digest": "sha256:bb"}}]}, "SOCI"),
-    ({"layers": [{"annotations": {"containerd.io/snapshot/nydus-bootstrap": "true"}}]}, "Nydus"),
-    ({"layers": [{"annotations": {"org.opencontainers.image.title": "x"}}]}, None),
-])
+@pytest.mark.parametrize(
+    ("manifest", "kind"),
+    [
+        ({"layers": [{"annotations": {"containerd.io/snapshot/stargz/toc.digest": "sha256:aa"}}]}, "eStargz"),
+        ({"annotations": {"com.amazon.soci.index-digest": "sha256:bb"}, "layers": []}, "SOCI"),
+        ({"manifests": [{"annotations": {"com.amazon.soci.index-digest": "sha256:bb"}}]}, "SOCI"),
+        ({"layers": [{"annotations": {"containerd.io/snapshot/nydus-bootstrap": "true"}}]}, "Nydus"),
+        ({"layers": [{"annotations": {"org.opencontainers.image.title": "x"}}]}, None),
+    ],
+)
 def test_lazy_annotations(manifest: dict[str, Any], kind: str | None) -> None:
     assert lazy_from_manifest(manifest) == kind
 

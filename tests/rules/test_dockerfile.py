@@ -32,9 +32,10 @@ def test_case(case: dict[str, Any]) -> None:
 
 
 def test_message_names_the_chain_and_the_runtime_variant() -> None:
-    text = ("FROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04 AS base\nFROM base AS app\n")
-    result = lint_loaded([LoadedSource(SourceText("Dockerfile", text, kind="dockerfile"), (), ())],
-                         LintConfig(select=("KG304",)))
+    text = "FROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04 AS base\nFROM base AS app\n"
+    result = lint_loaded(
+        [LoadedSource(SourceText("Dockerfile", text, kind="dockerfile"), (), ())], LintConfig(select=("KG304",))
+    )
     [finding] = result.findings
     assert "via stage(s) base" in finding.message
     assert "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04" in finding.message
@@ -56,8 +57,12 @@ def test_instructions_join_continuations_and_keep_first_line() -> None:
 
 def test_stages_and_chain() -> None:
     parsed = stages("ARG V=1.0\nFROM img:${V} AS one\nFROM one AS two\nFROM other:2.0\nFROM two\n")
-    assert [(s.resolved, s.name) for s in parsed] == [("img:1.0", "one"), ("one", "two"), ("other:2.0", None),
-                                                      ("two", None)]
+    assert [(s.resolved, s.name) for s in parsed] == [
+        ("img:1.0", "one"),
+        ("one", "two"),
+        ("other:2.0", None),
+        ("two", None),
+    ]
     assert [s.index for s in root_chain(parsed, parsed[-1])] == [3, 1, 0]
 
 

@@ -34,8 +34,11 @@ def _job(parallelism: int, completions: int | None, scheduler: str | None) -> st
     return "\n".join(lines) + "\n"
 
 
-@given(st.integers(0, 64), st.one_of(st.none(), st.integers(0, 64)),
-       st.sampled_from([None, "default-scheduler", "volcano", "kai-scheduler"]))
+@given(
+    st.integers(0, 64),
+    st.one_of(st.none(), st.integers(0, 64)),
+    st.sampled_from([None, "default-scheduler", "volcano", "kai-scheduler"]),
+)
 def test_a_batch_job_needs_a_gang_exactly_when_it_runs_several_pods_at_once(
     parallelism: int, completions: int | None, scheduler: str | None
 ) -> None:

@@ -46,36 +46,68 @@ def test_case(case: dict[str, Any]) -> None:
         assert edits == entry["fix"]["edits"]
 
 
-@pytest.mark.parametrize(("text", "domain", "path", "tag", "digest"), [
-    ("ubuntu", "docker.io", "library/ubuntu", "", ""),
-    ("nvidia/cuda:12.4.1-runtime-ubuntu22.04", "docker.io", "nvidia/cuda", "12.4.1-runtime-ubuntu22.04", ""),
-    ("myreg:5000/img", "myreg:5000", "img", "", ""),
-    ("myreg:5000/team/img:v1.2", "myreg:5000", "team/img", "v1.2", ""),
-    ("localhost/img:1.0", "localhost", "img", "1.0", ""),
-    ("nvcr.io/nvidia/pytorch:24.05-py3", "nvcr.io", "nvidia/pytorch", "24.05-py3", ""),
-    ("img@sha256:" + "a" * 64, "docker.io", "library/img", "", "sha256:" + "a" * 64),
-    ("[::1]:5000/img:2.0", "[::1]:5000", "img", "2.0", ""),
-    ("UPPER/img", "UPPER", "img", "", ""),  # an upper-case first component can only be a registry host
-])
+@pytest.mark.parametrize(
+    ("text", "domain", "path", "tag", "digest"),
+    [
+        ("ubuntu", "docker.io", "library/ubuntu", "", ""),
+        ("nvidia/cuda:12.4.1-runtime-ubuntu22.04", "docker.io", "nvidia/cuda", "12.4.1-runtime-ubuntu22.04", ""),
+        ("myreg:5000/img", "myreg:5000", "img", "", ""),
+        ("myreg:5000/team/img:v1.2", "myreg:5000", "team/img", "v1.2", ""),
+        ("localhost/img:1.0", "localhost", "img", "1.0", ""),
+        ("nvcr.io/nvidia/pytorch:24.05-py3", "nvcr.io", "nvidia/pytorch", "24.05-py3", ""),
+        ("img@sha256:" + "a" * 64, "docker.io", "library/img", "", "sha256:" + "a" * 64),
+        ("[::1]:5000/img:2.0", "[::1]:5000", "img", "2.0", ""),
+        ("UPPER/img", "UPPER", "img", "", ""),  # an upper-case first component can only be a registry host
+    ],
+)
 def test_parse_image(text: str, domain: str, path: str, tag: str, digest: str) -> None:
     ref = parse_image(text)
     assert ref is not None
     assert (ref.domain, ref.path, ref.tag, ref.digest) == (domain, path, tag, digest)
 
 
-@pytest.mark.parametrize("text", ["IMAGE_NAME", "gcr.io/PROJECT_ID/x", "${IMAGE}", "<a>/<b>:<c>", "", "a" * 64,
-                                  "img:", "img@sha256:short", "library/UPPER"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IMAGE_NAME",
+        "gcr.io/PROJECT_ID/x",
+        "${IMAGE}",
+        "<a>/<b>:<c>",
+        "",
+        "a" * 64,
+        "img:",
+        "img@sha256:short",
+        "library/UPPER",
+    ],
+)
 def test_unparseable_images(text: str) -> None:
     assert parse_image(text) is None
 
 
-@pytest.mark.parametrize(("tag", "version"), [
-    ("24.05-py3", True), ("v0.6.3", True), ("2.3.1-cuda12.1-cudnn8-runtime", True),
-    ("12.4.1-runtime-ubuntu22.04", True), ("20240501", True), ("nightly-2024-05-01", True), ("sha-1a2b3c4", True),
-    ("14", True), ("latest", False), ("main", False), ("stable", False), ("nightly", False), ("gpu", False),
-    ("main-latest", False), ("1.2-latest", False), ("ubuntu22.04", False), ("v1beta1", False), ("devel", False),
-    ("deadbeef", False),
-])
+@pytest.mark.parametrize(
+    ("tag", "version"),
+    [
+        ("24.05-py3", True),
+        ("v0.6.3", True),
+        ("2.3.1-cuda12.1-cudnn8-runtime", True),
+        ("12.4.1-runtime-ubuntu22.04", True),
+        ("20240501", True),
+        ("nightly-2024-05-01", True),
+        ("sha-1a2b3c4", True),
+        ("14", True),
+        ("latest", False),
+        ("main", False),
+        ("stable", False),
+        ("nightly", False),
+        ("gpu", False),
+        ("main-latest", False),
+        ("1.2-latest", False),
+        ("ubuntu22.04", False),
+        ("v1beta1", False),
+        ("devel", False),
+        ("deadbeef", False),
+    ],
+)
 def test_tag_is_version(tag: str, version: bool) -> None:
     assert tag_is_version(tag) is version
 
@@ -87,20 +119,25 @@ def test_extra_immutable_tag_patterns() -> None:
 
 
 def test_immutable_tags_option_is_read_from_the_config() -> None:
-    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-            "  - {name: a, image: 'myorg/a:build-17', resources: {limits: {nvidia.com/gpu: 1}}}\n")
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "  - {name: a, image: 'myorg/a:build-17', resources: {limits: {nvidia.com/gpu: 1}}}\n"
+    )
     plain = lint_text("p.yaml", text, LintConfig(select=("image-tag-mutable",)))
     assert [f.name for f in plain.findings] == ["image-tag-mutable"]
-    configured = LintConfig(select=("image-tag-mutable",), options={"image-tag-mutable": {"immutable-tags":
-                                                                                          [r"build-\d+"]}})
+    configured = LintConfig(
+        select=("image-tag-mutable",), options={"image-tag-mutable": {"immutable-tags": [r"build-\d+"]}}
+    )
     assert lint_text("p.yaml", text, configured).findings == []
 
 
 def test_runtime_variant_needs_a_documented_family() -> None:
-    for image, variant in [("nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04", "12.4.1-cudnn-runtime-ubuntu22.04"),
-                           ("pytorch/pytorch:2.3.0-cuda12.1-cudnn8-devel", "2.3.0-cuda12.1-cudnn8-runtime"),
-                           ("nvcr.io/nvidia/cuda-dl-base:25.01-cuda12.8-devel-ubuntu24.04", None),
-                           ("pytorch/pytorch:nightly-devel", None)]:
+    for image, variant in [
+        ("nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04", "12.4.1-cudnn-runtime-ubuntu22.04"),
+        ("pytorch/pytorch:2.3.0-cuda12.1-cudnn8-devel", "2.3.0-cuda12.1-cudnn8-runtime"),
+        ("nvcr.io/nvidia/cuda-dl-base:25.01-cuda12.8-devel-ubuntu24.04", None),
+        ("pytorch/pytorch:nightly-devel", None),
+    ]:
         ref = parse_image(image)
         assert ref is not None and is_devel_image(ref)
         assert runtime_variant(ref) == variant
@@ -110,9 +147,12 @@ _component = st.from_regex(r"[a-z0-9]{1,8}(?:[._-][a-z0-9]{1,8}){0,2}", fullmatc
 _tag = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}", fullmatch=True)
 
 
-@given(domain=st.sampled_from(["", "nvcr.io/", "myreg:5000/", "localhost:5000/"]),
-       parts=st.lists(_component, min_size=1, max_size=3), tag=st.one_of(st.just(""), _tag),
-       digest=st.one_of(st.just(""), st.from_regex(r"[0-9a-f]{64}", fullmatch=True)))
+@given(
+    domain=st.sampled_from(["", "nvcr.io/", "myreg:5000/", "localhost:5000/"]),
+    parts=st.lists(_component, min_size=1, max_size=3),
+    tag=st.one_of(st.just(""), _tag),
+    digest=st.one_of(st.just(""), st.from_regex(r"[0-9a-f]{64}", fullmatch=True)),
+)
 def test_parse_round_trip(domain: str, parts: list[str], tag: str, digest: str) -> None:
     text = domain + "/".join(parts) + (f":{tag}" if tag else "") + (f"@sha256:{digest}" if digest else "")
     if not domain and len(parts) == 1 and not tag and not digest and len(parts[0]) == 64:

@@ -62,12 +62,11 @@ def test_more_numa_nodes_than_the_topology_manager_allows(tmp_path: Path) -> Non
     numa = tuple(NUMANode(i, 2**30) for i in range(10))
     cpus = tuple(CPUInfo(i, i, 0, i) for i in range(10))
     node = NodeTopology("nps-many", cpus, numa)
-    text = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-            "topologyManagerPolicy: restricted\n")
+    text = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerPolicy: restricted\n"
     found = lint_text("k.yaml", text, LintConfig(select=("KG803",)), NodeTarget(node)).findings
     assert [(f.location.line, f.severity.value) for f in found] == [(3, "error")]
     assert "max-allowable-numa-nodes" in found[0].message
-    allowed = text + "topologyManagerPolicyOptions: {max-allowable-numa-nodes: \"10\"}\n"
+    allowed = text + 'topologyManagerPolicyOptions: {max-allowable-numa-nodes: "10"}\n'
     assert not lint_text("k.yaml", allowed, LintConfig(select=("KG803",)), NodeTarget(node)).findings
 
 
@@ -89,8 +88,11 @@ def test_reserved_memory_rule_agrees_with_the_kubelet_models_startup_check(
     from kubegpu.units.quantity import parse_quantity
 
     node = load_node("dgx-h100")
-    config: dict[str, Any] = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
-                              "memoryManagerPolicy": "Static"}
+    config: dict[str, Any] = {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "memoryManagerPolicy": "Static",
+    }
     if kube:
         config["kubeReserved"] = {"memory": kube}
     if system:
@@ -114,8 +116,10 @@ def test_reserved_memory_rule_agrees_with_the_kubelet_models_startup_check(
     import yaml
 
     text = yaml.safe_dump(config)
-    fired = any(f.name == "kubelet-reserved-memory-mismatch"
-                for f in lint_text("k.yaml", text, LintConfig(select=("KG804",)), NodeTarget(node)).findings)
+    fired = any(
+        f.name == "kubelet-reserved-memory-mismatch"
+        for f in lint_text("k.yaml", text, LintConfig(select=("KG804",)), NodeTarget(node)).findings
+    )
     try:
         error = check_startup(node, KubeletConfig.from_dict(config))
     except KubeletStartupError as err:

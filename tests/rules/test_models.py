@@ -48,14 +48,17 @@ def test_case(case: dict[str, Any]) -> None:
         assert [[e.op, format_path(e.path), e.value] for e in finding.fix.edits] == entry["fix"]["edits"]
 
 
-@pytest.mark.parametrize(("env", "expected"), [
-    ({}, "/root/.cache/huggingface/hub"),
-    ({"HF_HOME": "/cache/"}, "/cache/hub"),
-    ({"HF_HOME": "/a", "HF_HUB_CACHE": "/b"}, "/b"),
-    ({"HUGGINGFACE_HUB_CACHE": "/c", "HF_HOME": "/a"}, "/c"),
-    ({"XDG_CACHE_HOME": "/x"}, "/x/huggingface/hub"),
-    ({"HF_HOME": "$(CACHE)"}, None),
-])
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "/root/.cache/huggingface/hub"),
+        ({"HF_HOME": "/cache/"}, "/cache/hub"),
+        ({"HF_HOME": "/a", "HF_HUB_CACHE": "/b"}, "/b"),
+        ({"HUGGINGFACE_HUB_CACHE": "/c", "HF_HOME": "/a"}, "/c"),
+        ({"XDG_CACHE_HOME": "/x"}, "/x/huggingface/hub"),
+        ({"HF_HOME": "$(CACHE)"}, None),
+    ],
+)
 def test_hf_cache_dir_follows_huggingface_hub_precedence(env: dict[str, str], expected: str | None) -> None:
     assert hf_cache_dir(env, "/root") == expected
 
@@ -72,8 +75,10 @@ def test_deepest_mount_wins() -> None:
     assert mount_for(views, "/datax/y").index == 2  # type: ignore[union-attr]
 
 
-@given(st.lists(st.from_regex(r"(/[a-z]{1,3}){1,3}", fullmatch=True), min_size=1, max_size=5),
-       st.from_regex(r"(/[a-z]{1,3}){1,4}", fullmatch=True))
+@given(
+    st.lists(st.from_regex(r"(/[a-z]{1,3}){1,3}", fullmatch=True), min_size=1, max_size=5),
+    st.from_regex(r"(/[a-z]{1,3}){1,4}", fullmatch=True),
+)
 def test_mount_for_returns_a_prefix_mount(paths: list[str], target: str) -> None:
     views = [_view(i, p) for i, p in enumerate(paths)]
     found = mount_for(views, target)
@@ -114,18 +119,30 @@ TAG_RULES = {
     "no-model-cache": "model-cache-missing",
     "scale-to-zero": "inference-scale-to-zero",
 }
-OURS = ("image-pull-always", "image-tag-mutable", "image-devel-runtime", "model-cache-missing",
-        "model-cache-writable-shared", "inference-scale-to-zero")
+OURS = (
+    "image-pull-always",
+    "image-tag-mutable",
+    "image-devel-runtime",
+    "model-cache-missing",
+    "model-cache-writable-shared",
+    "inference-scale-to-zero",
+)
 
 # Findings the notes do not list, and why kubegpu is right.
 EXTRA = {
-    ("kubernetes-sigs__jobset/site__static__examples__workload-aware-scheduling__dra__jobset.yaml",
-     "image-tag-mutable"): "image 'busybox' has no tag, which means :latest; the note omits it",
-    ("kubernetes-sigs__jobset/site__static__examples__workload-aware-scheduling__dra__jobset.yaml",
-     "image-pull-always"): "no tag and no imagePullPolicy: Kubernetes defaults the policy to Always",
-    ("vllm-project__production-stack/operator__config__samples__production-stack_v1alpha1_vllmruntime.yaml",
-     "model-cache-writable-shared"): "the operator mounts the RWX storageConfig PVC read-write into both replicas "
-     "(vllmruntime_controller.go) and vLLM downloads into it (HF_HOME=/data): a shared writable cache",
+    (
+        "kubernetes-sigs__jobset/site__static__examples__workload-aware-scheduling__dra__jobset.yaml",
+        "image-tag-mutable",
+    ): "image 'busybox' has no tag, which means :latest; the note omits it",
+    (
+        "kubernetes-sigs__jobset/site__static__examples__workload-aware-scheduling__dra__jobset.yaml",
+        "image-pull-always",
+    ): "no tag and no imagePullPolicy: Kubernetes defaults the policy to Always",
+    (
+        "vllm-project__production-stack/operator__config__samples__production-stack_v1alpha1_vllmruntime.yaml",
+        "model-cache-writable-shared",
+    ): "the operator mounts the RWX storageConfig PVC read-write into both replicas "
+    "(vllmruntime_controller.go) and vLLM downloads into it (HF_HOME=/data): a shared writable cache",
 }
 # Notes kubegpu does not report, and why.
 MISSING: dict[tuple[str, str], str] = {}
@@ -184,25 +201,61 @@ def test_documented_disagreements_still_hold(shared_dir: Path, key: tuple[str, s
     assert bool(result.findings) is (key in EXTRA)
 
 
-_scalar = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=12),
-                    st.sampled_from(["vllm/vllm-openai:v0.8.5", "--model", "meta-llama/x", "/models", "hf://a/b",
-                                     "0", "Always", "ReadWriteMany", "s3://b/m", "tensorizer"]))
-_value = st.recursive(_scalar, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                        st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-                      max_leaves=8)
-_container = st.fixed_dictionaries({"name": st.text(max_size=5)}, optional={
-    "image": _value, "imagePullPolicy": _value, "command": _value, "args": _value, "env": _value,
-    "volumeMounts": _value, "storageUri": _value,
-    "resources": st.just({"limits": {"nvidia.com/gpu": 1}}),
-})
+_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "vllm/vllm-openai:v0.8.5",
+            "--model",
+            "meta-llama/x",
+            "/models",
+            "hf://a/b",
+            "0",
+            "Always",
+            "ReadWriteMany",
+            "s3://b/m",
+            "tensorizer",
+        ]
+    ),
+)
+_value = st.recursive(
+    _scalar,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=8,
+)
+_container = st.fixed_dictionaries(
+    {"name": st.text(max_size=5)},
+    optional={
+        "image": _value,
+        "imagePullPolicy": _value,
+        "command": _value,
+        "args": _value,
+        "env": _value,
+        "volumeMounts": _value,
+        "storageUri": _value,
+        "resources": st.just({"limits": {"nvidia.com/gpu": 1}}),
+    },
+)
 
 
-@given(containers=st.lists(_container, min_size=1, max_size=3), volumes=_value, annotations=_value,
-       kind=st.sampled_from(["Deployment", "InferenceService", "RayService", "Service"]))
-def test_rules_never_crash_on_odd_pod_specs(containers: list[dict[str, Any]], volumes: Any, annotations: Any,
-                                            kind: str) -> None:
-    api = {"Deployment": "apps/v1", "InferenceService": "serving.kserve.io/v1beta1", "RayService": "ray.io/v1",
-           "Service": "serving.knative.dev/v1"}[kind]
+@given(
+    containers=st.lists(_container, min_size=1, max_size=3),
+    volumes=_value,
+    annotations=_value,
+    kind=st.sampled_from(["Deployment", "InferenceService", "RayService", "Service"]),
+)
+def test_rules_never_crash_on_odd_pod_specs(
+    containers: list[dict[str, Any]], volumes: Any, annotations: Any, kind: str
+) -> None:
+    api = {
+        "Deployment": "apps/v1",
+        "InferenceService": "serving.kserve.io/v1beta1",
+        "RayService": "ray.io/v1",
+        "Service": "serving.knative.dev/v1",
+    }[kind]
     pod = {"metadata": {"annotations": annotations}, "spec": {"containers": containers, "volumes": volumes}}
     if kind == "InferenceService":
         spec: dict[str, Any] = {"predictor": {"minReplicas": 0, "containers": containers}}
@@ -210,9 +263,15 @@ def test_rules_never_crash_on_odd_pod_specs(containers: list[dict[str, Any]], vo
         spec = {"serveConfigV2": "transformers", "rayClusterConfig": {"headGroupSpec": {"template": pod}}}
     else:
         spec = {"template": pod}
-    docs = [{"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": spec},
-            {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": {"name": "s"},
-             "spec": {"scaleTargetRef": {"name": "x", "kind": kind}, "idleReplicaCount": 0, "minReplicaCount": 1}}]
+    docs = [
+        {"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": spec},
+        {
+            "apiVersion": "keda.sh/v1alpha1",
+            "kind": "ScaledObject",
+            "metadata": {"name": "s"},
+            "spec": {"scaleTargetRef": {"name": "x", "kind": kind}, "idleReplicaCount": 0, "minReplicaCount": 1},
+        },
+    ]
     text = yaml.safe_dump_all(docs)
     result = lint_text("fuzz.yaml", text, LintConfig(select=("KG3", "KG4")))
     for finding in result.findings:

@@ -62,9 +62,11 @@ def test_each_table_alone_gives_the_same_findings(tmp_path: Path) -> None:
     for table in sorted(p for p in tmp_path.iterdir() if p.is_dir()):
         one = lint_paths([str(table)], config)
         assert render_json(lint_paths([str(table)], config, jobs=2)) == render_json(one), table.name
-        partial += not any(d.kind in WHOLE_INPUT_KINDS
-                           for item in engine.load_sources([str(table)], config.max_file_bytes)
-                           for d in item.documents)
+        partial += not any(
+            d.kind in WHOLE_INPUT_KINDS
+            for item in engine.load_sources([str(table)], config.max_file_bytes)
+            for d in item.documents
+        )
     assert partial >= 5
 
 
@@ -72,7 +74,8 @@ def test_checks_read_other_objects_only_as_declared() -> None:
     """The contract that lets processes share less: lookups by declared kind, whole input for some kinds."""
     docs = lint_text_documents(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n"
-        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\n")
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\n"
+    )
     ctx = RuleContext(options={}, all_documents=docs)
     assert ctx.documents_of("PersistentVolumeClaim") == ()
     with pytest.raises(ContextError, match="LOOKED_UP_KINDS"):
@@ -100,7 +103,8 @@ def test_unreadable_files_and_dockerfiles_give_the_same_findings(tmp_path: Path)
         (tmp_path / f"job{i}.yaml").write_text(
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
             "      containers:\n      - {name: c, image: 'nvcr.io/nvidia/pytorch:24.05-py3', "
-            "resources: {limits: {nvidia.com/gpu: $GPUS}}}\n")
+            "resources: {limits: {nvidia.com/gpu: $GPUS}}}\n"
+        )
     config = LintConfig()
     one = lint_paths([str(tmp_path)], config)
     assert {"KG001", "KG003", "KG004", "KG006"} <= {f.code for f in one.findings}
@@ -113,10 +117,12 @@ def test_cross_file_relations_survive_the_split(tmp_path: Path) -> None:
     (tmp_path / "a-deployment.yaml").write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n    spec:\n"
         "      containers:\n      - {name: vllm, image: 'vllm/vllm-openai:v0.6.3', resources: {limits: "
-        "{nvidia.com/gpu: 1}}}\n" + "# padding\n" * 50)
+        "{nvidia.com/gpu: 1}}}\n" + "# padding\n" * 50
+    )
     (tmp_path / "b-hpa.yaml").write_text(
         "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: vllm}\nspec:\n"
-        "  minReplicas: 0\n  maxReplicas: 4\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n")
+        "  minReplicas: 0\n  maxReplicas: 4\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}\n"
+    )
     config = LintConfig(select=("inference-scale-to-zero",))
     inputs = list(discover([str(tmp_path)]))
     shares = parallel._split(inputs, processes.input_sizes(inputs), 2)
@@ -142,7 +148,12 @@ def test_real_corpus_gives_the_same_findings() -> None:
     many = lint_paths([str(CORPUS)], config, jobs=2)
     assert render_json(many) == render_json(one)
     assert (many.files, many.documents, many.templates, many.gpu_templates, many.suppressed) == (
-        one.files, one.documents, one.templates, one.gpu_templates, one.suppressed)
+        one.files,
+        one.documents,
+        one.templates,
+        one.gpu_templates,
+        one.suppressed,
+    )
 
 
 def test_a_failing_worker_raises_instead_of_hanging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -177,8 +188,11 @@ def test_process_plan(tmp_path: Path) -> None:
     assert processes.input_sizes([("-", None, "manifest"), ("gone", tmp_path / "gone.yaml", "manifest")]) == [0, 0]
 
 
-@given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=30), st.integers(min_value=1, max_value=5),
-       st.booleans())
+@given(
+    st.lists(st.integers(min_value=0, max_value=10_000), max_size=30),
+    st.integers(min_value=1, max_value=5),
+    st.booleans(),
+)
 def test_shares_cover_every_file_once_in_order(sizes: list[int], count: int, with_stdin: bool) -> None:
     inputs: list[tuple[str, Path | None, str]] = [(f"f{i}", Path(f"f{i}"), "manifest") for i in range(len(sizes))]
     if with_stdin:

@@ -17,18 +17,21 @@ def test_case(case: dict[str, Any]) -> None:
     run_case(TABLE, case)
 
 
-@pytest.mark.parametrize(("key", "is_topology"), [
-    ("cloud.provider.com/topology-rack", True),
-    ("cloud.google.com/gce-topology-block", True),
-    ("topology.k8s.aws/network-node-layer-3", True),
-    ("nvidia.com/gpu.clique", True),
-    ("oci.oraclecloud.com/rdma.local_block_id", True),
-    ("example.com/rack", True),
-    ("topology.kubernetes.io/zone", False),
-    ("topology.kubernetes.io/region", False),
-    ("kubernetes.io/hostname", False),
-    ("nvidia.com/gpu.product", False),
-    ("node.kubernetes.io/instance-type", False),
-])
+@pytest.mark.parametrize(
+    ("key", "is_topology"),
+    [
+        ("cloud.provider.com/topology-rack", True),
+        ("cloud.google.com/gce-topology-block", True),
+        ("topology.k8s.aws/network-node-layer-3", True),
+        ("nvidia.com/gpu.clique", True),
+        ("oci.oraclecloud.com/rdma.local_block_id", True),
+        ("example.com/rack", True),
+        ("topology.kubernetes.io/zone", False),
+        ("topology.kubernetes.io/region", False),
+        ("kubernetes.io/hostname", False),
+        ("nvidia.com/gpu.product", False),
+        ("node.kubernetes.io/instance-type", False),
+    ],
+)
 def test_topology_labels(key: str, is_topology: bool) -> None:
     assert topology_label(key) is is_topology

@@ -23,24 +23,36 @@ def test_case(case: dict[str, Any]) -> None:
 
 
 _VALUES = st.sampled_from([None, "0", "500m", "1", "1000m", "2", "2Gi", "2048Mi", "1Gi"])
-_RESOURCES = st.fixed_dictionaries({
-    "cpu_request": _VALUES, "cpu_limit": _VALUES, "memory_request": _VALUES, "memory_limit": _VALUES,
-})
+_RESOURCES = st.fixed_dictionaries(
+    {
+        "cpu_request": _VALUES,
+        "cpu_limit": _VALUES,
+        "memory_request": _VALUES,
+        "memory_limit": _VALUES,
+    }
+)
 _CONTAINER = st.tuples(st.sampled_from(["init", "sidecar", "container"]), _RESOURCES)
 
 
 def _pod(containers: list[tuple[str, dict[str, str | None]]]) -> str:
     init: list[str] = []
-    app: list[str] = ["  - name: gpu", "    image: x:1.0", "    resources:",
-                      "      limits: {cpu: '4', memory: 8Gi, nvidia.com/gpu: 1}"]
+    app: list[str] = [
+        "  - name: gpu",
+        "    image: x:1.0",
+        "    resources:",
+        "      limits: {cpu: '4', memory: 8Gi, nvidia.com/gpu: 1}",
+    ]
     for i, (kind, values) in enumerate(containers):
         lines = [f"  - name: c{i}", "    image: x:1.0"]
         if kind == "sidecar":
             lines.append("    restartPolicy: Always")
         lines.append("    resources:")
         for section in ("request", "limit"):
-            entries = [f"{name}: '{values[f'{name}_{section}']}'" for name in ("cpu", "memory")
-                       if values[f"{name}_{section}"] is not None]
+            entries = [
+                f"{name}: '{values[f'{name}_{section}']}'"
+                for name in ("cpu", "memory")
+                if values[f"{name}_{section}"] is not None
+            ]
             lines.append(f"      {section}s: {{{', '.join(entries)}}}")
         (app if kind == "container" else init).extend(lines)
     text = ["apiVersion: v1", "kind: Pod", "metadata: {name: p}", "spec:"]
@@ -51,7 +63,7 @@ def _pod(containers: list[tuple[str, dict[str, str | None]]]) -> str:
 
 @given(st.lists(_CONTAINER, max_size=4))
 def test_gpu_pod_not_guaranteed_fires_exactly_when_the_pod_is_not_guaranteed(
-    containers: list[tuple[str, dict[str, str | None]]]
+    containers: list[tuple[str, dict[str, str | None]]],
 ) -> None:
     # Requests above limits are rejected by the API server and never reach a QoS class; skip them.
     for _kind, v in containers:
@@ -65,32 +77,38 @@ def test_gpu_pod_not_guaranteed_fires_exactly_when_the_pod_is_not_guaranteed(
     assert bool(findings) == (qos_class(template) != "Guaranteed"), text
 
 
-@pytest.mark.parametrize(("resources", "expected"), [
-    ("{}", "BestEffort"),
-    ("{requests: {cpu: '0'}}", "BestEffort"),
-    ("{limits: {cpu: '1', memory: 1Gi}}", "Guaranteed"),
-    ("{requests: {cpu: 1000m, memory: 1024Mi}, limits: {cpu: '1', memory: 1Gi}}", "Guaranteed"),
-    ("{limits: {cpu: '1', memory: 1Gi, hugepages-2Mi: 2Mi}, requests: {hugepages-2Mi: 2Mi}}", "Guaranteed"),
-    ("{limits: {nvidia.com/gpu: 1}}", "BestEffort"),
-    ("{limits: {cpu: '1', nvidia.com/gpu: 1}}", "Burstable"),
-    ("{requests: {cpu: '1', memory: 1Gi}}", "Burstable"),
-    ("{requests: {cpu: 500m, memory: 1Gi}, limits: {cpu: '1', memory: 1Gi}}", "Burstable"),
-])
+@pytest.mark.parametrize(
+    ("resources", "expected"),
+    [
+        ("{}", "BestEffort"),
+        ("{requests: {cpu: '0'}}", "BestEffort"),
+        ("{limits: {cpu: '1', memory: 1Gi}}", "Guaranteed"),
+        ("{requests: {cpu: 1000m, memory: 1024Mi}, limits: {cpu: '1', memory: 1Gi}}", "Guaranteed"),
+        ("{limits: {cpu: '1', memory: 1Gi, hugepages-2Mi: 2Mi}, requests: {hugepages-2Mi: 2Mi}}", "Guaranteed"),
+        ("{limits: {nvidia.com/gpu: 1}}", "BestEffort"),
+        ("{limits: {cpu: '1', nvidia.com/gpu: 1}}", "Burstable"),
+        ("{requests: {cpu: '1', memory: 1Gi}}", "Burstable"),
+        ("{requests: {cpu: 500m, memory: 1Gi}, limits: {cpu: '1', memory: 1Gi}}", "Burstable"),
+    ],
+)
 def test_qos_class_follows_the_api_server(resources: str, expected: str) -> None:
     text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
     text += f"  - {{name: c, resources: {resources}}}\n"
     assert qos_class(next(pod_templates(load_text("p.yaml", text).documents[0]))) == expected
 
 
-@pytest.mark.parametrize(("pod_resources", "expected"), [
-    # API defaulting (defaultPodRequests): the pod-level cpu request is the containers' 100m, not the limit.
-    ("{limits: {cpu: '2', memory: 2Gi}}", "Burstable"),
-    ("{requests: {cpu: 100m}, limits: {cpu: 100m, memory: 2Gi}}", "Guaranteed"),
-    ("{}", "BestEffort"),  # present but empty: ComputePodQOS still reads only the pod level
-    ("{requests: {cpu: '1', memory: 2Gi}, limits: {cpu: '2', memory: 2Gi}}", "Burstable"),
-    ("{requests: {cpu: '1'}}", "Burstable"),
-    ("{limits: {cpu: '2'}}", "Burstable"),
-])
+@pytest.mark.parametrize(
+    ("pod_resources", "expected"),
+    [
+        # API defaulting (defaultPodRequests): the pod-level cpu request is the containers' 100m, not the limit.
+        ("{limits: {cpu: '2', memory: 2Gi}}", "Burstable"),
+        ("{requests: {cpu: 100m}, limits: {cpu: 100m, memory: 2Gi}}", "Guaranteed"),
+        ("{}", "BestEffort"),  # present but empty: ComputePodQOS still reads only the pod level
+        ("{requests: {cpu: '1', memory: 2Gi}, limits: {cpu: '2', memory: 2Gi}}", "Burstable"),
+        ("{requests: {cpu: '1'}}", "Burstable"),
+        ("{limits: {cpu: '2'}}", "Burstable"),
+    ],
+)
 def test_pod_level_resources_alone_decide_the_qos_class(pod_resources: str, expected: str) -> None:
     # The container is Burstable on its own; with spec.resources set, the API server looks only at those.
     text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"

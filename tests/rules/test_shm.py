@@ -37,6 +37,7 @@ def test_the_dshm_fix_never_leaves_an_unsized_or_oversized_volume(memory: str) -
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x:1.0\n"
         f"    resources: {{limits: {{memory: {memory}, nvidia.com/gpu: 1}}}}\n"
     )
+
     def lint(name: str, body: str) -> list[Finding]:
         return lint_text(name, body, LintConfig(select=("KG2",))).findings
 

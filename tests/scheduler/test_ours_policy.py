@@ -98,17 +98,30 @@ def test_share_pod_takes_the_tightest_of_the_gpus_fgd_scores_equally() -> None:
 
 node_st = st.builds(
     lambda cpu, gpus, used_cpu, used: (NodeSpec("n", cpu * 1000, 512 * GIB, gpus, "G"), used_cpu, used),
-    st.integers(8, 128), st.sampled_from([1, 2, 4, 8]), st.integers(0, 100), st.lists(st.integers(0, 1000), max_size=8))
+    st.integers(8, 128),
+    st.sampled_from([1, 2, 4, 8]),
+    st.integers(0, 100),
+    st.lists(st.integers(0, 1000), max_size=8),
+)
 pod_st = st.builds(
     lambda cpu, kind, share, count: GpuPod(
-        "p", cpu * 500, GIB, 0 if kind == 0 else (1 if kind == 1 else count),
-        0 if kind == 0 else (share if kind == 1 else 1000)),
-    st.integers(1, 64), st.integers(0, 2), st.integers(50, 999), st.sampled_from([1, 2, 4, 8]))
+        "p",
+        cpu * 500,
+        GIB,
+        0 if kind == 0 else (1 if kind == 1 else count),
+        0 if kind == 0 else (share if kind == 1 else 1000),
+    ),
+    st.integers(1, 64),
+    st.integers(0, 2),
+    st.integers(50, 999),
+    st.sampled_from([1, 2, 4, 8]),
+)
 
 
 def _cluster(states: list[tuple[NodeSpec, int, list[int]]]) -> GpuCluster:
-    cluster = GpuCluster([NodeSpec(f"n{i}", s.cpu_milli, s.memory_bytes, s.gpu_count, s.gpu_model)
-                          for i, (s, _, _) in enumerate(states)])
+    cluster = GpuCluster(
+        [NodeSpec(f"n{i}", s.cpu_milli, s.memory_bytes, s.gpu_count, s.gpu_model) for i, (s, _, _) in enumerate(states)]
+    )
     for i, (spec, used_cpu, used) in enumerate(states):
         cpu = spec.cpu_milli * used_cpu // 100
         cluster.bind(i, GpuPod("c", cpu), ())
@@ -120,8 +133,7 @@ def _cluster(states: list[tuple[NodeSpec, int, list[int]]]) -> GpuCluster:
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(node_st, min_size=1, max_size=6), pod_st)
-def test_the_chosen_node_is_lexicographically_best(states: list[tuple[NodeSpec, int, list[int]]],
-                                                   pod: GpuPod) -> None:
+def test_the_chosen_node_is_lexicographically_best(states: list[tuple[NodeSpec, int, list[int]]], pod: GpuPod) -> None:
     """The winner strands the fewest steps; among those it has FGD's best score, then the tightest fit."""
     cluster = _cluster(states)
     nodes = np.flatnonzero(cluster.feasible(pod)).astype(np.int64)

@@ -19,15 +19,28 @@ from kubegpu.scheduler.resources import NodeResources, PodRequest
 MODELS = ("A", "B")
 node_st = st.builds(
     lambda i, cpu, mem, gpus, model: NodeSpec(f"n{i}", cpu * 1000, mem * 2**30, gpus, MODELS[model] if gpus else ""),
-    st.integers(0, 10**6), st.integers(1, 128), st.integers(1, 512), st.sampled_from([0, 1, 2, 4, 8]),
-    st.integers(0, 1))
+    st.integers(0, 10**6),
+    st.integers(1, 128),
+    st.integers(1, 512),
+    st.sampled_from([0, 1, 2, 4, 8]),
+    st.integers(0, 1),
+)
 pod_st = st.builds(
     lambda cpu, mem, kind, share, count, model: GpuPod(
-        "p", cpu * 500, mem * 2**30,
-        0 if kind == 0 else (1 if kind == 1 else count), 0 if kind == 0 else (share if kind == 1 else 1000),
-        (MODELS[model],) if model < 2 and kind else ()),
-    st.integers(1, 64), st.integers(0, 128), st.integers(0, 2), st.integers(50, 1000),
-    st.sampled_from([1, 2, 4, 8]), st.integers(0, 4))
+        "p",
+        cpu * 500,
+        mem * 2**30,
+        0 if kind == 0 else (1 if kind == 1 else count),
+        0 if kind == 0 else (share if kind == 1 else 1000),
+        (MODELS[model],) if model < 2 and kind else (),
+    ),
+    st.integers(1, 64),
+    st.integers(0, 128),
+    st.integers(0, 2),
+    st.integers(50, 1000),
+    st.sampled_from([1, 2, 4, 8]),
+    st.integers(0, 4),
+)
 
 
 def _named(nodes: list[NodeSpec]) -> list[NodeSpec]:
@@ -51,24 +64,33 @@ def _run(nodes: list[NodeSpec], pods: list[GpuPod], policy: str, seed: int) -> l
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(node_st, min_size=1, max_size=6), st.lists(pod_st, min_size=1, max_size=25),
-       st.sampled_from(ALL_POLICIES), st.integers(0, 10**6))
-def test_no_node_over_allocated_and_same_seed_same_result(nodes: list[NodeSpec], pods: list[GpuPod],
-                                                         policy: str, seed: int) -> None:
+@given(
+    st.lists(node_st, min_size=1, max_size=6),
+    st.lists(pod_st, min_size=1, max_size=25),
+    st.sampled_from(ALL_POLICIES),
+    st.integers(0, 10**6),
+)
+def test_no_node_over_allocated_and_same_seed_same_result(
+    nodes: list[NodeSpec], pods: list[GpuPod], policy: str, seed: int
+) -> None:
     nodes = _named(nodes)
     first = _run(nodes, pods, policy, seed)
     assert first == _run(nodes, pods, policy, seed)
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(node_st, min_size=1, max_size=5), st.lists(pod_st, min_size=1, max_size=12),
-       st.sampled_from(["fgd", "bestfit", "random"]))
+@given(
+    st.lists(node_st, min_size=1, max_size=5),
+    st.lists(pod_st, min_size=1, max_size=12),
+    st.sampled_from(["fgd", "bestfit", "random"]),
+)
 def test_gang_is_placed_whole_or_not_at_all(nodes: list[NodeSpec], pods: list[GpuPod], policy: str) -> None:
     cluster = GpuCluster(_named(nodes))
     plugin = make_policy(policy, typical_pods(pods))
     fw = Framework([Weighted(plugin, 1000)], seed=1)
-    gang = [GpuPod(f"g{i}", p.cpu_milli, p.memory_bytes, p.gpu_count, p.gpu_milli, p.gpu_models)
-            for i, p in enumerate(pods)]
+    gang = [
+        GpuPod(f"g{i}", p.cpu_milli, p.memory_bytes, p.gpu_count, p.gpu_milli, p.gpu_models) for i, p in enumerate(pods)
+    ]
     before = (cluster.cpu_used.copy(), cluster.gpu_left.copy())
     result = place_group(cluster, fw, plugin, gang, GangMode.ALL_OR_NOTHING)
     cluster.check_invariants()
@@ -80,16 +102,24 @@ def test_gang_is_placed_whole_or_not_at_all(nodes: list[NodeSpec], pods: list[Gp
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(node_st, min_size=1, max_size=6), pod_st,
-       st.sampled_from([Strategy.LEAST_ALLOCATED, Strategy.MOST_ALLOCATED]),
-       st.lists(st.integers(1, 100), min_size=3, max_size=3))
-def test_vectorised_fit_equals_scalar(nodes: list[NodeSpec], pod: GpuPod, strategy: Strategy,
-                                      weights: list[int]) -> None:
+@given(
+    st.lists(node_st, min_size=1, max_size=6),
+    pod_st,
+    st.sampled_from([Strategy.LEAST_ALLOCATED, Strategy.MOST_ALLOCATED]),
+    st.lists(st.integers(1, 100), min_size=3, max_size=3),
+)
+def test_vectorised_fit_equals_scalar(
+    nodes: list[NodeSpec], pod: GpuPod, strategy: Strategy, weights: list[int]
+) -> None:
     cluster = GpuCluster(_named(nodes))
-    resources = (ResourceSpec("cpu", weights[0]), ResourceSpec("memory", weights[1]),
-                 ResourceSpec("nvidia.com/gpu", weights[2]))
+    resources = (
+        ResourceSpec("cpu", weights[0]),
+        ResourceSpec("memory", weights[1]),
+        ResourceSpec("nvidia.com/gpu", weights[2]),
+    )
     vec = NodeResourcesFitScore(strategy, resources).score(
-        cluster, pod, np.arange(cluster.size), np.random.default_rng(0))
+        cluster, pod, np.arange(cluster.size), np.random.default_rng(0)
+    )
     scalar = FitScorer(strategy, resources)
     bal_vec = BalancedAllocationScore().score(cluster, pod, np.arange(cluster.size), np.random.default_rng(0))
     bal = BalancedAllocationScorer()

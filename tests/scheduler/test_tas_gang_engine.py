@@ -17,8 +17,12 @@ BLOCK, RACK = "cloud.provider.com/topology-block", "cloud.provider.com/topology-
 
 
 def _nodes(n: int, per_rack: int = 4, gpus: int = 8) -> list[NodeSpec]:
-    return [NodeSpec(f"n{i:02d}", 200000, 2**40, gpus, "H100", 110,
-                     {BLOCK: f"b{i // (per_rack * 2)}", RACK: f"r{i // per_rack}"}) for i in range(n)]
+    return [
+        NodeSpec(
+            f"n{i:02d}", 200000, 2**40, gpus, "H100", 110, {BLOCK: f"b{i // (per_rack * 2)}", RACK: f"r{i // per_rack}"}
+        )
+        for i in range(n)
+    ]
 
 
 def test_kep_example_best_fit_and_least_free_capacity() -> None:
@@ -37,7 +41,7 @@ def test_required_fails_preferred_climbs_a_level() -> None:
     assert assign(tree, per_node, 10, TopologyRequest(RACK, Mode.REQUIRED)) is None
     placed = assign(tree, per_node, 10, TopologyRequest(RACK, Mode.PREFERRED))
     assert placed is not None and placed.level == BLOCK and sum(placed.counts.values()) == 10
-    assert tree.spanned(list(placed.counts)) [RACK] == 2
+    assert tree.spanned(list(placed.counts))[RACK] == 2
 
 
 def test_best_fit_picks_the_tightest_rack() -> None:

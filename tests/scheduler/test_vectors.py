@@ -28,8 +28,13 @@ from kubegpu.scheduler.volcano import BinpackArgs, binpack_score
 from tests.paths import vectors_root
 
 ROOT = vectors_root() / "scheduler"
-K8S_FILES = ("least_allocated.json", "most_allocated.json", "requested_to_capacity_ratio.json",
-             "balanced_allocation.json", "fit_score.json")
+K8S_FILES = (
+    "least_allocated.json",
+    "most_allocated.json",
+    "requested_to_capacity_ratio.json",
+    "balanced_allocation.json",
+    "fit_score.json",
+)
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -43,8 +48,7 @@ def _cases(name: str, section: str | None = None, key: str = "cases") -> list[An
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"{path} absent (set KUBEGPU_VECTORS_DIR)"))]
     data = _load(name)
     items = data[section][key] if section else data[key]
-    return [pytest.param((data, case), id=f"{Path(name).stem}:{case.get('name', i)}")
-            for i, case in enumerate(items)]
+    return [pytest.param((data, case), id=f"{Path(name).stem}:{case.get('name', i)}") for i, case in enumerate(items)]
 
 
 def _k8s_cases() -> list[Any]:
@@ -97,8 +101,9 @@ def test_noderesources_vector(item: tuple[dict[str, Any], dict[str, Any]]) -> No
     strategy = Strategy(strategy_name) if plugin == "NodeResourcesFit" else Strategy.LEAST_ALLOCATED
     shape = tuple(ShapePoint(p["utilization"], p["score"]) for p in case.get("shape", []))
     if "expect_config_error" in case:
-        with pytest.raises(ConfigError, match=case["expect_config_error"]["field"].replace("[", r"\[")
-                           .replace("]", r"\]")):
+        with pytest.raises(
+            ConfigError, match=case["expect_config_error"]["field"].replace("[", r"\[").replace("]", r"\]")
+        ):
             FitScorer(strategy, resources, shape)
         return
     pod = _pod(case["incoming_pod"])
@@ -144,17 +149,25 @@ def test_scaled_utilization(item: tuple[dict[str, Any], dict[str, Any]]) -> None
 
 
 def _typical(data: dict[str, Any], name: str) -> list[TypicalPod]:
-    return [TypicalPod(t["milli_cpu"], t["milli_gpu"], t["gpu_number"],
-                       tuple(m for m in t["gpu_type"].split("|") if m), t["percentage"] / 100)
-            for t in data["typical_pod_sets"][name]]
+    return [
+        TypicalPod(
+            t["milli_cpu"],
+            t["milli_gpu"],
+            t["gpu_number"],
+            tuple(m for m in t["gpu_type"].split("|") if m),
+            t["percentage"] / 100,
+        )
+        for t in data["typical_pod_sets"][name]
+    ]
 
 
 @pytest.mark.parametrize("item", _cases("fgd_fragmentation.json"))
 def test_fgd_node_fragmentation(item: tuple[dict[str, Any], dict[str, Any]]) -> None:
     data, case = item
     node = case["node"]
-    got = node_frag_milli(_typical(data, case["typical_pod_set"]), node["gpu_type"],
-                          node["milli_cpu_left"], node["milli_gpu_left"])
+    got = node_frag_milli(
+        _typical(data, case["typical_pod_set"]), node["gpu_type"], node["milli_cpu_left"], node["milli_gpu_left"]
+    )
     assert abs(got - case["expected_frag_milli"]) <= case["tolerance"]
 
 
@@ -174,8 +187,11 @@ def _binpack_cases() -> list[Any]:
         for task in data["tasks"]:
             for node in data["nodes"]:
                 expected = config["expected"][task["name"]][node["name"]]
-                out.append(pytest.param((config, task, node, expected),
-                                        id=f"{config['name'][:5]}:{task['name']}:{node['name']}"))
+                out.append(
+                    pytest.param(
+                        (config, task, node, expected), id=f"{config['name'][:5]}:{task['name']}:{node['name']}"
+                    )
+                )
     return out
 
 

@@ -16,8 +16,23 @@ runner = CliRunner()
 
 
 def test_fgd_repro_json_keys() -> None:
-    result = runner.invoke(app, ["simulate", "fgd-repro", "--data", str(OPENB), "--policy", "random",
-                                 "--seeds", "42", "--workers", "1", "-o", "json"])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "fgd-repro",
+            "--data",
+            str(OPENB),
+            "--policy",
+            "random",
+            "--seeds",
+            "42",
+            "--workers",
+            "1",
+            "-o",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert rows[0]["policy"] == "random" and rows[0]["workload"] == "default"
@@ -28,10 +43,28 @@ def test_fgd_repro_json_keys() -> None:
 def test_simulate_static_csv_and_plot(tmp_path: Path) -> None:
     plot = tmp_path / "alloc.png"
     report = tmp_path / "report.md"
-    result = runner.invoke(app, ["simulate", "--nodes", str(node_list(OPENB)),
-                                 "--pods", str(variant_files(OPENB)["multigpu20"]), "--policy", "dotprod",
-                                 "--arrival", "1.3", "--seeds", "42", "-o", "csv", "--plot", str(plot),
-                                 "--report", str(report)])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--nodes",
+            str(node_list(OPENB)),
+            "--pods",
+            str(variant_files(OPENB)["multigpu20"]),
+            "--policy",
+            "dotprod",
+            "--arrival",
+            "1.3",
+            "--seeds",
+            "42",
+            "-o",
+            "csv",
+            "--plot",
+            str(plot),
+            "--report",
+            str(report),
+        ],
+    )
     assert result.exit_code == 0, result.output
     header, row = result.output.strip().splitlines()[:2]
     assert header.startswith("workload,policy,seeds") and row.startswith("multigpu20,dotprod,42")
@@ -41,8 +74,24 @@ def test_simulate_static_csv_and_plot(tmp_path: Path) -> None:
 def test_simulate_events_synthetic(tmp_path: Path) -> None:
     spec = tmp_path / "cluster.yaml"
     spec.write_text("nodes:\n- preset: dgx-h100\n  count: 4\n  blocks: 1\n  racks_per_block: 2\n")
-    result = runner.invoke(app, ["simulate", "--nodes", str(spec), "--synthetic", "20", "--rate", "120",
-                                 "--gang", "both", "--policy", "most-allocated", "-o", "json"])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--nodes",
+            str(spec),
+            "--synthetic",
+            "20",
+            "--rate",
+            "120",
+            "--gang",
+            "both",
+            "--policy",
+            "most-allocated",
+            "-o",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert [r["gang"] for r in rows] == ["all-or-nothing", "pod-by-pod"]
@@ -53,26 +102,34 @@ def test_kubelet_admission_rejections_are_counted(tmp_path: Path) -> None:
     spec = tmp_path / "cluster.yaml"
     spec.write_text("nodes:\n- preset: dgx-h100\n  count: 2\n")
     kubelet = tmp_path / "kubelet.yaml"
-    kubelet.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-                       "topologyManagerPolicy: single-numa-node\n")
+    kubelet.write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+        "topologyManagerPolicy: single-numa-node\n"
+    )
     jobs = tmp_path / "jobs.yaml"
-    jobs.write_text("kind: Job\nmetadata: {name: big, annotations: {kubegpu.io/duration: 1h}}\n"
-                    "spec: {template: {spec: {containers: [{name: c, resources: {limits: "
-                    "{cpu: '8', memory: 64Gi, nvidia.com/gpu: 8}}}]}}}\n")
-    result = runner.invoke(app, ["simulate", "--nodes", str(spec), "--pods", str(jobs),
-                                 "--kubelet-config", str(kubelet), "-o", "json"])
+    jobs.write_text(
+        "kind: Job\nmetadata: {name: big, annotations: {kubegpu.io/duration: 1h}}\n"
+        "spec: {template: {spec: {containers: [{name: c, resources: {limits: "
+        "{cpu: '8', memory: 64Gi, nvidia.com/gpu: 8}}}]}}}\n"
+    )
+    result = runner.invoke(
+        app, ["simulate", "--nodes", str(spec), "--pods", str(jobs), "--kubelet-config", str(kubelet), "-o", "json"]
+    )
     assert result.exit_code == 0, result.output
     row = json.loads(result.output)[0]
     assert row["kubelet_rejections"].get("TopologyAffinityError", 0) >= 1
     assert row["pending_pods"] == 1
 
 
-@pytest.mark.parametrize("args", [
-    ["simulate", "--nodes", "/no/such/nodes.csv", "--pods", "/no/such.csv"],
-    ["simulate", "--synthetic", "3"],
-    ["simulate", "fgd-repro", "--data", "/no/such/folder"],
-    ["simulate", "fgd-repro", "--seeds", "x-y"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simulate", "--nodes", "/no/such/nodes.csv", "--pods", "/no/such.csv"],
+        ["simulate", "--synthetic", "3"],
+        ["simulate", "fgd-repro", "--data", "/no/such/folder"],
+        ["simulate", "fgd-repro", "--seeds", "x-y"],
+    ],
+)
 def test_errors_are_one_line_exit_2(args: list[str]) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 2

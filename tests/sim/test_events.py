@@ -30,9 +30,13 @@ def test_gang_modes() -> None:
 
 def test_runs_follow_the_plan_and_render() -> None:
     spec = load_cluster_spec(SPEC)
-    plan = EventsPlan(Cluster(tuple(spec.nodes), tuple(spec.profiles), spec.levels),
-                      Workload(synthetic=SyntheticJobs(12, 60.0, (1, 2), (1, 2), 1.0)),
-                      ("k8s-default", "most-allocated"), (1, 2), gang_modes("both"))
+    plan = EventsPlan(
+        Cluster(tuple(spec.nodes), tuple(spec.profiles), spec.levels),
+        Workload(synthetic=SyntheticJobs(12, 60.0, (1, 2), (1, 2), 1.0)),
+        ("k8s-default", "most-allocated"),
+        (1, 2),
+        gang_modes("both"),
+    )
     done: list[int] = []
     runs = run_events(plan, on_done=lambda: done.append(1))
     assert len(runs) == len(done) == 8
@@ -40,6 +44,7 @@ def test_runs_follow_the_plan_and_render() -> None:
     assert all(r.summary["jobs"] == 12 and len(r.times) == len(r.allocation_pct) for r in runs)
     rows = json.loads(str(events_text(runs, Format.json)))
     assert [(r["policy"], r["gang"], r["seed"]) for r in rows] == [
-        (c.policy, c.gang.value, c.seed) for c in plan.configs()]
+        (c.policy, c.gang.value, c.seed) for c in plan.configs()
+    ]
     assert str(events_text(runs, Format.markdown)).startswith("| policy | gang | seed |")
     assert events_report(runs).startswith("# kubegpu simulate (events)")

@@ -17,13 +17,15 @@ OPENB = BUNDLED_DIR
 
 @pytest.fixture(scope="module")
 def trace() -> tuple[list, list]:  # type: ignore[type-arg]
-    return (read_nodes(node_list(OPENB)),
-            read_pods(variant_files(OPENB)["default"]))
+    return (read_nodes(node_list(OPENB)), read_pods(variant_files(OPENB)["default"]))
 
 
 @pytest.mark.parametrize(("policy", "tolerance"), [("fgd", 0.5), ("bestfit", 0.5), ("random", 1.0)])
-def test_one_seed_matches_published_mean(trace: tuple[list, list], policy: str,  # type: ignore[type-arg]
-                                         tolerance: float) -> None:
+def test_one_seed_matches_published_mean(
+    trace: tuple[list, list],
+    policy: str,  # type: ignore[type-arg]
+    tolerance: float,
+) -> None:
     nodes, pods = trace
     published = read_published(published_file(OPENB))
     mean = published.mean("default", policy)

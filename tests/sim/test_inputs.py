@@ -36,8 +36,10 @@ def test_openb_fractional_multi_gpu_rejected(tmp_path: Path) -> None:
 
 def test_cluster_spec_labels_blocks_and_racks(tmp_path: Path) -> None:
     spec = tmp_path / "cluster.yaml"
-    spec.write_text("nodes:\n- preset: dgx-h100\n  count: 8\n  blocks: 2\n  racks_per_block: 2\n"
-                    "- name: cpu\n  cpu: 64\n  memory: 256Gi\n  count: 2\n")
+    spec.write_text(
+        "nodes:\n- preset: dgx-h100\n  count: 8\n  blocks: 2\n  racks_per_block: 2\n"
+        "- name: cpu\n  cpu: 64\n  memory: 256Gi\n  count: 2\n"
+    )
     cluster = load_cluster_spec(spec)
     assert len(cluster.nodes) == 10
     h100 = cluster.nodes[0]
@@ -111,8 +113,10 @@ def test_job_manifests(tmp_path: Path) -> None:
 
 def test_bad_duration(tmp_path: Path) -> None:
     path = tmp_path / "jobs.yaml"
-    path.write_text("kind: Job\nmetadata: {name: j, annotations: {kubegpu.io/duration: soon}}\n"
-                    "spec: {template: {spec: {containers: [{name: c}]}}}\n")
+    path.write_text(
+        "kind: Job\nmetadata: {name: j, annotations: {kubegpu.io/duration: soon}}\n"
+        "spec: {template: {spec: {containers: [{name: c}]}}}\n"
+    )
     with pytest.raises(InputError, match="duration"):
         load_job_manifests([path])
 

@@ -35,13 +35,28 @@ def test_snapshot_command_on_the_recorded_cluster() -> None:
     # The recorded cluster (tests/fixtures/cluster): 4 schedulable nodes with 24 GPUs (the cordoned
     # h100-c is left out), 9 running pods holding 15 GPUs (62.5 %), and one pending pod asking for
     # more GPUs than any node has free, so no policy can place it (audit: largest placeable pod 3).
-    args = ["simulate", "--snapshot", str(FIXTURES / "nodes.json"), "--snapshot", str(FIXTURES / "pods.json"),
-            "--policy", "fgd,most-allocated", "--seeds", "1-2", "-o", "json"]
+    args = [
+        "simulate",
+        "--snapshot",
+        str(FIXTURES / "nodes.json"),
+        "--snapshot",
+        str(FIXTURES / "pods.json"),
+        "--policy",
+        "fgd,most-allocated",
+        "--seeds",
+        "1-2",
+        "-o",
+        "json",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
-    assert [(r["policy"], r["seed"]) for r in rows] == [("fgd", 1), ("fgd", 2), ("most-allocated", 1),
-                                                        ("most-allocated", 2)]
+    assert [(r["policy"], r["seed"]) for r in rows] == [
+        ("fgd", 1),
+        ("fgd", 2),
+        ("most-allocated", 1),
+        ("most-allocated", 2),
+    ]
     for row in rows:
         assert (row["nodes"], row["total_gpus"], row["running_pods"], row["pending_pods"]) == (4, 24.0, 9, 1)
         assert row["gpu_alloc_before_pct"] == 62.5 and row["placed_pods"] == 0

@@ -23,9 +23,7 @@ MACHINES = st.tuples(
 @given(MACHINES)
 def test_layout_invariants(machine: tuple[int, int, int, int, str]) -> None:
     sockets, numa_per_socket, cores_per_numa, threads, numbering = machine
-    cpus = layout_cpus(
-        sockets, numa_per_socket * cores_per_numa, threads, numa_per_socket, numbering
-    )
+    cpus = layout_cpus(sockets, numa_per_socket * cores_per_numa, threads, numa_per_socket, numbering)
     total = sockets * numa_per_socket * cores_per_numa * threads
     assert [c.id for c in cpus] == list(range(total))
     per_core = Counter(c.core for c in cpus)
@@ -35,9 +33,7 @@ def test_layout_invariants(machine: tuple[int, int, int, int, str]) -> None:
         assert cpu.core == min(c.id for c in siblings)  # the kubelet's core naming
         assert {(c.socket, c.numa) for c in siblings} == {(cpu.socket, cpu.numa)}
         assert cpu.numa // numa_per_socket == cpu.socket
-    assert Counter(c.numa for c in cpus) == {
-        n: cores_per_numa * threads for n in range(sockets * numa_per_socket)
-    }
+    assert Counter(c.numa for c in cpus) == {n: cores_per_numa * threads for n in range(sockets * numa_per_socket)}
 
 
 def test_layout_rejects_bad_shapes() -> None:
@@ -57,14 +53,8 @@ def test_layout_rejects_bad_shapes() -> None:
     st.booleans(),
     st.booleans(),
 )
-def test_bus_id_forms_normalise(
-    domain: int, bus: int, dev: int, fn: int, wide: bool, upper: bool
-) -> None:
-    text = (
-        f"{domain:08x}:{bus:02x}:{dev:02x}.{fn}"
-        if wide
-        else f"{domain:04x}:{bus:02x}:{dev:02x}.{fn}"
-    )
+def test_bus_id_forms_normalise(domain: int, bus: int, dev: int, fn: int, wide: bool, upper: bool) -> None:
+    text = f"{domain:08x}:{bus:02x}:{dev:02x}.{fn}" if wide else f"{domain:04x}:{bus:02x}:{dev:02x}.{fn}"
     text = text.upper() if upper else text
     assert normalize_bus_id(text) == f"{domain:04x}:{bus:02x}:{dev:02x}.{fn}"
 

@@ -56,9 +56,7 @@ def test_preset_is_self_consistent(name: str) -> None:
     siblings_per_core = Counter(c.core for c in topo.cpus).values()
     assert len(set(siblings_per_core)) == 1, "every core has the same number of threads"
     for cpu in topo.cpus:  # a core lives on one socket and one NUMA node
-        assert {(c.socket, c.numa) for c in topo.cpus if c.core == cpu.core} == {
-            (cpu.socket, cpu.numa)
-        }
+        assert {(c.socket, c.numa) for c in topo.cpus if c.core == cpu.core} == {(cpu.socket, cpu.numa)}
     for node in topo.numa_nodes:
         assert node.memory_bytes >= 0
         assert set(node.distances) == numa_ids

@@ -22,12 +22,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(cert: Path, key: Path, limits: Limits | None = None,
-                   config: WebhookConfig | None = None) -> Iterator[tuple[str, WebhookServer]]:
+def running_server(
+    cert: Path, key: Path, limits: Limits | None = None, config: WebhookConfig | None = None
+) -> Iterator[tuple[str, WebhookServer]]:
     """Yield (base URL, server); stop the server and join its thread afterwards."""
     port = free_port()
-    server = build_server(config or WebhookConfig(), cert, key, host="127.0.0.1", port=port,
-                          limits=limits)
+    server = build_server(config or WebhookConfig(), cert, key, host="127.0.0.1", port=port, limits=limits)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     if not server.started.wait(20):

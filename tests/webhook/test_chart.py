@@ -40,8 +40,15 @@ def _helm(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _template(namespace: str = "kubegpu-system", *sets: str) -> list[dict[str, Any]]:
-    args = ["template", "kubegpu-webhook", str(CHART), "--namespace", namespace,
-            "--set", f"image.repository={REPOSITORY}"]
+    args = [
+        "template",
+        "kubegpu-webhook",
+        str(CHART),
+        "--namespace",
+        namespace,
+        "--set",
+        f"image.repository={REPOSITORY}",
+    ]
     for item in sets:
         args += ["--set", item]
     result = _helm(*args)
@@ -73,10 +80,14 @@ def test_helm_lint_strict() -> None:
 
 
 def test_values_schema_rejects_bad_values() -> None:
-    for bad in ("webhook.failurePolicy=Sometimes", "limits.maxBodyBytes=99999999",
-                "tls.mode=acme", "replicaCount=0", "unknownKey=1"):
-        result = _helm("template", "x", str(CHART), "--set", f"image.repository={REPOSITORY}",
-                       "--set", bad)
+    for bad in (
+        "webhook.failurePolicy=Sometimes",
+        "limits.maxBodyBytes=99999999",
+        "tls.mode=acme",
+        "replicaCount=0",
+        "unknownKey=1",
+    ):
+        result = _helm("template", "x", str(CHART), "--set", f"image.repository={REPOSITORY}", "--set", bad)
         assert result.returncode != 0 and "values don't meet the specifications" in result.stderr, bad
     missing = _helm("template", "x", str(CHART), "--set", "image.repository=")
     assert missing.returncode != 0 and "image.repository is required" in missing.stderr
@@ -85,8 +96,12 @@ def test_values_schema_rejects_bad_values() -> None:
 def test_the_chart_defaults_to_the_release_image() -> None:
     result = _helm("template", "x", str(CHART))
     assert result.returncode == 0, result.stderr
-    images = {c["image"] for obj in yaml.safe_load_all(result.stdout) if obj and obj["kind"] == "Deployment"
-              for c in obj["spec"]["template"]["spec"]["containers"]}
+    images = {
+        c["image"]
+        for obj in yaml.safe_load_all(result.stdout)
+        if obj and obj["kind"] == "Deployment"
+        for c in obj["spec"]["template"]["spec"]["containers"]
+    }
     assert images == {DEFAULT_IMAGE}
 
 
@@ -96,19 +111,34 @@ CASES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
     "fail-closed, provided CA, mutate only": (
         {"failure_policy": "Fail", "validating": False, "ca_bundle": CA_PEM_B64},
         "kubegpu-system",
-        ("webhook.failurePolicy=Fail", "webhook.validating=false", "tls.mode=provided",
-         f"tls.caBundle={CA_PEM_B64}")),
+        ("webhook.failurePolicy=Fail", "webhook.validating=false", "tls.mode=provided", f"tls.caBundle={CA_PEM_B64}"),
+    ),
     "rules, limits, validate only, own namespace": (
-        {"replicas": 3, "deny_severity": "warning", "mutating": False,
-         "select": ("KG2", "dshm-missing"), "ignore": ("KG201",), "timeout_seconds": 10,
-         "allow_from": ("10.0.0.0/8", "192.168.1.0/24"),
-         "limits": Limits(max_connections=512, max_body_bytes=1024 * 1024, review_workers=4,
-                          review_queue=32)},
+        {
+            "replicas": 3,
+            "deny_severity": "warning",
+            "mutating": False,
+            "select": ("KG2", "dshm-missing"),
+            "ignore": ("KG201",),
+            "timeout_seconds": 10,
+            "allow_from": ("10.0.0.0/8", "192.168.1.0/24"),
+            "limits": Limits(max_connections=512, max_body_bytes=1024 * 1024, review_workers=4, review_queue=32),
+        },
         "gpu-ops",
-        ("replicaCount=3", "webhook.denySeverity=warning", "webhook.mutating=false",
-         "rules.select={KG2,dshm-missing}", "rules.ignore={KG201}", "webhook.timeoutSeconds=10",
-         "networkPolicy.ingressFrom={10.0.0.0/8,192.168.1.0/24}", "limits.maxConnections=512",
-         "limits.maxBodyBytes=1048576", "limits.reviewWorkers=4", "limits.reviewQueue=32")),
+        (
+            "replicaCount=3",
+            "webhook.denySeverity=warning",
+            "webhook.mutating=false",
+            "rules.select={KG2,dshm-missing}",
+            "rules.ignore={KG201}",
+            "webhook.timeoutSeconds=10",
+            "networkPolicy.ingressFrom={10.0.0.0/8,192.168.1.0/24}",
+            "limits.maxConnections=512",
+            "limits.maxBodyBytes=1048576",
+            "limits.reviewWorkers=4",
+            "limits.reviewQueue=32",
+        ),
+    ),
 }
 
 
@@ -117,8 +147,7 @@ def test_chart_and_gen_webhook_write_the_same_objects(case: str) -> None:
     options, namespace, sets = CASES[case]
     chart = _template(namespace, *sets)
     _validate(chart)
-    gen = webhook_objects(DeployOptions(image=f"{REPOSITORY}:0.1.0", namespace=namespace,
-                                        **options))
+    gen = webhook_objects(DeployOptions(image=f"{REPOSITORY}:0.1.0", namespace=namespace, **options))
     assert gen[0]["kind"] == "Namespace"  # the one object helm leaves to `--create-namespace`
     ours, theirs = _by_key(gen[1:], helm=False), _by_key(chart, helm=True)
     assert sorted(ours) == sorted(theirs)
@@ -145,8 +174,9 @@ def test_self_signed_bootstrap_is_a_working_pair() -> None:
 
 
 def test_existing_issuer_is_referenced_not_created() -> None:
-    objects = _template("kubegpu-system", "tls.certManager.issuerRef.name=corp-ca",
-                        "tls.certManager.issuerRef.kind=ClusterIssuer")
+    objects = _template(
+        "kubegpu-system", "tls.certManager.issuerRef.name=corp-ca", "tls.certManager.issuerRef.kind=ClusterIssuer"
+    )
     _validate(objects)
     assert not any(o["kind"] == "Issuer" for o in objects)
     cert = next(o for o in objects if o["kind"] == "Certificate")
@@ -157,6 +187,7 @@ def test_gen_webhook_cert_manager_objects_pass_the_cert_manager_schema(tmp_path:
     objects = webhook_objects(DeployOptions(image=f"{REPOSITORY}:0.1.0"))
     _validate(objects)
     ca, _, _ = make_certs(tmp_path)
-    provided = webhook_objects(DeployOptions(image=f"{REPOSITORY}:0.1.0",
-                                             ca_bundle=base64.b64encode(ca.read_bytes()).decode()))
+    provided = webhook_objects(
+        DeployOptions(image=f"{REPOSITORY}:0.1.0", ca_bundle=base64.b64encode(ca.read_bytes()).decode())
+    )
     _validate(provided)

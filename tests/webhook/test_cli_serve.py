@@ -23,9 +23,25 @@ def test_serve_command_end_to_end(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    cmd = [sys.executable, "-m", "kubegpu.cli.main", "webhook", "serve", "--tls-cert", str(cert),
-           "--tls-key", str(key), "--host", "127.0.0.1", "--port", str(port),
-           "--exclude-namespace", "ml", "--deny-severity", "warning"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kubegpu.cli.main",
+        "webhook",
+        "serve",
+        "--tls-cert",
+        str(cert),
+        "--tls-key",
+        str(key),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--exclude-namespace",
+        "ml",
+        "--deny-severity",
+        "warning",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     context = ssl.create_default_context(cafile=str(ca))
     try:
@@ -56,8 +72,23 @@ def test_serve_command_end_to_end(tmp_path: Path) -> None:
 def test_serve_with_bad_certificate_exits_2(tmp_path: Path) -> None:
     ca, _cert, key = make_certs(tmp_path)
     result = subprocess.run(
-        [sys.executable, "-m", "kubegpu.cli.main", "webhook", "serve", "--tls-cert", str(ca),
-         "--tls-key", str(key), "--port", "1"], capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "kubegpu.cli.main",
+            "webhook",
+            "serve",
+            "--tls-cert",
+            str(ca),
+            "--tls-key",
+            str(key),
+            "--port",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("kubegpu: error: ") and "Traceback" not in result.stderr
 
@@ -65,9 +96,25 @@ def test_serve_with_bad_certificate_exits_2(tmp_path: Path) -> None:
 def test_serve_with_bad_limit_exits_2(tmp_path: Path) -> None:
     _ca, cert, key = make_certs(tmp_path)
     result = subprocess.run(
-        [sys.executable, "-m", "kubegpu.cli.main", "webhook", "serve", "--tls-cert", str(cert),
-         "--tls-key", str(key), "--port", "1", "--max-body-bytes", "10"],
-        capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "kubegpu.cli.main",
+            "webhook",
+            "serve",
+            "--tls-cert",
+            str(cert),
+            "--tls-key",
+            str(key),
+            "--port",
+            "1",
+            "--max-body-bytes",
+            "10",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and "max-body-bytes must be between" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -79,8 +126,24 @@ def test_serve_on_a_busy_port_exits_2(tmp_path: Path) -> None:
         busy.listen(1)
         port = busy.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "kubegpu.cli.main", "webhook", "serve", "--tls-cert", str(cert),
-             "--tls-key", str(key), "--host", "127.0.0.1", "--port", str(port)],
-            capture_output=True, text=True, timeout=60)
+            [
+                sys.executable,
+                "-m",
+                "kubegpu.cli.main",
+                "webhook",
+                "serve",
+                "--tls-cert",
+                str(cert),
+                "--tls-key",
+                str(key),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr

@@ -33,17 +33,25 @@ def _validate_core(objects: list[dict[str, Any]]) -> None:
 def test_cert_manager_install_is_valid() -> None:
     objects = webhook_objects(DeployOptions(image=IMAGE))
     kinds = [o["kind"] for o in objects]
-    assert kinds == ["Namespace", "ServiceAccount", "Issuer", "Certificate", "Deployment", "Service",
-                     "PodDisruptionBudget", "NetworkPolicy", "MutatingWebhookConfiguration",
-                     "ValidatingWebhookConfiguration"]
+    assert kinds == [
+        "Namespace",
+        "ServiceAccount",
+        "Issuer",
+        "Certificate",
+        "Deployment",
+        "Service",
+        "PodDisruptionBudget",
+        "NetworkPolicy",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ]
     _validate_core(objects)
     objects = objects[1:]
     cert = objects[2]["spec"]
     assert cert["secretName"] == "kubegpu-webhook-tls"
     assert cert["dnsNames"][0] == "kubegpu-webhook.kubegpu-system.svc"
     mutating = objects[7]
-    assert mutating["metadata"]["annotations"] == {
-        "cert-manager.io/inject-ca-from": "kubegpu-system/kubegpu-webhook"}
+    assert mutating["metadata"]["annotations"] == {"cert-manager.io/inject-ca-from": "kubegpu-system/kubegpu-webhook"}
     hook = mutating["webhooks"][0]
     assert hook["failurePolicy"] == "Ignore" and hook["sideEffects"] == "None"
     assert hook["clientConfig"]["service"]["path"] == "/mutate"
@@ -52,7 +60,8 @@ def test_cert_manager_install_is_valid() -> None:
     excluded = hook["namespaceSelector"]["matchExpressions"][0]
     assert excluded["values"] == ["kube-system", "kubegpu-system"]
     assert hook["objectSelector"]["matchExpressions"] == [
-        {"key": "kubegpu.io/webhook", "operator": "NotIn", "values": ["disabled"]}]
+        {"key": "kubegpu.io/webhook", "operator": "NotIn", "values": ["disabled"]}
+    ]
     deployment = objects[3]["spec"]["template"]["spec"]["containers"][0]
     assert deployment["image"] == IMAGE and deployment["command"] == ["kubegpu"]
     assert deployment["args"][:2] == ["webhook", "serve"]
@@ -63,8 +72,12 @@ def test_cert_manager_install_is_valid() -> None:
     assert limit == memory_limit_quantity(Limits())
     assert int(limit.removesuffix("Mi")) * 1024 * 1024 >= memory_budget(Limits())
     args = deployment["args"]
-    for flag, value in (("--max-connections", 256), ("--max-body-bytes", 512 * 1024),
-                        ("--review-workers", 2), ("--review-queue", 64)):
+    for flag, value in (
+        ("--max-connections", 256),
+        ("--max-body-bytes", 512 * 1024),
+        ("--review-workers", 2),
+        ("--review-queue", 64),
+    ):
         assert args[args.index(flag) + 1] == str(value)
     policy = objects[6]["spec"]
     assert policy["policyTypes"] == ["Ingress", "Egress"] and policy["egress"] == []
@@ -85,14 +98,21 @@ def test_memory_limit_follows_the_limits() -> None:
 
 def test_ca_bundle_install_is_valid(tmp_path: Path) -> None:
     ca, _, _ = make_certs(tmp_path)
-    result = CliRunner().invoke(app, ["gen", "webhook", "--image", IMAGE, "--ca-bundle", str(ca),
-                                      "--failure-policy", "Fail", "--no-validating"])
+    result = CliRunner().invoke(
+        app, ["gen", "webhook", "--image", IMAGE, "--ca-bundle", str(ca), "--failure-policy", "Fail", "--no-validating"]
+    )
     assert result.exit_code == 0, result.output
     assert "failurePolicy Fail: fail-closed: if the webhook is down" in result.output
     objects = [d for d in yaml.safe_load_all(result.output) if d]
-    assert [o["kind"] for o in objects] == ["Namespace", "ServiceAccount", "Deployment", "Service",
-                                           "PodDisruptionBudget", "NetworkPolicy",
-                                           "MutatingWebhookConfiguration"]
+    assert [o["kind"] for o in objects] == [
+        "Namespace",
+        "ServiceAccount",
+        "Deployment",
+        "Service",
+        "PodDisruptionBudget",
+        "NetworkPolicy",
+        "MutatingWebhookConfiguration",
+    ]
     _validate_core(objects)
     bundle = objects[-1]["webhooks"][0]["clientConfig"]["caBundle"]
     assert base64.b64decode(bundle) == ca.read_bytes()
@@ -100,12 +120,13 @@ def test_ca_bundle_install_is_valid(tmp_path: Path) -> None:
 
 def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
     runner = CliRunner()
-    bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--failure-policy",
-                                     "Sometimes"])
+    bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--failure-policy", "Sometimes"])
     assert bad.exit_code == 2 and "failurePolicy must be Ignore or Fail" in bad.output
-    for args, message in ((["--no-mutating", "--no-validating"], "would do nothing"),
-                          (["--allow-from", "10.0.0.0/33"], "--allow-from"),
-                          (["--select", "KG9999"], "names unknown rule 'KG9999'")):
+    for args, message in (
+        (["--no-mutating", "--no-validating"], "would do nothing"),
+        (["--allow-from", "10.0.0.0/33"], "--allow-from"),
+        (["--select", "KG9999"], "names unknown rule 'KG9999'"),
+    ):
         bad = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, *args])
         assert bad.exit_code == 2 and message in bad.output, args
     zero = runner.invoke(app, ["gen", "webhook", "--image", IMAGE, "--review-workers", "0"])
@@ -128,8 +149,14 @@ def test_audit_rbac_is_valid_and_read_only(configz: bool) -> None:
     assert verbs == ({"list", "get"} if configz else {"list"})
     resources = {r for rule in audit_rules(configz) for r in rule["resources"]}
     assert ("nodes/proxy" in resources) is configz
-    assert resources - {"nodes/proxy"} == {"nodes", "pods", "noderesourcetopologies",
-                                           "topologies", "clusterqueues", "workloads"}
+    assert resources - {"nodes/proxy"} == {
+        "nodes",
+        "pods",
+        "noderesourcetopologies",
+        "topologies",
+        "clusterqueues",
+        "workloads",
+    }
 
 
 def test_gen_audit_rbac_cli() -> None:
@@ -137,14 +164,14 @@ def test_gen_audit_rbac_cli() -> None:
     assert result.exit_code == 0
     objects = [d for d in yaml.safe_load_all(result.output) if d]
     binding = objects[2]
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubegpu-audit",
-                                    "namespace": "ops"}]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubegpu-audit", "namespace": "ops"}]
     _validate_core(objects)
 
 
 def test_rule_selection_is_a_mounted_config() -> None:
-    result = CliRunner().invoke(app, ["gen", "webhook", "--image", IMAGE, "--select", "KG2",
-                                      "--ignore", "KG201", "--no-namespace-object"])
+    result = CliRunner().invoke(
+        app, ["gen", "webhook", "--image", IMAGE, "--select", "KG2", "--ignore", "KG201", "--no-namespace-object"]
+    )
     assert result.exit_code == 0, result.output
     objects = [d for d in yaml.safe_load_all(result.output) if d]
     _validate_core(objects)
@@ -153,5 +180,4 @@ def test_rule_selection_is_a_mounted_config() -> None:
     deployment = next(o for o in objects if o["kind"] == "Deployment")
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["args"][-2:] == ["--config", "/etc/kubegpu/config/kubegpu.toml"]
-    assert {"name": "config", "mountPath": "/etc/kubegpu/config", "readOnly": True} in \
-        container["volumeMounts"]
+    assert {"name": "config", "mountPath": "/etc/kubegpu/config", "readOnly": True} in container["volumeMounts"]

@@ -23,8 +23,7 @@ from tests.webhook.certs import make_certs
 from tests.webhook.running import running_server
 
 REVIEWS = Path(__file__).parent / "reviews"
-FAST = Limits(handshake_timeout=0.5, header_timeout=0.5, body_timeout=0.8, keep_alive_timeout=1,
-              max_connections=4)
+FAST = Limits(handshake_timeout=0.5, header_timeout=0.5, body_timeout=0.8, keep_alive_timeout=1, max_connections=4)
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +85,9 @@ def test_silent_tcp_client_is_closed_after_the_handshake_timeout(fast_server: tu
     assert _eventually(lambda: _closed(server, "handshake_timeout") == before + 1)
 
 
-def test_idle_tls_client_is_closed_after_the_header_timeout(fast_server: tuple[str, object],
-                                                           tls: tuple[Path, Path, Path]) -> None:
+def test_idle_tls_client_is_closed_after_the_header_timeout(
+    fast_server: tuple[str, object], tls: tuple[Path, Path, Path]
+) -> None:
     url, server = fast_server
     with _tls_socket(url, tls[0]) as sock:
         assert _closed_within(sock, 5) >= 0.3
@@ -120,8 +120,9 @@ def test_trickled_body_is_cut_off(fast_server: tuple[str, object], tls: tuple[Pa
     assert _eventually(lambda: _closed(server, "body_timeout") == before + 1)
 
 
-def test_keep_alive_connection_is_closed_when_idle(fast_server: tuple[str, object],
-                                                   tls: tuple[Path, Path, Path]) -> None:
+def test_keep_alive_connection_is_closed_when_idle(
+    fast_server: tuple[str, object], tls: tuple[Path, Path, Path]
+) -> None:
     url, _ = fast_server
     with _tls_socket(url, tls[0]) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -156,8 +157,9 @@ def test_connection_caps_keep_room_for_every_client(tls: tuple[Path, Path, Path]
             assert _closed(server, "evicted") == 1 and server.open_connections() <= 4
             assert _is_closed(flood[0])  # the longest-idle of the first client to reach the cap
             assert not any(_is_closed(sock) for sock in other)
-            assert all(slot.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
-                       for slot in list(server._slots))  # no 40 ms wait for a delayed ACK
+            assert all(
+                slot.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for slot in list(server._slots)
+            )  # no 40 ms wait for a delayed ACK
         finally:
             for sock in flood + other:
                 sock.close()
@@ -237,8 +239,11 @@ def test_reviews_wait_in_a_bounded_pool_and_health_checks_still_answer() -> None
             gate.set()
             pool.close()
         families = {f.name: f for f in text_string_to_metric_families(metrics.render().decode())}
-        outcomes = {s.labels["outcome"]: s.value for s in families["kubegpu_webhook_requests"].samples
-                    if s.name.endswith("_total")}
+        outcomes = {
+            s.labels["outcome"]: s.value
+            for s in families["kubegpu_webhook_requests"].samples
+            if s.name.endswith("_total")
+        }
         assert outcomes["overloaded"] == 1 and outcomes["patched"] == 1
 
     asyncio.run(scenario())
@@ -249,8 +254,7 @@ def test_stop_lets_a_request_in_progress_finish(tls: tuple[Path, Path, Path]) ->
     body = (REVIEWS / "gpu-request-no-limit.json").read_bytes()
     with running_server(cert, key) as (url, server):
         with _tls_socket(url, ca) as sock:
-            sock.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
-                         + body[:100])
+            sock.sendall(b"POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:100])
             time.sleep(0.2)
             server.stop()  # SIGTERM: no new connections, but this request is answered
             time.sleep(0.2)

@@ -17,9 +17,12 @@ from kubegpu.webhook import WebhookConfig, review
 
 CONFIG = WebhookConfig()
 # the GPU pod creations the webhook answers (not the update, not the excluded namespace)
-REVIEWS = [p for p in sorted((Path(__file__).parent / "reviews").glob("gpu-*.json"))
-           if json.loads(p.read_text())["request"].get("operation") == "CREATE"
-           and not CONFIG.excluded(json.loads(p.read_text())["request"].get("namespace", ""))]
+REVIEWS = [
+    p
+    for p in sorted((Path(__file__).parent / "reviews").glob("gpu-*.json"))
+    if json.loads(p.read_text())["request"].get("operation") == "CREATE"
+    and not CONFIG.excluded(json.loads(p.read_text())["request"].get("namespace", ""))
+]
 
 
 def _lint(name: str, text: str) -> Any:
@@ -35,8 +38,9 @@ def test_the_webhook_patch_and_kubegpu_fix_give_the_same_pod(path: Path) -> None
     inner = decision.response["response"]
     ops = json.loads(base64.b64decode(inner["patch"])) if "patch" in inner else []
     via_webhook = jsonpatch.apply_patch(pod, ops) if ops else pod
-    outcome = fix_text("pod.json", json.dumps(pod, indent=2) + "\n", _lint,
-                       FixOptions(max_passes=CONFIG.max_fix_passes))
+    outcome = fix_text(
+        "pod.json", json.dumps(pod, indent=2) + "\n", _lint, FixOptions(max_passes=CONFIG.max_fix_passes)
+    )
     assert outcome.error is None
     assert via_webhook == json.loads(outcome.fixed)
     # the same fixes; their order follows the lines of each text (the webhook lints the pod as one line)

@@ -46,14 +46,21 @@ def pods(draw: st.DrawFn) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [draw(containers(i)) for i in range(n)]}
     if draw(st.booleans()):
         spec["volumes"] = [{"name": "data", "emptyDir": {}}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
-            "spec": spec}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}, "spec": spec}
 
 
 def _review(pod: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-        "uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"}, "namespace": "ml",
-        "operation": "CREATE", "object": pod}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "namespace": "ml",
+            "operation": "CREATE",
+            "object": pod,
+        },
+    }
 
 
 def _ops(pod: dict[str, Any]) -> list[dict[str, Any]]:
@@ -84,8 +91,7 @@ def test_patch_applies_and_a_second_review_has_nothing_to_add(pod: dict[str, Any
     assert _ops(patched) == []  # idempotent: every safe fix is already in
     # only additions: nothing the author wrote is removed or replaced
     assert all(op["op"] == "add" for op in ops)
-    for before, after in zip(pod["spec"]["containers"], patched["spec"]["containers"],
-                             strict=True):
+    for before, after in zip(pod["spec"]["containers"], patched["spec"]["containers"], strict=True):
         for section, values in (before.get("resources") or {}).items():
             for name, value in values.items():
                 assert after["resources"][section][name] == value
@@ -94,11 +100,12 @@ def test_patch_applies_and_a_second_review_has_nothing_to_add(pod: dict[str, Any
 
 
 @settings(max_examples=120, deadline=None)
-@given(pods(), st.sampled_from([{}, {"gpu-fraction": "0.5"}, {"example.com/gpu-memory": "4096"},
-                                {"team": "ml"}]),
-       st.booleans())
-def test_pre_check_never_skips_a_gpu_pod(pod: dict[str, Any], annotations: dict[str, str],
-                                         claim: bool) -> None:
+@given(
+    pods(),
+    st.sampled_from([{}, {"gpu-fraction": "0.5"}, {"example.com/gpu-memory": "4096"}, {"team": "ml"}]),
+    st.booleans(),
+)
+def test_pre_check_never_skips_a_gpu_pod(pod: dict[str, Any], annotations: dict[str, str], claim: bool) -> None:
     """The cheap text pre-check is sound: whatever the engine calls a GPU pod passes it."""
     pod["metadata"]["annotations"] = annotations
     if claim:

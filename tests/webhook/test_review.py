@@ -33,26 +33,38 @@ def patch_of(response: dict[str, Any]) -> list[dict[str, Any]]:
     return ops
 
 
-@pytest.mark.parametrize("name, rules, paths", [
-    # GPU requested without a limit (KG104) and no /dev/shm (KG201): both fixes are safe.
-    ("gpu-request-no-limit.json", ("KG201", "KG104"),
-     ["/spec/volumes", "/spec/containers/0/volumeMounts",
-      "/spec/containers/0/resources/limits/nvidia.com~1gpu"]),
-    ("gpu-limits-only-no-shm.json", ("KG201",),
-     ["/spec/volumes", "/spec/containers/0/volumeMounts"]),
-    # only requests: the limits map is created first (RFC 6902 needs the parent), then the GPU
-    # limit; no memory limit, so no /dev/shm size can be derived and KG201 has no fix
-    ("gpu-requests-only.json", ("KG104",),
-     ["/spec/containers/0/resources/limits",
-      "/spec/containers/0/resources/limits/nvidia.com~1gpu"]),
-    # existing volumes and mounts: the patch appends ("-"), never replaces the user's lists
-    ("gpu-existing-volumes.json", ("KG201",),
-     ["/spec/containers/0/volumeMounts/-", "/spec/volumes/-"]),
-    # two GPU containers and a CPU sidecar: both GPU containers get the mount, the proxy does not
-    ("gpu-multi-container-sidecar.json", ("KG201", "KG104"),
-     ["/spec/volumes", "/spec/containers/0/volumeMounts", "/spec/containers/1/volumeMounts",
-      "/spec/containers/1/resources/limits/nvidia.com~1gpu"]),
-])
+@pytest.mark.parametrize(
+    "name, rules, paths",
+    [
+        # GPU requested without a limit (KG104) and no /dev/shm (KG201): both fixes are safe.
+        (
+            "gpu-request-no-limit.json",
+            ("KG201", "KG104"),
+            ["/spec/volumes", "/spec/containers/0/volumeMounts", "/spec/containers/0/resources/limits/nvidia.com~1gpu"],
+        ),
+        ("gpu-limits-only-no-shm.json", ("KG201",), ["/spec/volumes", "/spec/containers/0/volumeMounts"]),
+        # only requests: the limits map is created first (RFC 6902 needs the parent), then the GPU
+        # limit; no memory limit, so no /dev/shm size can be derived and KG201 has no fix
+        (
+            "gpu-requests-only.json",
+            ("KG104",),
+            ["/spec/containers/0/resources/limits", "/spec/containers/0/resources/limits/nvidia.com~1gpu"],
+        ),
+        # existing volumes and mounts: the patch appends ("-"), never replaces the user's lists
+        ("gpu-existing-volumes.json", ("KG201",), ["/spec/containers/0/volumeMounts/-", "/spec/volumes/-"]),
+        # two GPU containers and a CPU sidecar: both GPU containers get the mount, the proxy does not
+        (
+            "gpu-multi-container-sidecar.json",
+            ("KG201", "KG104"),
+            [
+                "/spec/volumes",
+                "/spec/containers/0/volumeMounts",
+                "/spec/containers/1/volumeMounts",
+                "/spec/containers/1/resources/limits/nvidia.com~1gpu",
+            ],
+        ),
+    ],
+)
 def test_gpu_pods_get_their_safe_fixes(name: str, rules: tuple[str, ...], paths: list[str]) -> None:
     data = load(name)
     decision = review(json.dumps(data).encode(), "mutate", CONFIG)
@@ -79,14 +91,17 @@ def test_dev_shm_size_is_half_the_memory_limit() -> None:
     assert volumes == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
 
 
-@pytest.mark.parametrize("name, skipped", [
-    ("cpu-only.json", "no accelerators"),
-    ("gpu-kube-system.json", "namespace excluded"),
-    ("gpu-update.json", "not a create"),
-    ("deployment.json", "not a pod"),
-    ("gpu-good.json", ""),
-    ("gpu-ignored-by-annotation.json", ""),
-])
+@pytest.mark.parametrize(
+    "name, skipped",
+    [
+        ("cpu-only.json", "no accelerators"),
+        ("gpu-kube-system.json", "namespace excluded"),
+        ("gpu-update.json", "not a create"),
+        ("deployment.json", "not a pod"),
+        ("gpu-good.json", ""),
+        ("gpu-ignored-by-annotation.json", ""),
+    ],
+)
 @pytest.mark.parametrize("mode", ["mutate", "validate"])
 def test_pods_left_alone(name: str, skipped: str, mode: str) -> None:
     decision = review(load(name), mode, CONFIG)  # type: ignore[arg-type]
@@ -109,40 +124,44 @@ def test_validating_denies_with_rule_names() -> None:
     assert decision.denied and inner["allowed"] is False
     assert inner["status"]["code"] == 403
     assert inner["status"]["message"].startswith(
-        "kubegpu denied pod ml/trainer: 1 finding(s) at or above error "
-        "(KG104 gpu-request-limit-mismatch)")
+        "kubegpu denied pod ml/trainer: 1 finding(s) at or above error (KG104 gpu-request-limit-mismatch)"
+    )
     # at warning level the missing /dev/shm (KG201, a warning) denies too
     strict = WebhookConfig(deny_severity=Severity.WARNING)
     decision = review(load("gpu-limits-only-no-shm.json"), "validate", strict)
-    assert decision.denied and "KG201 dshm-missing" in decision.response["response"]["status"][
-        "message"]
+    assert decision.denied and "KG201 dshm-missing" in decision.response["response"]["status"]["message"]
     # below the threshold the findings come back as warnings, and the pod is allowed
     lenient = review(load("gpu-limits-only-no-shm.json"), "validate", CONFIG).response["response"]
     assert lenient["allowed"] is True
     assert any(w.startswith("kubegpu KG201 dshm-missing") for w in lenient["warnings"])
 
 
-@pytest.mark.parametrize("body, message", [
-    (b"not json", "body is not JSON"),
-    (b"[]", "body is not a JSON object"),
-    (b'{"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {}}',
-     "expected kind AdmissionReview"),
-    (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}', "no 'request'"),
-    (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}',
-     "no 'uid'"),
-    (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u",'
-     b' "kind": {"group": "", "version": "v1", "kind": "Pod"}, "operation": "CREATE"}}',
-     "request.object"),
-    (b"\xff\xfe", "body is not JSON"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (b"not json", "body is not JSON"),
+        (b"[]", "body is not a JSON object"),
+        (
+            b'{"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {}}',
+            "expected kind AdmissionReview",
+        ),
+        (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}', "no 'request'"),
+        (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}', "no 'uid'"),
+        (
+            b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u",'
+            b' "kind": {"group": "", "version": "v1", "kind": "Pod"}, "operation": "CREATE"}}',
+            "request.object",
+        ),
+        (b"\xff\xfe", "body is not JSON"),
+    ],
+)
 def test_malformed_reviews_raise_one_error(body: bytes, message: str) -> None:
     with pytest.raises(MalformedReview, match=message):
         review(body, "mutate", CONFIG)
 
 
 def test_lone_surrogate_is_malformed() -> None:
-    body = (REVIEWS / "gpu-request-no-limit.json").read_text().replace(
-        '"trainer"', '"tr\\ud800ainer"', 1)
+    body = (REVIEWS / "gpu-request-no-limit.json").read_text().replace('"trainer"', '"tr\\ud800ainer"', 1)
     with pytest.raises(MalformedReview, match="not valid Unicode"):
         review(body.encode(), "mutate", CONFIG)
 
@@ -150,16 +169,18 @@ def test_lone_surrogate_is_malformed() -> None:
 def test_garbage_inside_the_pod_is_not_a_crash() -> None:
     data = load("gpu-request-no-limit.json")
     data["request"]["object"]["spec"]["containers"][0]["resources"] = {
-        "requests": {"nvidia.com/gpu": "lots"}, "limits": "nope"}
+        "requests": {"nvidia.com/gpu": "lots"},
+        "limits": "nope",
+    }
     decision = review(data, "mutate", CONFIG)
     assert decision.response["response"]["allowed"] is True
 
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                 max_size=3),
-    max_leaves=12)
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=80, deadline=None)

@@ -35,8 +35,10 @@ def _write(path: Path, data: bytes) -> None:
 def _served_serial(url: str, ca: Path) -> int:
     context = ssl.create_default_context(cafile=str(ca))
     host, port = url.removeprefix("https://").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as raw, \
-            context.wrap_socket(raw, server_hostname=host) as sock:
+    with (
+        socket.create_connection((host, int(port)), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname=host) as sock,
+    ):
         der = sock.getpeercert(binary_form=True)
     assert der is not None
     return x509.load_der_x509_certificate(der).serial_number
@@ -78,8 +80,9 @@ def test_rotation_under_load_loses_no_request(tmp_path: Path) -> None:
     with running_server(cert, key, LIMITS) as (url, server):
         first = x509.load_pem_x509_certificate(cert.read_bytes()).serial_number
         assert _served_serial(url, ca) == first
-        threads = [threading.Thread(target=load, args=(fresh,), daemon=True)
-                   for fresh in (True, True, False)]  # the keep-alive client spans the rotation
+        threads = [
+            threading.Thread(target=load, args=(fresh,), daemon=True) for fresh in (True, True, False)
+        ]  # the keep-alive client spans the rotation
         for thread in threads:
             thread.start()
         try:

@@ -34,8 +34,7 @@ def test_https_round_trip(server: tuple[str, Path]) -> None:
         assert client.get("/healthz").text == "ok"
         assert client.get("/readyz").status_code == 200
         body = (REVIEWS / "gpu-request-no-limit.json").read_bytes()
-        answer = client.post("/mutate", content=body,
-                             headers={"Content-Type": "application/json"})
+        answer = client.post("/mutate", content=body, headers={"Content-Type": "application/json"})
         assert answer.status_code == 200
         inner = answer.json()["response"]
         assert inner["uid"] == "0b9e1c6a-0001" and inner["patchType"] == "JSONPatch"
@@ -62,9 +61,11 @@ def test_https_round_trip(server: tuple[str, Path]) -> None:
         assert client.get("/healthz").text == "ok"
         metrics = client.get("/metrics")
         assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
-        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-                   for family in text_string_to_metric_families(metrics.text)
-                   for s in family.samples}
+        samples = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(metrics.text)
+            for s in family.samples
+        }
 
         def value(name: str, **labels: str) -> float:
             return samples.get((name, tuple(sorted(labels.items()))), 0.0)
@@ -76,13 +77,13 @@ def test_https_round_trip(server: tuple[str, Path]) -> None:
         assert value(requests, endpoint="/validate", outcome="denied") == 1
         assert value(requests, endpoint="/validate", outcome="too_large") == 2
         assert value("kubegpu_webhook_denials_total", rule="KG104") == 1
-        patched = {dict(k[1])["rule"] for k, v in samples.items()
-                   if k[0] == "kubegpu_webhook_patches_total" and v}
+        patched = {dict(k[1])["rule"] for k, v in samples.items() if k[0] == "kubegpu_webhook_patches_total" and v}
         assert patched and all(rule.startswith("KG") for rule in patched)
-        assert value("kubegpu_webhook_request_duration_seconds_count", endpoint="/mutate",
-                     outcome="bad_request") == 4
-        assert value("kubegpu_webhook_request_duration_seconds_bucket", endpoint="/mutate",
-                     outcome="patched", le="+Inf") == 1
+        assert value("kubegpu_webhook_request_duration_seconds_count", endpoint="/mutate", outcome="bad_request") == 4
+        assert (
+            value("kubegpu_webhook_request_duration_seconds_bucket", endpoint="/mutate", outcome="patched", le="+Inf")
+            == 1
+        )
         assert value("kubegpu_webhook_reviews_in_flight") == 0
         assert value("kubegpu_webhook_open_connections") >= 1
 

@@ -28,8 +28,10 @@ _CONFIG_HELP = "KubeletConfiguration file (YAML or JSON); default: the kubelet's
 _EXISTING_HELP = "Pods already running on the node, admitted first (repeatable)."
 _EXPLAIN_HELP = "Print every hint provider's hints and the Topology Manager merge."
 _VERSION_HELP = f"Kubelet release modelled ({', '.join(SUPPORTED_VERSIONS)})."
-_SAME_NODE_HELP = ("Place every pod on one node, one after the other (default: each pod template on a fresh node "
-                   "holding only the --existing pods).")
+_SAME_NODE_HELP = (
+    "Place every pod on one node, one after the other (default: each pod template on a fresh node "
+    "holding only the --existing pods)."
+)
 
 
 class Output(StrEnum):
@@ -45,15 +47,11 @@ def register(app: typer.Typer, gen_app: typer.Typer) -> None:
 def admit(
     pods: Annotated[list[str], typer.Argument(help=_PODS_HELP)],
     node: Annotated[str, typer.Option("--node", help=_NODE_HELP)],
-    kubelet_config: Annotated[
-        str | None, typer.Option("--kubelet-config", help=_CONFIG_HELP)
-    ] = None,
+    kubelet_config: Annotated[str | None, typer.Option("--kubelet-config", help=_CONFIG_HELP)] = None,
     existing: Annotated[list[str] | None, typer.Option("--existing", help=_EXISTING_HELP)] = None,
     explain: Annotated[bool, typer.Option("--explain", help=_EXPLAIN_HELP)] = False,
     output: Annotated[Output, typer.Option("--output", "-o", help="text or json.")] = Output.text,
-    kubernetes_version: Annotated[
-        str, typer.Option("--kubernetes-version", help=_VERSION_HELP)
-    ] = "1.35",
+    kubernetes_version: Annotated[str, typer.Option("--kubernetes-version", help=_VERSION_HELP)] = "1.35",
     same_node: Annotated[bool, typer.Option("--same-node", help=_SAME_NODE_HELP)] = False,
 ) -> None:
     """Predict, pod by pod, whether the kubelet admits each pod (exit 1 on a rejection)."""
@@ -69,8 +67,7 @@ def admit(
         except KubeletStartupError as err:
             where = f"{err.file}: " if err.file else ""
             typer.echo(
-                f"kubegpu: error: {where}the kubelet would not start ({err.component}): "
-                f"{err.message}",
+                f"kubegpu: error: {where}the kubelet would not start ({err.component}): {err.message}",
                 err=True,
             )
             raise typer.Exit(EXIT_USAGE) from err
@@ -103,8 +100,12 @@ def admit(
         else:
             remedies.append(remedy(topology, config, [*before, *placed] if same_node else before, pod))
     if output is Output.json:
-        typer.echo(json.dumps([{**r.to_dict(), **({"remedy": m} if m else {})}
-                               for r, m in zip(results, remedies, strict=True)], indent=2))
+        typer.echo(
+            json.dumps(
+                [{**r.to_dict(), **({"remedy": m} if m else {})} for r, m in zip(results, remedies, strict=True)],
+                indent=2,
+            )
+        )
     else:
         typer.echo(_header(topology.name, config, state))
         for result, line in zip(results, remedies, strict=True):

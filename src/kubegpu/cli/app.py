@@ -14,8 +14,19 @@ import typer
 from kubegpu import __version__
 from kubegpu.cli.extras import missing_extra, register_unavailable
 
-ALL_MODULES: tuple[str, ...] = ("lint", "nodes", "probe", "fix", "audit", "webhook", "admit", "gen", "simulate",
-                                "loadbench", "coldstart")
+ALL_MODULES: tuple[str, ...] = (
+    "lint",
+    "nodes",
+    "probe",
+    "fix",
+    "audit",
+    "webhook",
+    "admit",
+    "gen",
+    "simulate",
+    "loadbench",
+    "coldstart",
+)
 # Top-level command -> the modules that register it (several modules add `gen` subcommands).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "lint": ("lint",),
@@ -41,8 +52,9 @@ def _print_version(value: bool) -> None:
 
 
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """Find, explain and fix what starves or strands GPUs on Kubernetes."""
 
@@ -57,8 +69,9 @@ def build_app(modules: tuple[str, ...] = ALL_MODULES) -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     app.callback()(_main)
-    gen_app = typer.Typer(help="Generate node, scheduler, queueing, pre-pull and cache configuration.",
-                          no_args_is_help=True)
+    gen_app = typer.Typer(
+        help="Generate node, scheduler, queueing, pre-pull and cache configuration.", no_args_is_help=True
+    )
     app.add_typer(gen_app, name="gen")
     for name in modules:
         try:

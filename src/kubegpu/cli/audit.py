@@ -25,33 +25,43 @@ class AuditFormat(StrEnum):
 
 def audit_command(
     cluster: Annotated[
-        bool, typer.Option("--cluster", help="Read the cluster of the kubeconfig context."),
+        bool,
+        typer.Option("--cluster", help="Read the cluster of the kubeconfig context."),
     ] = False,
-    snapshot: Annotated[list[Path] | None, typer.Option(
-        "--snapshot", help="`kubectl get ... -o json` dumps (files or folders).")] = None,
+    snapshot: Annotated[
+        list[Path] | None, typer.Option("--snapshot", help="`kubectl get ... -o json` dumps (files or folders).")
+    ] = None,
     context: Annotated[
-        str | None, typer.Option(help="Kubeconfig context (default: current)."),
+        str | None,
+        typer.Option(help="Kubeconfig context (default: current)."),
     ] = None,
     namespace: Annotated[
-        str | None, typer.Option("--namespace", "-n", help="Report pods of this namespace only."),
+        str | None,
+        typer.Option("--namespace", "-n", help="Report pods of this namespace only."),
     ] = None,
     kubeconfig: Annotated[
-        Path | None, typer.Option(help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
+        Path | None,
+        typer.Option(help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config)."),
     ] = None,
     output: Annotated[
-        AuditFormat, typer.Option("--format", "-o", help="Report format."),
+        AuditFormat,
+        typer.Option("--format", "-o", help="Report format."),
     ] = AuditFormat.text,
     block_label: Annotated[
-        str, typer.Option(help="Node label naming the block (a Kueue Topology wins)."),
+        str,
+        typer.Option(help="Node label naming the block (a Kueue Topology wins)."),
     ] = DEFAULT_BLOCK_LABEL,
     rack_label: Annotated[
-        str, typer.Option(help="Node label naming the rack (a Kueue Topology wins)."),
+        str,
+        typer.Option(help="Node label naming the rack (a Kueue Topology wins)."),
     ] = DEFAULT_RACK_LABEL,
     configz: Annotated[
-        bool, typer.Option("--configz/--no-configz", help="Read each kubelet's /configz."),
+        bool,
+        typer.Option("--configz/--no-configz", help="Read each kubelet's /configz."),
     ] = True,
     config_file: Annotated[
-        Path | None, typer.Option("--config", help="kubegpu.toml for the lint rules."),
+        Path | None,
+        typer.Option("--config", help="kubegpu.toml for the lint rules."),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per API request.")] = 10.0,
 ) -> None:
@@ -71,12 +81,20 @@ def audit_command(
         else:
             from kubegpu.live.client import ClusterOptions, read_cluster
 
-            snap = read_cluster(ClusterOptions(kubeconfig=kubeconfig, context=context,
-                                               namespace=namespace, timeout_s=timeout,
-                                               read_configz=configz))
+            snap = read_cluster(
+                ClusterOptions(
+                    kubeconfig=kubeconfig, context=context, namespace=namespace, timeout_s=timeout, read_configz=configz
+                )
+            )
         lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()
-        report = audit(snap, AuditOptions(domain_labels=(block_label, rack_label), namespace=namespace,
-                                          accelerators=AcceleratorRegistry(lint_config.accelerator_resources)))
+        report = audit(
+            snap,
+            AuditOptions(
+                domain_labels=(block_label, rack_label),
+                namespace=namespace,
+                accelerators=AcceleratorRegistry(lint_config.accelerator_resources),
+            ),
+        )
         report = with_checks(report, snap, lint_config, namespace)
     except KubegpuError as err:
         raise fail(err) from err
@@ -90,27 +108,39 @@ def audit_command(
 
 def gen_audit_rbac(
     service_account: Annotated[
-        str, typer.Option(help="ServiceAccount that runs the audit."),
+        str,
+        typer.Option(help="ServiceAccount that runs the audit."),
     ] = "kubegpu-audit",
     namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="Namespace of the ServiceAccount."),
+        str,
+        typer.Option("--namespace", "-n", help="Namespace of the ServiceAccount."),
     ] = "kubegpu-system",
     with_configz: Annotated[
-        bool, typer.Option("--with-configz/--without-configz", help=(
-            "Also a separate role with nodes/proxy get, to read kubelet configurations: it reaches "
-            "the whole kubelet API, exec into containers included (not read-only).")),
+        bool,
+        typer.Option(
+            "--with-configz/--without-configz",
+            help=(
+                "Also a separate role with nodes/proxy get, to read kubelet configurations: it reaches "
+                "the whole kubelet API, exec into containers included (not read-only)."
+            ),
+        ),
     ] = False,
     job: Annotated[
-        bool, typer.Option("--job", help="Add a Job that runs `kubegpu audit --cluster` with this access."),
+        bool,
+        typer.Option("--job", help="Add a Job that runs `kubegpu audit --cluster` with this access."),
     ] = False,
     image: Annotated[
-        str, typer.Option(help="Image of the Job; default: this version's release image."),
+        str,
+        typer.Option(help="Image of the Job; default: this version's release image."),
     ] = DEFAULT_IMAGE,
 ) -> None:
     """A read-only ClusterRole and binding with exactly the list verbs `kubegpu audit --cluster` uses (and a Job)."""
     try:
-        text = render_rbac(RbacOptions(service_account=service_account, namespace=namespace,
-                                       configz=with_configz, job=job, image=image))
+        text = render_rbac(
+            RbacOptions(
+                service_account=service_account, namespace=namespace, configz=with_configz, job=job, image=image
+            )
+        )
     except KubegpuError as err:
         raise fail(err) from err
     typer.echo(text, nl=False)

@@ -47,23 +47,35 @@ def load_rate(path: Path) -> tuple[float, str]:
 
 
 def coldstart(
-    manifest: Annotated[Path, typer.Argument(help="A manifest with GPU inference pods (Pod, Deployment, "
-                                             "InferenceService, …).")],
-    image_size: Annotated[list[str] | None, typer.Option(
-        help="IMAGE=SIZE for one image, or SIZE for every image not otherwise known (repeatable).")] = None,
-    oci_layout: Annotated[list[Path] | None, typer.Option(
-        help="An OCI image layout folder (index.json) to take image sizes and lazy-pull annotations from.")] = None,
-    registry: Annotated[bool, typer.Option(
-        "--registry/--no-registry", help="Ask the images' registries for their manifests (sizes only).")] = False,
+    manifest: Annotated[
+        Path, typer.Argument(help="A manifest with GPU inference pods (Pod, Deployment, InferenceService, …).")
+    ],
+    image_size: Annotated[
+        list[str] | None,
+        typer.Option(help="IMAGE=SIZE for one image, or SIZE for every image not otherwise known (repeatable)."),
+    ] = None,
+    oci_layout: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="An OCI image layout folder (index.json) to take image sizes and lazy-pull annotations from."
+        ),
+    ] = None,
+    registry: Annotated[
+        bool,
+        typer.Option("--registry/--no-registry", help="Ask the images' registries for their manifests (sizes only)."),
+    ] = False,
     insecure_registry: Annotated[bool, typer.Option(help="Use plain HTTP for registries.")] = False,
     pull_gbps: Annotated[float | None, typer.Option(help="Node image pull rate, GB/s (default 0.05).")] = None,
     download_gbps: Annotated[float | None, typer.Option(help="Weights download rate, GB/s (default 0.05).")] = None,
-    model_size: Annotated[str | None, typer.Option(help="Weights size, e.g. 140G (default: the known-models "
-                                                   "table).")] = None,
-    model_dir: Annotated[Path | None, typer.Option(help="A model folder whose safetensors files give the "
-                                                   "size.")] = None,
-    loadbench: Annotated[Path | None, typer.Option(help="A `kubegpu loadbench -o json` result: its best cold "
-                                                   "rate is the load rate.")] = None,
+    model_size: Annotated[
+        str | None, typer.Option(help="Weights size, e.g. 140G (default: the known-models table).")
+    ] = None,
+    model_dir: Annotated[
+        Path | None, typer.Option(help="A model folder whose safetensors files give the size.")
+    ] = None,
+    loadbench: Annotated[
+        Path | None, typer.Option(help="A `kubegpu loadbench -o json` result: its best cold rate is the load rate.")
+    ] = None,
     load_gbps: Annotated[float | None, typer.Option(help="Weights load rate, GB/s (default 0.31).")] = None,
     init_seconds: Annotated[float | None, typer.Option(help="Server start besides the load (default 20).")] = None,
     output: Annotated[Format, typer.Option("--output", "-o", help="text or json.")] = Format.text,
@@ -102,8 +114,10 @@ def coldstart(
             pull_source="--pull-gbps" if pull_gbps else defaults.pull_source,
             download_gbps=_positive(download_gbps, "--download-gbps") or defaults.download_gbps,
             download_source="--download-gbps" if download_gbps else defaults.download_source,
-            load_gbps=rate or defaults.load_gbps, load_source=rate_source,
-            init_seconds=defaults.init_seconds if init_seconds is None else max(0.0, init_seconds))
+            load_gbps=rate or defaults.load_gbps,
+            load_source=rate_source,
+            init_seconds=defaults.init_seconds if init_seconds is None else max(0.0, init_seconds),
+        )
         given_model: ModelSize | None = None
         if model_size is not None and model_dir is not None:
             raise InputError("give --model-size or --model-dir, not both")
@@ -155,8 +169,13 @@ def coldstart(
                     model = given_model or model_size_of(server)
                     prediction = predict(template, container, server, facts, model, rates)
                     if registry_notes:
-                        prediction = Prediction(prediction.container, prediction.server, prediction.terms,
-                                                prediction.budget, (*prediction.notes, *registry_notes))
+                        prediction = Prediction(
+                            prediction.container,
+                            prediction.server,
+                            prediction.terms,
+                            prediction.budget,
+                            (*prediction.notes, *registry_notes),
+                        )
                         registry_notes = []
                     results.append((f"{document.kind}/{document.ref.name}", prediction))
         if not results:

@@ -13,8 +13,7 @@ def run() -> None:
     prog = "kubectl gpu" if sys.argv and sys.argv[0].rsplit("/", 1)[-1].startswith("kubectl-") else "kubegpu"
     args = sys.argv[1:]
     command = common.command_of(args)
-    common.run_app(build_app(modules_for(args)), prog, fast_exit=command in common.FAST_EXIT_COMMANDS,
-                   command=command)
+    common.run_app(build_app(modules_for(args)), prog, fast_exit=command in common.FAST_EXIT_COMMANDS, command=command)
 
 
 if __name__ == "__main__":

@@ -43,8 +43,9 @@ def extras_of_module(module: str, requirements: list[str] | None = None) -> list
     return found
 
 
-def missing_extra(error: ModuleNotFoundError, command: str | None,
-                  requirements: list[str] | None = None) -> MissingExtraError | None:
+def missing_extra(
+    error: ModuleNotFoundError, command: str | None, requirements: list[str] | None = None
+) -> MissingExtraError | None:
     """The extra to install for the missing module (the command's own first), or None if no extra has it."""
     extras = extras_of_module((error.name or "").partition(".")[0], requirements)
     if not extras:

@@ -45,19 +45,24 @@ def fix(
     paths: Annotated[list[str], typer.Argument(help="Files, directories (recursive) or - (stdin to stdout).")],
     diff: Annotated[bool, typer.Option("--diff", help="Print a unified diff; write nothing; exit 1 if any.")] = False,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if anything would change.")] = False,
-    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes",
-                                               help="Also apply fixes that change scheduling or resources.")] = False,
+    unsafe_fixes: Annotated[
+        bool, typer.Option("--unsafe-fixes", help="Also apply fixes that change scheduling or resources.")
+    ] = False,
     config_file: Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml.")] = None,
     select: Annotated[list[str] | None, typer.Option(help="Only these rules (codes by prefix, or names).")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these rules (codes by prefix, or names).")] = None,
     queue: Annotated[str | None, typer.Option(help="Kueue LocalQueue name for fixes that add a queue label.")] = None,
-    topology_level: Annotated[str | None, typer.Option(
-        help="Topology level (node label key) for fixes that add a topology annotation.")] = None,
+    topology_level: Annotated[
+        str | None, typer.Option(help="Topology level (node label key) for fixes that add a topology annotation.")
+    ] = None,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
-    node: Annotated[str | None, typer.Option(
-        "--node", help="Node preset (`kubegpu nodes`) or profile file, as in `kubegpu lint`.")] = None,
-    kubelet_config: Annotated[Path | None, typer.Option(
-        "--kubelet-config", help="KubeletConfiguration of the --node nodes, as in `kubegpu lint`.")] = None,
+    node: Annotated[
+        str | None, typer.Option("--node", help="Node preset (`kubegpu nodes`) or profile file, as in `kubegpu lint`.")
+    ] = None,
+    kubelet_config: Annotated[
+        Path | None,
+        typer.Option("--kubelet-config", help="KubeletConfiguration of the --node nodes, as in `kubegpu lint`."),
+    ] = None,
     fail_on: Annotated[Severity | None, typer.Option(help="Exit 1 if findings at or above this remain.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even if findings remain.")] = False,
     max_passes: Annotated[int, typer.Option(help="Fix-and-relint passes per file.", min=1, max=20)] = 5,
@@ -147,9 +152,14 @@ def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:
 
 def unified_diff(outcome: FileOutcome) -> list[str]:
     """The change to one file as a unified diff (a/ and b/ prefixes, like git)."""
-    lines = list(difflib.unified_diff(outcome.original.splitlines(keepends=True),
-                                      outcome.fixed.splitlines(keepends=True),
-                                      f"a/{outcome.name.lstrip('/')}", f"b/{outcome.name.lstrip('/')}"))
+    lines = list(
+        difflib.unified_diff(
+            outcome.original.splitlines(keepends=True),
+            outcome.fixed.splitlines(keepends=True),
+            f"a/{outcome.name.lstrip('/')}",
+            f"b/{outcome.name.lstrip('/')}",
+        )
+    )
     return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
 
 
@@ -171,8 +181,9 @@ def _report(outcomes: Sequence[FileOutcome], write: bool, check: bool, unsafe: b
         for rest in outcome.remaining:
             remaining_total += 1
             withheld += rest.reason.startswith("unsafe fix withheld")
-            typer.echo(f"{outcome.name}:{rest.line}: {rest.code} {rest.name}: {rest.message} [{rest.reason}]",
-                       err=to_stderr)
+            typer.echo(
+                f"{outcome.name}:{rest.line}: {rest.code} {rest.name}: {rest.message} [{rest.reason}]", err=to_stderr
+            )
         if not outcome.converged:
             typer.echo(f"{outcome.name}: fixes did not settle within {outcome.passes} passes", err=to_stderr)
     summary = f"{applied_total} fix(es) {'applied' if write else 'to apply'} in {files_changed} file(s)"

@@ -33,17 +33,11 @@ from kubegpu.generate.workload import load_workloads, one_workload
 
 Output = Annotated[
     Path | None,
-    typer.Option(
-        "--output", "-o", help="Write here instead of stdout (a folder for several files)."
-    ),
+    typer.Option("--output", "-o", help="Write here instead of stdout (a folder for several files)."),
 ]
-Validate = Annotated[
-    bool, typer.Option("--validate", help="Check every object against its schema first.")
-]
+Validate = Annotated[bool, typer.Option("--validate", help="Check every object against its schema first.")]
 For = Annotated[str, typer.Option("--for", help="The workload manifest to patch.")]
-Name = Annotated[
-    str | None, typer.Option("--name", help="Which workload, when the file holds several.")
-]
+Name = Annotated[str | None, typer.Option("--name", help="Which workload, when the file holds several.")]
 
 
 def _emit(result: Generated, output: Path | None, validate: bool) -> None:
@@ -77,9 +71,7 @@ def _run(make: Callable[[], Generated]) -> Generated:
 
 
 def gen_scheduler(
-    strategy: Annotated[
-        str, typer.Option(help="MostAllocated or RequestedToCapacityRatio.")
-    ] = "MostAllocated",
+    strategy: Annotated[str, typer.Option(help="MostAllocated or RequestedToCapacityRatio.")] = "MostAllocated",
     gpu_weight: Annotated[int, typer.Option(help="Weight of the GPU resource (1..100).")] = 10,
     cpu_weight: Annotated[int, typer.Option(help="Weight of CPU (1..100).")] = 1,
     memory_weight: Annotated[int, typer.Option(help="Weight of memory (1..100).")] = 1,
@@ -117,9 +109,7 @@ def gen_kueue(
     memory_per_node: Annotated[
         str | None, typer.Option(help="Allocatable memory per node for GPU pods, e.g. 1800Gi.")
     ] = None,
-    topology: Annotated[
-        str | None, typer.Option(help="gke, eks, aks, nvl72 or comma-separated node labels.")
-    ] = None,
+    topology: Annotated[str | None, typer.Option(help="gke, eks, aks, nvl72 or comma-separated node labels.")] = None,
     gpu_resource: Annotated[str, typer.Option(help="GPU resource name.")] = "nvidia.com/gpu",
     flavor: Annotated[str, typer.Option(help="ResourceFlavor name.")] = "gpu",
     cluster_queue: Annotated[str, typer.Option(help="ClusterQueue name.")] = "gpu-cluster-queue",
@@ -127,9 +117,7 @@ def gen_kueue(
     namespace: Annotated[str, typer.Option(help="LocalQueue namespace.")] = "default",
     node_label: Annotated[
         list[str] | None,
-        typer.Option(
-            help="key=value the GPU nodes carry (repeat); default nvidia.com/gpu.present=true."
-        ),
+        typer.Option(help="key=value the GPU nodes carry (repeat); default nvidia.com/gpu.present=true."),
     ] = None,
     gpu_taint: Annotated[
         str, typer.Option(help="Taint key on GPU nodes to tolerate ('' for none).")
@@ -183,9 +171,7 @@ def gen_kueue(
 def gen_volcano(
     queue: Annotated[str, typer.Option(help="Queue name.")] = "gpu",
     gpus: Annotated[int | None, typer.Option(help="GPU capability of the queue.")] = None,
-    for_: Annotated[
-        str | None, typer.Option("--for", help="A job manifest: add its PodGroup and patch.")
-    ] = None,
+    for_: Annotated[str | None, typer.Option("--for", help="A job manifest: add its PodGroup and patch.")] = None,
     name: Name = None,
     gpu_weight: Annotated[int, typer.Option(help="binpack weight of the GPU resource.")] = 10,
     binpack_weight: Annotated[int, typer.Option(help="binpack.weight of the plugin.")] = 10,
@@ -202,11 +188,7 @@ def gen_volcano(
         binpack_weight=binpack_weight,
     )
     _emit(
-        _run(
-            lambda: volcano.generate(
-                options, one_workload(for_, name) if for_ else None, _out_dir(output)
-            )
-        ),
+        _run(lambda: volcano.generate(options, one_workload(for_, name) if for_ else None, _out_dir(output))),
         output,
         validate,
     )
@@ -216,27 +198,17 @@ def gen_kai(
     gpus: Annotated[int, typer.Option(help="GPU quota of the team queue.")],
     queue: Annotated[str, typer.Option(help="Team queue name.")] = "gpu-team",
     parent: Annotated[str, typer.Option(help="Parent queue name.")] = "default",
-    gpu_limit: Annotated[
-        int | None, typer.Option(help="Hard cap including borrowing (default none).")
-    ] = None,
+    gpu_limit: Annotated[int | None, typer.Option(help="Hard cap including borrowing (default none).")] = None,
     strategy: Annotated[str, typer.Option(help="binpack or spread.")] = "binpack",
-    for_: Annotated[
-        str | None, typer.Option("--for", help="A workload manifest to send to this queue.")
-    ] = None,
+    for_: Annotated[str | None, typer.Option("--for", help="A workload manifest to send to this queue.")] = None,
     name: Name = None,
     output: Output = None,
     validate: Validate = False,
 ) -> None:
     """KAI Scheduler queues and the bin-packing placement strategy."""
-    options = kai.KaiOptions(
-        gpus=gpus, queue=queue, parent=parent, gpu_limit=gpu_limit, strategy=strategy
-    )
+    options = kai.KaiOptions(gpus=gpus, queue=queue, parent=parent, gpu_limit=gpu_limit, strategy=strategy)
     _emit(
-        _run(
-            lambda: kai.generate(
-                options, one_workload(for_, name) if for_ else None, _out_dir(output)
-            )
-        ),
+        _run(lambda: kai.generate(options, one_workload(for_, name) if for_ else None, _out_dir(output))),
         output,
         validate,
     )
@@ -266,17 +238,13 @@ def gen_computedomain(
 
 
 def gen_prepull(
-    from_: Annotated[
-        list[str], typer.Option("--from", help="Manifests whose GPU images to pre-pull (repeat).")
-    ],
+    from_: Annotated[list[str], typer.Option("--from", help="Manifests whose GPU images to pre-pull (repeat).")],
     name: Annotated[str, typer.Option("--name", help="DaemonSet name.")] = "gpu-image-prepull",
     namespace: Annotated[str | None, typer.Option(help="DaemonSet namespace.")] = None,
     gpu_node_label: Annotated[
         str, typer.Option(help="key=value that marks GPU nodes.")
     ] = "nvidia.com/gpu.present=true",
-    noop: Annotated[
-        str, typer.Option(help="No-op command run in each image (shell words).")
-    ] = "sh -c true",
+    noop: Annotated[str, typer.Option(help="No-op command run in each image (shell words).")] = "sh -c true",
     output: Output = None,
     validate: Validate = False,
 ) -> None:
@@ -287,9 +255,7 @@ def gen_prepull(
     words = tuple(noop.split())
     if not words:
         raise fail(InputError("--noop must name a command"))
-    options = prepull.PrepullOptions(
-        name=name, namespace=namespace, gpu_node_label=(key, value), noop_command=words
-    )
+    options = prepull.PrepullOptions(name=name, namespace=namespace, gpu_node_label=(key, value), noop_command=words)
     _emit(_run(lambda: prepull.generate(load_workloads(from_), options)), output, validate)
 
 
@@ -299,9 +265,7 @@ def gen_mirror(
         list[str] | None,
         typer.Option(help="Registry to mirror (repeat; _default = all others)."),
     ] = None,
-    public: Annotated[
-        bool, typer.Option("--public", help="An untrusted mirror: pull only, no resolve.")
-    ] = False,
+    public: Annotated[bool, typer.Option("--public", help="An untrusted mirror: pull only, no resolve.")] = False,
     skip_upstream: Annotated[
         bool, typer.Option("--skip-upstream", help="Never fall back to the registry itself.")
     ] = False,
@@ -337,19 +301,13 @@ def gen_model_cache(
     source: Annotated[str, typer.Option(help="hf://org/model[@rev] or s3://bucket/prefix.")],
     size: Annotated[str, typer.Option(help="Disk the weights need, e.g. 40Gi.")],
     mode: Annotated[str, typer.Option(help="node-local or shared.")] = "node-local",
-    for_: Annotated[
-        str | None, typer.Option("--for", help="An inference workload to mount the cache into.")
-    ] = None,
+    for_: Annotated[str | None, typer.Option("--for", help="An inference workload to mount the cache into.")] = None,
     name: Name = None,
     mount_path: Annotated[str, typer.Option(help="Where the weights appear.")] = "/models",
-    storage_class: Annotated[
-        str | None, typer.Option(help="StorageClass of the shared claim.")
-    ] = None,
+    storage_class: Annotated[str | None, typer.Option(help="StorageClass of the shared claim.")] = None,
     namespace: Annotated[str, typer.Option(help="Namespace of the cache objects.")] = "default",
     min_replicas: Annotated[int, typer.Option(help="Warm minimum of replicas.")] = 1,
-    hf_token_secret: Annotated[
-        str | None, typer.Option(help="Secret with key 'token' for gated models.")
-    ] = None,
+    hf_token_secret: Annotated[str | None, typer.Option(help="Secret with key 'token' for gated models.")] = None,
     output: Output = None,
     validate: Validate = False,
 ) -> None:
@@ -366,11 +324,7 @@ def gen_model_cache(
         hf_token_secret=hf_token_secret,
     )
     _emit(
-        _run(
-            lambda: modelcache.generate(
-                options, one_workload(for_, name) if for_ else None, _out_dir(output)
-            )
-        ),
+        _run(lambda: modelcache.generate(options, one_workload(for_, name) if for_ else None, _out_dir(output))),
         output,
         validate,
     )
@@ -379,9 +333,7 @@ def gen_model_cache(
 def gen_dshm(
     for_: For,
     name: Name = None,
-    size: Annotated[
-        str | None, typer.Option(help="sizeLimit (default: half the memory limit).")
-    ] = None,
+    size: Annotated[str | None, typer.Option(help="sizeLimit (default: half the memory limit).")] = None,
     output: Output = None,
     validate: Validate = False,
 ) -> None:
@@ -409,9 +361,7 @@ def gen_fixes(
         str, typer.Option(help="Comma-separated: dshm, qos, pull-policy, scheduler.")
     ] = "dshm,qos,pull-policy",
     size: Annotated[str | None, typer.Option(help="/dev/shm sizeLimit.")] = None,
-    scheduler_name: Annotated[
-        str, typer.Option(help="Profile for the scheduler fix.")
-    ] = "gpu-binpack",
+    scheduler_name: Annotated[str, typer.Option(help="Profile for the scheduler fix.")] = "gpu-binpack",
     output: Output = None,
     validate: Validate = False,
 ) -> None:
@@ -419,11 +369,7 @@ def gen_fixes(
     names = [n.strip() for n in only.split(",") if n.strip()]
     options = fixes.FixOptions(shm_size=size, scheduler_name=scheduler_name)
     _emit(
-        _run(
-            lambda: (
-                fixes.generate(one_workload(for_, name), names, options, _out_dir(output)).generated
-            )
-        ),
+        _run(lambda: fixes.generate(one_workload(for_, name), names, options, _out_dir(output)).generated),
         output,
         validate,
     )
@@ -435,9 +381,7 @@ def gen_kubelet(
         str | None,
         typer.Option(help="GPUs (N), N:CPUS:MEMORY, gpus=N,cpu=C,memory=M, or a manifest."),
     ] = None,
-    reserve_cores: Annotated[
-        int, typer.Option(help="Whole cores reserved for the system and kubelet.")
-    ] = 2,
+    reserve_cores: Annotated[int, typer.Option(help="Whole cores reserved for the system and kubelet.")] = 2,
     kube_reserved_memory: Annotated[str, typer.Option(help="kubeReserved memory.")] = "2Gi",
     system_reserved_memory: Annotated[str, typer.Option(help="systemReserved memory.")] = "2Gi",
     output: Output = None,

@@ -41,39 +41,80 @@ def lint(
     config_file: Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml.")] = None,
     select: Annotated[list[str] | None, typer.Option(help="Only these rules (codes by prefix, or names).")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these rules (codes by prefix, or names).")] = None,
-    fail_on: Annotated[str | None, typer.Option(
-        help="Exit 1 on findings at or above this severity: info, warning or error.")] = None,
+    fail_on: Annotated[
+        str | None, typer.Option(help="Exit 1 on findings at or above this severity: info, warning or error.")
+    ] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings.")] = False,
-    exclude: Annotated[list[str] | None, typer.Option(
-        "--exclude", metavar="GLOB", help="Leave out paths matching this gitignore-style pattern (repeatable); "
-        "added to extend-exclude of the config.")] = None,
-    respect_gitignore: Annotated[bool | None, typer.Option(
-        "--respect-gitignore/--no-respect-gitignore",
-        help="Skip files that git ignores, inside a git work tree (default: on).")] = None,
-    force_exclude: Annotated[bool | None, typer.Option(
-        "--force-exclude", help="Apply the excludes to files named on the command line too (for pre-commit).")
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            metavar="GLOB",
+            help="Leave out paths matching this gitignore-style pattern (repeatable); "
+            "added to extend-exclude of the config.",
+        ),
     ] = None,
-    helm_values: Annotated[list[str] | None, typer.Option(
-        "--helm-values", metavar="FILE", help="Values file for every chart rendered (`helm template --values`).")
+    respect_gitignore: Annotated[
+        bool | None,
+        typer.Option(
+            "--respect-gitignore/--no-respect-gitignore",
+            help="Skip files that git ignores, inside a git work tree (default: on).",
+        ),
     ] = None,
-    helm_set: Annotated[list[str] | None, typer.Option(
-        "--helm-set", metavar="K=V", help="Value for every chart rendered (`helm template --set`).")] = None,
-    stdin_filename: Annotated[str | None, typer.Option(
-        "--stdin-filename", help="The name findings on standard input (-) carry.")] = None,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="List what was skipped (files that are not Kubernetes objects, kinds not "
-        "checked) and why.")] = False,
+    force_exclude: Annotated[
+        bool | None,
+        typer.Option(
+            "--force-exclude", help="Apply the excludes to files named on the command line too (for pre-commit)."
+        ),
+    ] = None,
+    helm_values: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--helm-values", metavar="FILE", help="Values file for every chart rendered (`helm template --values`)."
+        ),
+    ] = None,
+    helm_set: Annotated[
+        list[str] | None,
+        typer.Option("--helm-set", metavar="K=V", help="Value for every chart rendered (`helm template --set`)."),
+    ] = None,
+    stdin_filename: Annotated[
+        str | None, typer.Option("--stdin-filename", help="The name findings on standard input (-) carry.")
+    ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="List what was skipped (files that are not Kubernetes objects, kinds not checked) and why.",
+        ),
+    ] = False,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
     max_file_size: Annotated[int | None, typer.Option(help="Largest input file in bytes.")] = None,
-    jobs: Annotated[int, typer.Option(
-        "--jobs", "-j", min=0, help="Processes to lint with (0: one per CPU when the input is over 512 KiB per "
-        "process). The findings are the same.")] = 0,
-    node: Annotated[str | None, typer.Option(
-        "--node", help="Node preset (`kubegpu nodes`) or profile file: checks admission (gpu-pod-unadmittable), "
-        "SMT alignment and node-specific kubelet settings.")] = None,
-    kubelet_config: Annotated[Path | None, typer.Option(
-        "--kubelet-config", help="KubeletConfiguration of the --node nodes (default: the kubelet's defaults); "
-        "the file is linted too.")] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Processes to lint with (0: one per CPU when the input is over 512 KiB per "
+            "process). The findings are the same.",
+        ),
+    ] = 0,
+    node: Annotated[
+        str | None,
+        typer.Option(
+            "--node",
+            help="Node preset (`kubegpu nodes`) or profile file: checks admission (gpu-pod-unadmittable), "
+            "SMT alignment and node-specific kubelet settings.",
+        ),
+    ] = None,
+    kubelet_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--kubelet-config",
+            help="KubeletConfiguration of the --node nodes (default: the kubelet's defaults); the file is linted too.",
+        ),
+    ] = None,
 ) -> None:
     """Report what in the manifests starves or strands GPUs; charts and kustomizations are rendered first."""
     try:
@@ -83,16 +124,25 @@ def lint(
         threshold = _severity(fail_on)
         found = config_file or find_config(Path(paths[0]) if paths and paths[0] != "-" else Path.cwd())
         config = load_config(found, known) if found else LintConfig()
-        helm = HelmSettings(values=tuple(helm_values or ()), set=tuple(helm_set or ())) \
-            if helm_values or helm_set else None
-        config = config.with_overrides(select=select, ignore=ignore, fail_on=threshold, max_file_bytes=max_file_size,
-                                       exclude=exclude or (), respect_gitignore=respect_gitignore,
-                                       force_exclude=force_exclude, helm=helm)
+        helm = (
+            HelmSettings(values=tuple(helm_values or ()), set=tuple(helm_set or ()))
+            if helm_values or helm_set
+            else None
+        )
+        config = config.with_overrides(
+            select=select,
+            ignore=ignore,
+            fail_on=threshold,
+            max_file_bytes=max_file_size,
+            exclude=exclude or (),
+            respect_gitignore=respect_gitignore,
+            force_exclude=force_exclude,
+            helm=helm,
+        )
         target = node_target(node, kubelet_config, smt)
         if kubelet_config is not None:
             paths = _with_file(paths, kubelet_config)
-        result = lint_paths(paths, config, jobs=jobs, target=target, stdin_name=stdin_filename,
-                            keep_documents=False)
+        result = lint_paths(paths, config, jobs=jobs, target=target, stdin_name=stdin_filename, keep_documents=False)
     except NoInputError as err:
         raise fail(str(err)) from err
     except KubegpuError as err:
@@ -180,18 +230,35 @@ def rules_command(
     """List every rule: code, name, practice area, severity and summary."""
     rules = all_rules()
     if output is not OutputFormat.text:
-        typer.echo(json.dumps([
-            {"code": r.code, "name": r.name, "practice": r.practice, "severity": r.severity.value,
-             "summary": r.summary, "fixable": r.fixable, "doc": r.doc_path} for r in rules
-        ], indent=2))
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "code": r.code,
+                        "name": r.name,
+                        "practice": r.practice,
+                        "severity": r.severity.value,
+                        "summary": r.summary,
+                        "fixable": r.fixable,
+                        "doc": r.doc_path,
+                    }
+                    for r in rules
+                ],
+                indent=2,
+            )
+        )
         return
     from rich.console import Console
 
     console = Console()
     for r in rules:
         fix = " (fix)" if r.fixable else ""
-        console.print(f"[bold]{r.code}[/bold] {r.name:<34} {r.practice:<34} {r.severity.value:<8} {r.summary}{fix}",
-                      soft_wrap=True, markup=True, highlight=False)
+        console.print(
+            f"[bold]{r.code}[/bold] {r.name:<34} {r.practice:<34} {r.severity.value:<8} {r.summary}{fix}",
+            soft_wrap=True,
+            markup=True,
+            highlight=False,
+        )
 
 
 def explain(rule: Annotated[str, typer.Argument(help="A rule code (KG101) or name (dshm-missing).")]) -> None:

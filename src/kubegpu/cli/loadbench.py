@@ -62,28 +62,46 @@ def _progress(enabled: bool, total: int) -> Iterator[Callable[[str, int], None] 
 
 def loadbench(
     paths: Annotated[list[Path] | None, typer.Argument(help="Model folders or .safetensors files to load.")] = None,
-    synthetic: Annotated[str | None, typer.Option(
-        help="Write a synthetic model of this size (e.g. 1Gi, 20G) as safetensors shards and load it.")] = None,
-    directory: Annotated[Path | None, typer.Option(
-        "--dir", help="With --synthetic: where to write the shards (default: a temporary folder under /var/tmp, "
-        "removed afterwards). Put it on the storage you want to measure.")] = None,
+    synthetic: Annotated[
+        str | None,
+        typer.Option(help="Write a synthetic model of this size (e.g. 1Gi, 20G) as safetensors shards and load it."),
+    ] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="With --synthetic: where to write the shards (default: a temporary folder under /var/tmp, "
+            "removed afterwards). Put it on the storage you want to measure.",
+        ),
+    ] = None,
     shard_size: Annotated[str, typer.Option(help="With --synthetic: largest shard.")] = "5G",
     keep: Annotated[bool, typer.Option(help="With --synthetic: keep the shards.")] = False,
     threads: Annotated[str, typer.Option(help="Thread counts to try, comma-separated.")] = "1,4,16",
-    methods: Annotated[str | None, typer.Option(
-        help="Loaders to run, comma-separated: read, mmap, safetensors, runai-model-streamer, fastsafetensors "
-        "(default: every installed one).")] = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            help="Loaders to run, comma-separated: read, mmap, safetensors, runai-model-streamer, fastsafetensors "
+            "(default: every installed one)."
+        ),
+    ] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Runs per measurement; the median is reported.")] = 1,
     warm: Annotated[bool, typer.Option("--warm/--no-warm", help="Also measure with the files cached.")] = True,
-    budget_seconds: Annotated[float | None, typer.Option(
-        min=1.0, help="Stop measuring after about this long (slow storage): runs past it are cut or skipped.")] = None,
+    budget_seconds: Annotated[
+        float | None,
+        typer.Option(
+            min=1.0, help="Stop measuring after about this long (slow storage): runs past it are cut or skipped."
+        ),
+    ] = None,
     direct_threads: Annotated[int, typer.Option(min=1, help="Threads of the storage-limit read.")] = 16,
-    gpu: Annotated[bool, typer.Option("--gpu/--no-gpu", help="Measure host-to-device copies when torch has "
-                                      "CUDA.")] = True,
+    gpu: Annotated[
+        bool, typer.Option("--gpu/--no-gpu", help="Measure host-to-device copies when torch has CUDA.")
+    ] = True,
     output: Annotated[Format, typer.Option("--output", "-o", help="text or json.")] = Format.text,
     plot: Annotated[Path | None, typer.Option(help="Also draw the rates to this image (PNG, SVG, PDF).")] = None,
-    progress: Annotated[bool | None, typer.Option(
-        "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal).")] = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal)."),
+    ] = None,
 ) -> None:
     """Measure weight loading on this machine: the storage limit (parallel direct reads, what fio reports) and
     each loader over thread counts on a cold and a warm page cache, as GB/s and as a share of the limit."""
@@ -103,10 +121,18 @@ def loadbench(
             chosen = tuple(m.strip() for m in methods.split(",") if m.strip())
             unknown = [m for m in chosen if m not in known]
             if unknown or not chosen:
-                raise InputError(f"--methods: unknown loader {', '.join(unknown) or methods!r}; known: "
-                                 f"{', '.join(sorted(known))}")
-        options = Options(threads=_int_list(threads, "--threads"), methods=chosen, repeats=repeats, warm=warm,
-                          budget_seconds=budget_seconds, direct_threads=direct_threads, gpu=gpu)
+                raise InputError(
+                    f"--methods: unknown loader {', '.join(unknown) or methods!r}; known: {', '.join(sorted(known))}"
+                )
+        options = Options(
+            threads=_int_list(threads, "--threads"),
+            methods=chosen,
+            repeats=repeats,
+            warm=warm,
+            budget_seconds=budget_seconds,
+            direct_threads=direct_threads,
+            gpu=gpu,
+        )
         show = sys.stderr.isatty() if progress is None else progress
         if synthetic is not None:
             size = _size(synthetic, "--synthetic")
@@ -116,11 +142,16 @@ def loadbench(
             else:
                 folder = directory
                 if folder.exists() and any(folder.glob("*.safetensors")):
-                    raise InputError("the folder already holds .safetensors files: give an empty or new folder",
-                                     file=str(folder))
+                    raise InputError(
+                        "the folder already holds .safetensors files: give an empty or new folder", file=str(folder)
+                    )
             with _progress(show, size) as tick:
-                write_synthetic(folder, size, _size(shard_size, "--shard-size"),
-                                None if tick is None else (lambda n: tick("writing shards", n)))
+                write_synthetic(
+                    folder,
+                    size,
+                    _size(shard_size, "--shard-size"),
+                    None if tick is None else (lambda n: tick("writing shards", n)),
+                )
             shards = find_shards([folder])
         else:
             shards = find_shards(paths or [])
@@ -134,8 +165,12 @@ def loadbench(
     except KubegpuError as err:
         raise fail(err) from err
     except OSError as err:
-        raise fail(InputError(f"cannot read or write: {err.strerror or err}",
-                              file=err.filename if isinstance(err.filename, str) else None)) from err
+        raise fail(
+            InputError(
+                f"cannot read or write: {err.strerror or err}",
+                file=err.filename if isinstance(err.filename, str) else None,
+            )
+        ) from err
     finally:
         if created is not None and not keep:
             shutil.rmtree(created, ignore_errors=True)
@@ -157,12 +192,14 @@ def gen_loadbench_job(
     pvc: Annotated[str | None, typer.Option(help="The model cache's PersistentVolumeClaim.")] = None,
     host_path: Annotated[str | None, typer.Option(help="The model cache's folder on the node.")] = None,
     node: Annotated[str | None, typer.Option(help="The node to measure (its kubernetes.io/hostname).")] = None,
-    node_selector: Annotated[list[str] | None, typer.Option(
-        help="KEY=VALUE node label to pin by instead of or beside --node (repeatable).")] = None,
+    node_selector: Annotated[
+        list[str] | None, typer.Option(help="KEY=VALUE node label to pin by instead of or beside --node (repeatable).")
+    ] = None,
     model_path: Annotated[str, typer.Option(help="One model's folder below the mount (default: all of it).")] = "",
     mount_path: Annotated[str, typer.Option(help="Where the cache is mounted in the pod.")] = "/models",
-    image: Annotated[str | None, typer.Option(help="An image with kubegpu installed (default: the release "
-                                              "image).")] = None,
+    image: Annotated[
+        str | None, typer.Option(help="An image with kubegpu installed (default: the release image).")
+    ] = None,
     namespace: Annotated[str, typer.Option(help="Namespace of the Job.")] = "default",
     name: Annotated[str, typer.Option(help="Name of the Job.")] = "kubegpu-loadbench",
     threads: Annotated[str, typer.Option(help="Thread counts to try, comma-separated.")] = "1,4,16",
@@ -172,8 +209,9 @@ def gen_loadbench_job(
     gpus: Annotated[int, typer.Option(help="GPUs to request, for the host-to-device stage.")] = 0,
     gpu_resource: Annotated[str, typer.Option(help="GPU resource name.")] = "nvidia.com/gpu",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
-    validate: Annotated[bool, typer.Option("--validate", help="Check the Job against the Kubernetes schema "
-                                           "first.")] = False,
+    validate: Annotated[
+        bool, typer.Option("--validate", help="Check the Job against the Kubernetes schema first.")
+    ] = False,
 ) -> None:
     """A Job that runs `kubegpu loadbench` on one node against its model cache (PVC or hostPath, read-only)
     and prints the JSON to its log."""
@@ -188,9 +226,22 @@ def gen_loadbench_job(
             raise fail(InputError(f"--node-selector must be KEY=VALUE, not {item!r}"))
         pairs.append((key, value))
     options = LoadbenchJobOptions(
-        pvc=pvc, host_path=host_path, node=node, node_selector=tuple(pairs), model_path=model_path,
-        mount_path=mount_path, image=image or DEFAULT_IMAGE, namespace=namespace, name=name, threads=threads,
-        budget_seconds=budget_seconds, cpus=cpus, memory=memory, gpus=gpus, gpu_resource=gpu_resource)
+        pvc=pvc,
+        host_path=host_path,
+        node=node,
+        node_selector=tuple(pairs),
+        model_path=model_path,
+        mount_path=mount_path,
+        image=image or DEFAULT_IMAGE,
+        namespace=namespace,
+        name=name,
+        threads=threads,
+        budget_seconds=budget_seconds,
+        cpus=cpus,
+        memory=memory,
+        gpus=gpus,
+        gpu_resource=gpu_resource,
+    )
     _emit(_run(lambda: generate(options)), output, validate)
 
 

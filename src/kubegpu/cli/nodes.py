@@ -49,12 +49,8 @@ def nodes(
 
 @nodes_app.command("show")
 def show(
-    name: Annotated[
-        str, typer.Argument(help="A preset name (see `kubegpu nodes`) or a profile file.")
-    ],
-    output: Annotated[
-        Format, typer.Option("--output", "-o", help="text, json or yaml.")
-    ] = Format.text,
+    name: Annotated[str, typer.Argument(help="A preset name (see `kubegpu nodes`) or a profile file.")],
+    output: Annotated[Format, typer.Option("--output", "-o", help="text, json or yaml.")] = Format.text,
 ) -> None:
     """Print one node profile: text for people, JSON/YAML in the node-profile schema."""
     try:

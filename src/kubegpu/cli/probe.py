@@ -35,38 +35,24 @@ _MARK = {Status.passed: "PASS", Status.warn: "WARN", Status.fail: "FAIL"}
 
 
 def probe(
-    output: Annotated[
-        Format, typer.Option("--output", "-o", help="json, yaml or text.")
-    ] = Format.text,
+    output: Annotated[Format, typer.Option("--output", "-o", help="json, yaml or text.")] = Format.text,
     sysfs_root: Annotated[Path, typer.Option(help="Where sysfs is mounted.")] = Path("/sys"),
     procfs_root: Annotated[Path, typer.Option(help="Where procfs is mounted.")] = Path("/proc"),
-    name: Annotated[
-        str | None, typer.Option(help="Node name for the profile (default: hostname).")
-    ] = None,
-    nvml: Annotated[
-        bool, typer.Option("--nvml/--no-nvml", help="Use NVML if pynvml is installed.")
-    ] = True,
-    check: Annotated[
-        bool, typer.Option("--check", help="Check this container's alignment instead.")
-    ] = False,
-    min_shm: Annotated[
-        str | None, typer.Option(help="With --check: smallest acceptable /dev/shm, e.g. 2Gi.")
-    ] = None,
-    cgroup_root: Annotated[
-        Path, typer.Option(help="With --check: where the cgroup fs is mounted.")
-    ] = Path("/sys/fs/cgroup"),
-    shm_path: Annotated[Path, typer.Option(help="With --check: the shared-memory mount.")] = Path(
-        "/dev/shm"
+    name: Annotated[str | None, typer.Option(help="Node name for the profile (default: hostname).")] = None,
+    nvml: Annotated[bool, typer.Option("--nvml/--no-nvml", help="Use NVML if pynvml is installed.")] = True,
+    check: Annotated[bool, typer.Option("--check", help="Check this container's alignment instead.")] = False,
+    min_shm: Annotated[str | None, typer.Option(help="With --check: smallest acceptable /dev/shm, e.g. 2Gi.")] = None,
+    cgroup_root: Annotated[Path, typer.Option(help="With --check: where the cgroup fs is mounted.")] = Path(
+        "/sys/fs/cgroup"
     ),
+    shm_path: Annotated[Path, typer.Option(help="With --check: the shared-memory mount.")] = Path("/dev/shm"),
     dev_root: Annotated[
         Path, typer.Option(help="With --check: where the container's /dev is (DRM render nodes).")
     ] = Path("/dev"),
     snapshot_dir: Annotated[
         Path | None, typer.Option("--snapshot", help="Also copy every file read into this folder.")
     ] = None,
-    replay: Annotated[
-        Path | None, typer.Option(help="Probe a folder written by --snapshot, not this machine.")
-    ] = None,
+    replay: Annotated[Path | None, typer.Option(help="Probe a folder written by --snapshot, not this machine.")] = None,
 ) -> None:
     """Print this machine's node profile (CPUs, NUMA, memory, GPUs), or with --check judge whether
     this container's CPUs, memory and /dev/shm suit its GPUs (exit 0 pass, 1 warn, 2 fail)."""
@@ -152,9 +138,7 @@ IMAGE_HELP = "An image with kubegpu installed (`kubegpu` on PATH); default: this
 
 
 def gen_probe_daemonset(
-    image: Annotated[
-        str, typer.Option(help=IMAGE_HELP)
-    ] = DEFAULT_IMAGE,
+    image: Annotated[str, typer.Option(help=IMAGE_HELP)] = DEFAULT_IMAGE,
     namespace: Annotated[str, typer.Option(help="Namespace of the DaemonSet.")] = "kubegpu",
 ) -> None:
     """A DaemonSet that prints every GPU node's profile; collect it with kubectl logs."""
@@ -166,18 +150,12 @@ def gen_probe_daemonset(
 
 
 def gen_probe_job(
-    image: Annotated[
-        str, typer.Option(help=IMAGE_HELP)
-    ] = DEFAULT_IMAGE,
+    image: Annotated[str, typer.Option(help=IMAGE_HELP)] = DEFAULT_IMAGE,
     namespace: Annotated[str, typer.Option(help="Namespace of the Job.")] = "kubegpu",
     gpus: Annotated[int, typer.Option(help="GPUs to request.")] = 1,
-    cpus: Annotated[
-        str, typer.Option(help="CPUs (integer for pinning under the static CPU manager).")
-    ] = "4",
+    cpus: Annotated[str, typer.Option(help="CPUs (integer for pinning under the static CPU manager).")] = "4",
     memory: Annotated[str, typer.Option(help="Memory request = limit.")] = "16Gi",
-    shm: Annotated[
-        str, typer.Option(help="Size of the in-memory /dev/shm, also the check's minimum.")
-    ] = "1Gi",
+    shm: Annotated[str, typer.Option(help="Size of the in-memory /dev/shm, also the check's minimum.")] = "1Gi",
     resource: Annotated[str, typer.Option(help="GPU resource name.")] = "nvidia.com/gpu",
 ) -> None:
     """A Job that runs `kubegpu probe --check` in a Guaranteed GPU pod."""

@@ -45,7 +45,6 @@ if TYPE_CHECKING:  # the simulator is imported when a run needs it
     from kubegpu.sim.events import EventsPlan, SyntheticJobs
 
 
-
 class Mode(StrEnum):
     static = "static"
     events = "events"
@@ -83,8 +82,9 @@ def _progress(total: int, label: str) -> Iterator[Callable[[], None]]:
         yield lambda: None
         return
     console = Console(stderr=True)
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    with Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True
+    ) as bar:
         task = bar.add_task(label, total=total)
         yield lambda: bar.advance(task)
 
@@ -104,13 +104,25 @@ def _write_report(report: Path, text: str) -> None:
         raise InputError(f"cannot write the report: {err.strerror}", file=str(report)) from None
 
 
-def _static(nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], policies: Sequence[str],
-            seeds: Sequence[int], arrival: float, workers: int, tie_break: str, data: Path | None,
-            fmt: Format, plot: Path | None, report: Path | None, title: str) -> None:
+def _static(
+    nodes: Sequence[NodeSpec],
+    traces: Mapping[str, Sequence[GpuPod]],
+    policies: Sequence[str],
+    seeds: Sequence[int],
+    arrival: float,
+    workers: int,
+    tie_break: str,
+    data: Path | None,
+    fmt: Format,
+    plot: Path | None,
+    report: Path | None,
+    title: str,
+) -> None:
     total = len(traces) * len(policies) * len(seeds)
     with _progress(total, "simulating") as tick:
-        results: list[RunResult] = run_matrix(nodes, traces, policies, seeds, arrival, workers, tie_break,
-                                              on_done=lambda _r: tick())
+        results: list[RunResult] = run_matrix(
+            nodes, traces, policies, seeds, arrival, workers, tie_break, on_done=lambda _r: tick()
+        )
     published = None
     source = None if data is None else published_file(data)
     if source is not None and round(arrival * 100) <= 130:
@@ -120,8 +132,7 @@ def _static(nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], p
     if plot is not None:
         for workload in traces:
             target = plot if len(traces) == 1 else plot.with_name(f"{plot.stem}-{workload}{plot.suffix}")
-            plot_allocation([r for r in results if r.workload == workload], target,
-                            f"{title}: {workload}")
+            plot_allocation([r for r in results if r.workload == workload], target, f"{title}: {workload}")
     if report is not None:
         _write_report(report, summaries_markdown(summaries, title))
 
@@ -137,10 +148,18 @@ def _load_nodes(path: Path) -> tuple[list[NodeSpec], list[NodeTopology | None] |
 
 def simulate_main(
     ctx: typer.Context,
-    nodes: Annotated[Path | None, typer.Option("--nodes", help="openb node CSV, or a YAML cluster spec "
-                                               "(presets × counts over blocks and racks).")] = None,
-    pods: Annotated[list[Path] | None, typer.Option("--pods", help="openb pod CSV, or YAML files with "
-                                                    "Job / PyTorchJob / JobSet (kubegpu.io/duration).")] = None,
+    nodes: Annotated[
+        Path | None,
+        typer.Option(
+            "--nodes", help="openb node CSV, or a YAML cluster spec (presets × counts over blocks and racks)."
+        ),
+    ] = None,
+    pods: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--pods", help="openb pod CSV, or YAML files with Job / PyTorchJob / JobSet (kubegpu.io/duration)."
+        ),
+    ] = None,
     synthetic: Annotated[int, typer.Option(help="Generate this many synthetic jobs instead of --pods.")] = 0,
     rate: Annotated[float, typer.Option(help="Synthetic arrival rate, jobs per hour.")] = 60.0,
     gang_sizes: Annotated[str, typer.Option(help="Synthetic gang sizes to draw from.")] = "1,1,2,4,8",
@@ -149,29 +168,47 @@ def simulate_main(
     policy: Annotated[str, typer.Option("--policy", help=f"Comma list of {', '.join(PROFILES)}, or all.")] = "",
     arrival: Annotated[float, typer.Option(help="Static mode: inflate arrivals to this × GPU capacity.")] = 1.3,
     seeds: Annotated[str, typer.Option(help="Seeds: 42-51 or 42,43.")] = "42",
-    mode: Annotated[Mode | None, typer.Option(help="static: the FGD method (shuffle, inflate, pods never "
-                                              "leave); events: arrivals and completions over time.")] = None,
+    mode: Annotated[
+        Mode | None,
+        typer.Option(
+            help="static: the FGD method (shuffle, inflate, pods never "
+            "leave); events: arrivals and completions over time."
+        ),
+    ] = None,
     gang: Annotated[str, typer.Option(help="all-or-nothing, pod-by-pod or both (events mode).")] = "all-or-nothing",
     tas_algorithm: Annotated[Algorithm | None, typer.Option(help="Force Kueue's domain ordering.")] = None,
-    tie_break: Annotated[str, typer.Option(help="random (kube-scheduler) or lowest-name (the FGD "
-                                           "artifact's fork); default per mode.")] = "",
-    kubelet_config: Annotated[Path | None, typer.Option(help="KubeletConfiguration for kubelet admission on "
-                                                        "nodes with presets (events mode).")] = None,
+    tie_break: Annotated[
+        str, typer.Option(help="random (kube-scheduler) or lowest-name (the FGD artifact's fork); default per mode.")
+    ] = "",
+    kubelet_config: Annotated[
+        Path | None,
+        typer.Option(help="KubeletConfiguration for kubelet admission on nodes with presets (events mode)."),
+    ] = None,
     workers: Annotated[int, typer.Option(help="Worker processes for static runs.")] = 1,
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
     plot: Annotated[Path | None, typer.Option(help="Write a PNG plot here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
-    snapshot: Annotated[list[Path] | None, typer.Option(
-        "--snapshot", help="Start from a live cluster: `kubectl get nodes,pods -A -o json` dumps (as for "
-        "`kubegpu audit --snapshot`); running pods stay, pending GPU pods are placed by each policy.")] = None,
+    snapshot: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--snapshot",
+            help="Start from a live cluster: `kubectl get nodes,pods -A -o json` dumps (as for "
+            "`kubegpu audit --snapshot`); running pods stay, pending GPU pods are placed by each policy.",
+        ),
+    ] = None,
 ) -> None:
     """Replay a trace or jobs through the scheduler model; `simulate fgd-repro` runs the FGD paper."""
     if ctx.invoked_subcommand is not None:
         return
     try:
         if snapshot:
-            _whatif(snapshot, parse_policies(policy or "k8s-default,most-allocated,fgd,ours"), parse_seeds(seeds),
-                    tie_break or "random", fmt)
+            _whatif(
+                snapshot,
+                parse_policies(policy or "k8s-default,most-allocated,fgd,ours"),
+                parse_seeds(seeds),
+                tie_break or "random",
+                fmt,
+            )
             return
         if nodes is None:
             raise InputError("--nodes is required (an openb node CSV or a YAML cluster spec)")
@@ -184,22 +221,49 @@ def simulate_main(
                 raise InputError("static mode replays openb pod CSVs (--pods FILE.csv)")
             policies = parse_policies(policy or "fgd")
             traces = {workload_name(p): read_pods(p) for p in pods or []}
-            _static(node_list, traces, policies, seed_list, arrival, workers, tie_break or "lowest-name",
-                    nodes.parent, fmt, plot, report, "kubegpu simulate")
+            _static(
+                node_list,
+                traces,
+                policies,
+                seed_list,
+                arrival,
+                workers,
+                tie_break or "lowest-name",
+                nodes.parent,
+                fmt,
+                plot,
+                report,
+                "kubegpu simulate",
+            )
             return
         from kubegpu.sim.events import SyntheticJobs
 
-        jobs = SyntheticJobs(synthetic, rate, _int_list(gang_sizes, "gang-sizes"), _int_list(gpus_per_pod,
-                             "gpus-per-pod"), duration) if synthetic else None
-        plan = _events_plan(node_list, profiles, levels, pods or [], jobs, parse_policies(policy or "k8s-default"),
-                            seed_list, gang, tas_algorithm, tie_break or "random", kubelet_config)
+        jobs = (
+            SyntheticJobs(
+                synthetic, rate, _int_list(gang_sizes, "gang-sizes"), _int_list(gpus_per_pod, "gpus-per-pod"), duration
+            )
+            if synthetic
+            else None
+        )
+        plan = _events_plan(
+            node_list,
+            profiles,
+            levels,
+            pods or [],
+            jobs,
+            parse_policies(policy or "k8s-default"),
+            seed_list,
+            gang,
+            tas_algorithm,
+            tie_break or "random",
+            kubelet_config,
+        )
         _events(plan, fmt, plot, report)
     except KubegpuError as err:
         raise fail(err) from None
 
 
-def _whatif(paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int], tie_break: str,
-            fmt: Format) -> None:
+def _whatif(paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int], tie_break: str, fmt: Format) -> None:
     """Place a snapshot's pending GPU pods on its running cluster under each policy and seed."""
     from kubegpu.live.simstart import simulation_start
     from kubegpu.live.snapshot import load_snapshot
@@ -208,8 +272,11 @@ def _whatif(paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int]
 
     start = simulation_start(load_snapshot(list(paths)))
     running = [placement.pod for placement in start.placed]
-    results = [place_pending(start.cluster(), running, start.pending, name, seed, tie_break)
-               for name in policies for seed in seeds]
+    results = [
+        place_pending(start.cluster(), running, start.pending, name, seed, tie_break)
+        for name in policies
+        for seed in seeds
+    ]
     _print(whatif_text(results, fmt))
     if fmt is not Format.text:
         return
@@ -240,26 +307,41 @@ def _events(plan: EventsPlan, fmt: Format, plot: Path | None, report: Path | Non
         _write_report(report, events_report(runs))
 
 
-def _events_plan(nodes: Sequence[NodeSpec], profiles: Sequence[NodeTopology | None] | None,
-                 levels: Sequence[str] | None, pods: Sequence[Path], synthetic: SyntheticJobs | None,
-                 policies: Sequence[str], seeds: Sequence[int], gang: str, tas_algorithm: Algorithm | None,
-                 tie_break: str, kubelet_config: Path | None) -> EventsPlan:
+def _events_plan(
+    nodes: Sequence[NodeSpec],
+    profiles: Sequence[NodeTopology | None] | None,
+    levels: Sequence[str] | None,
+    pods: Sequence[Path],
+    synthetic: SyntheticJobs | None,
+    policies: Sequence[str],
+    seeds: Sequence[int],
+    gang: str,
+    tas_algorithm: Algorithm | None,
+    tie_break: str,
+    kubelet_config: Path | None,
+) -> EventsPlan:
     from kubegpu.kubelet.config import read_kubelet_config
     from kubegpu.sim.events import Cluster, EventsPlan, Workload, gang_modes
 
     gangs = gang_modes(gang)
     workload = Workload(tuple(pods), synthetic)
     kubelet = None if kubelet_config is None else read_kubelet_config(str(kubelet_config))
-    cluster = Cluster(tuple(nodes), None if profiles is None else tuple(profiles),
-                      None if levels is None else tuple(levels))
+    cluster = Cluster(
+        tuple(nodes), None if profiles is None else tuple(profiles), None if levels is None else tuple(levels)
+    )
     return EventsPlan(cluster, workload, tuple(policies), tuple(seeds), gangs, tas_algorithm, tie_break, kubelet)
 
 
 def fgd_repro(
-    workload: Annotated[list[str] | None, typer.Option("--workload", help="Trace variant (default, gpushare40, "
-                                                       "…) or all for every published one; repeatable.")] = None,
-    data: Annotated[Path | None, typer.Option(help=f"An openb folder (default ${ENV_VAR}, else the trace that "
-                                              "ships with kubegpu).")] = None,
+    workload: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--workload", help="Trace variant (default, gpushare40, …) or all for every published one; repeatable."
+        ),
+    ] = None,
+    data: Annotated[
+        Path | None, typer.Option(help=f"An openb folder (default ${ENV_VAR}, else the trace that ships with kubegpu).")
+    ] = None,
     policy: Annotated[str, typer.Option(help="Comma list of policies, or all.")] = "all",
     seeds: Annotated[str, typer.Option(help="Seeds: 42-51 or 42,43.")] = "42-51",
     arrival: Annotated[float, typer.Option(help="Inflate arrivals to this × GPU capacity.")] = 1.3,
@@ -279,26 +361,40 @@ def fgd_repro(
         if names == ["all"]:
             source = published_file(folder)
             if source is None:
-                raise InputError("no published results here (analysis_allo_discrete.csv) to pick the variants from",
-                                 file=str(folder))
+                raise InputError(
+                    "no published results here (analysis_allo_discrete.csv) to pick the variants from", file=str(folder)
+                )
             published = read_published(source)
             names = sorted({w for w, _ in published.values}, key=lambda w: (w != "default", w))
         for name in names:
             if name not in files:
-                raise InputError(f"unknown workload {name!r}; choose from {', '.join(files)} or all",
-                                 file=str(folder))
+                raise InputError(f"unknown workload {name!r}; choose from {', '.join(files)} or all", file=str(folder))
         traces = {name: read_pods(files[name]) for name in names}
-        _static(read_nodes(nodes), traces, parse_policies(policy),
-                parse_seeds(seeds), arrival, workers, "lowest-name", folder, fmt, plot, report,
-                "FGD reproduction (openb, GPU allocation at arrival)")
+        _static(
+            read_nodes(nodes),
+            traces,
+            parse_policies(policy),
+            parse_seeds(seeds),
+            arrival,
+            workers,
+            "lowest-name",
+            folder,
+            fmt,
+            plot,
+            report,
+            "FGD reproduction (openb, GPU allocation at arrival)",
+        )
     except KubegpuError as err:
         raise fail(err) from None
 
 
 def register(app: typer.Typer, gen_app: typer.Typer) -> None:
     """Add `kubegpu simulate` (default command) and `kubegpu simulate fgd-repro`."""
-    sim_app = typer.Typer(help="Replay GPU clusters through the scheduler model; reproduce FGD.",
-                          invoke_without_command=True, no_args_is_help=False)
+    sim_app = typer.Typer(
+        help="Replay GPU clusters through the scheduler model; reproduce FGD.",
+        invoke_without_command=True,
+        no_args_is_help=False,
+    )
     sim_app.callback(invoke_without_command=True)(simulate_main)
     sim_app.command("fgd-repro")(fgd_repro)
     app.add_typer(sim_app, name="simulate")

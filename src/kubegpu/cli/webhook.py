@@ -17,15 +17,17 @@ from kubegpu.webhook.limits import Limits
 from kubegpu.webhook.review import ALWAYS_EXCLUDED
 
 DEFAULTS = Limits()
-MaxConnections = Annotated[int, typer.Option(
-    help="Open connections at most (kept below the open-file limit); at the cap the longest-idle "
-         "one is closed.")]
+MaxConnections = Annotated[
+    int,
+    typer.Option(
+        help="Open connections at most (kept below the open-file limit); at the cap the longest-idle one is closed."
+    ),
+]
 MaxBody = Annotated[int, typer.Option(help="Largest request body in bytes (larger: 413).")]
 Workers = Annotated[int, typer.Option(help="Reviews run at once, each in a worker thread.")]
 Queue = Annotated[int, typer.Option(help="Reviews waiting for a worker at most (more: 503).")]
 
-webhook_app = typer.Typer(help="Run the admission webhook that fixes GPU pods at creation.",
-                          no_args_is_help=True)
+webhook_app = typer.Typer(help="Run the admission webhook that fixes GPU pods at creation.", no_args_is_help=True)
 
 
 @webhook_app.command("serve")
@@ -34,38 +36,52 @@ def serve_command(
     tls_key: Annotated[Path, typer.Option(help="Private key of the certificate (PEM).")],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "0.0.0.0",
     port: Annotated[int, typer.Option(help="HTTPS port.")] = 8443,
-    exclude_namespace: Annotated[list[str] | None, typer.Option(
-        help="Namespaces left alone (kube-system always is; repeatable).")] = None,
-    deny_severity: Annotated[Severity, typer.Option(
-        help="/validate denies findings at or above this severity.")] = Severity.ERROR,
+    exclude_namespace: Annotated[
+        list[str] | None, typer.Option(help="Namespaces left alone (kube-system always is; repeatable).")
+    ] = None,
+    deny_severity: Annotated[
+        Severity, typer.Option(help="/validate denies findings at or above this severity.")
+    ] = Severity.ERROR,
     config_file: Annotated[
-        Path | None, typer.Option("--config", help="kubegpu.toml for the rules."),
+        Path | None,
+        typer.Option("--config", help="kubegpu.toml for the rules."),
     ] = None,
     max_connections: MaxConnections = DEFAULTS.max_connections,
     max_body_bytes: MaxBody = DEFAULTS.max_body_bytes,
     review_workers: Workers = DEFAULTS.review_workers,
     review_queue: Queue = DEFAULTS.review_queue,
-    handshake_timeout: Annotated[float, typer.Option(
-        help="Seconds a client has to finish the TLS handshake.")] = DEFAULTS.handshake_timeout,
-    header_timeout: Annotated[float, typer.Option(
-        help="Seconds a client has to send a request's head.")] = DEFAULTS.header_timeout,
-    body_timeout: Annotated[float, typer.Option(
-        help="Seconds a client has to send a request's body.")] = DEFAULTS.body_timeout,
-    keep_alive_timeout: Annotated[float, typer.Option(
-        help="Seconds an idle connection stays open between requests.")] = DEFAULTS.keep_alive_timeout,
+    handshake_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to finish the TLS handshake.")
+    ] = DEFAULTS.handshake_timeout,
+    header_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to send a request's head.")
+    ] = DEFAULTS.header_timeout,
+    body_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to send a request's body.")
+    ] = DEFAULTS.body_timeout,
+    keep_alive_timeout: Annotated[
+        float, typer.Option(help="Seconds an idle connection stays open between requests.")
+    ] = DEFAULTS.keep_alive_timeout,
 ) -> None:
     """Serve /mutate, /validate, /healthz, /readyz and /metrics over HTTPS until stopped.
 
     A rotated certificate and key are picked up without a restart.
     """
     try:
-        limits = Limits(handshake_timeout=handshake_timeout, header_timeout=header_timeout,
-                        body_timeout=body_timeout, keep_alive_timeout=keep_alive_timeout,
-                        max_connections=max_connections, max_body_bytes=max_body_bytes,
-                        review_workers=review_workers, review_queue=review_queue)
+        limits = Limits(
+            handshake_timeout=handshake_timeout,
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            keep_alive_timeout=keep_alive_timeout,
+            max_connections=max_connections,
+            max_body_bytes=max_body_bytes,
+            review_workers=review_workers,
+            review_queue=review_queue,
+        )
         lint = load_config(config_file, all_rules()) if config_file else LintConfig()
-        config = WebhookConfig(lint=lint, deny_severity=deny_severity,
-                               excluded_namespaces=ALWAYS_EXCLUDED | set(exclude_namespace or ()))
+        config = WebhookConfig(
+            lint=lint, deny_severity=deny_severity, excluded_namespaces=ALWAYS_EXCLUDED | set(exclude_namespace or ())
+        )
         from kubegpu.webhook.serve import serve  # the server's dependencies only for `serve`
 
         serve(config, tls_cert, tls_key, host=host, port=port, limits=limits)
@@ -74,54 +90,77 @@ def serve_command(
 
 
 def gen_webhook(
-    image: Annotated[str, typer.Option(help="Image with kubegpu installed (`kubegpu` on PATH); default: this "
-                                            "version's release image.")] = DEFAULT_IMAGE,
+    image: Annotated[
+        str,
+        typer.Option(help="Image with kubegpu installed (`kubegpu` on PATH); default: this version's release image."),
+    ] = DEFAULT_IMAGE,
     namespace: Annotated[
-        str, typer.Option("--namespace", "-n", help="Namespace to run in."),
+        str,
+        typer.Option("--namespace", "-n", help="Namespace to run in."),
     ] = "kubegpu-system",
     replicas: Annotated[int, typer.Option(help="Webhook replicas.")] = 2,
     failure_policy: Annotated[str, typer.Option(help="Ignore (default) or Fail.")] = "Ignore",
-    ca_bundle: Annotated[Path | None, typer.Option(
-        help="PEM CA that signed your serving cert (default: cert-manager issues one).")] = None,
-    validating: Annotated[bool, typer.Option("--validating/--no-validating",
-                                             help="Also deny pods with findings.")] = True,
+    ca_bundle: Annotated[
+        Path | None, typer.Option(help="PEM CA that signed your serving cert (default: cert-manager issues one).")
+    ] = None,
+    validating: Annotated[
+        bool, typer.Option("--validating/--no-validating", help="Also deny pods with findings.")
+    ] = True,
     deny_severity: Annotated[Severity, typer.Option(help="Severity that denies.")] = Severity.ERROR,
     max_connections: MaxConnections = DEFAULTS.max_connections,
     max_body_bytes: MaxBody = DEFAULTS.max_body_bytes,
     review_workers: Workers = DEFAULTS.review_workers,
     review_queue: Queue = DEFAULTS.review_queue,
-    namespace_object: Annotated[bool, typer.Option(
-        "--namespace-object/--no-namespace-object", help="Also write the Namespace.")] = True,
-    mutating: Annotated[bool, typer.Option("--mutating/--no-mutating",
-                                           help="Apply the safe fixes at creation.")] = True,
-    select: Annotated[list[str] | None, typer.Option(
-        help="Only these rules (codes, prefixes or names; repeatable).")] = None,
-    ignore: Annotated[list[str] | None, typer.Option(
-        help="Never these rules (codes, prefixes or names; repeatable).")] = None,
-    allow_from: Annotated[list[str] | None, typer.Option(
-        help="CIDR the NetworkPolicy lets in, e.g. the API server's (repeatable; default any).")] = None,
+    namespace_object: Annotated[
+        bool, typer.Option("--namespace-object/--no-namespace-object", help="Also write the Namespace.")
+    ] = True,
+    mutating: Annotated[
+        bool, typer.Option("--mutating/--no-mutating", help="Apply the safe fixes at creation.")
+    ] = True,
+    select: Annotated[
+        list[str] | None, typer.Option(help="Only these rules (codes, prefixes or names; repeatable).")
+    ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option(help="Never these rules (codes, prefixes or names; repeatable).")
+    ] = None,
+    allow_from: Annotated[
+        list[str] | None,
+        typer.Option(help="CIDR the NetworkPolicy lets in, e.g. the API server's (repeatable; default any)."),
+    ] = None,
 ) -> None:
     """Namespace, Deployment, Service, PDB, NetworkPolicy, webhook configurations and TLS.
 
     The container's memory limit is computed from the connection, body and review limits.
     """
     try:
-        limits = Limits(max_connections=max_connections, max_body_bytes=max_body_bytes,
-                        review_workers=review_workers, review_queue=review_queue)
+        limits = Limits(
+            max_connections=max_connections,
+            max_body_bytes=max_body_bytes,
+            review_workers=review_workers,
+            review_queue=review_queue,
+        )
         bundle = None
         if ca_bundle is not None:
             try:
                 text = ca_bundle.read_text()
             except OSError as err:
-                raise InputError(f"cannot read CA bundle: {err.strerror}",
-                                 file=str(ca_bundle)) from err
+                raise InputError(f"cannot read CA bundle: {err.strerror}", file=str(ca_bundle)) from err
             bundle = encode_ca_bundle(text, str(ca_bundle))
-        options = DeployOptions(namespace=namespace, image=image, replicas=replicas,
-                                failure_policy=failure_policy, ca_bundle=bundle,
-                                validating=validating, deny_severity=deny_severity.value,
-                                limits=limits, namespace_object=namespace_object,
-                                mutating=mutating, select=tuple(select or ()),
-                                ignore=tuple(ignore or ()), allow_from=tuple(allow_from or ()))
+        options = DeployOptions(
+            namespace=namespace,
+            image=image,
+            replicas=replicas,
+            failure_policy=failure_policy,
+            ca_bundle=bundle,
+            validating=validating,
+            deny_severity=deny_severity.value,
+            limits=limits,
+            namespace_object=namespace_object,
+            mutating=mutating,
+            select=tuple(select or ()),
+            ignore=tuple(ignore or ()),
+            allow_from=tuple(allow_from or ()),
+        )
         typer.echo(render_webhook(options), nl=False)
     except KubegpuError as err:
         raise fail(err) from err

@@ -61,8 +61,13 @@ def fix_text(name: str, text: str, lint: LintFunction, options: FixOptions | Non
     fatal = [p for p in before.problems if p.code in _FATAL_PROBLEMS]
     if fatal:
         first = fatal[0]
-        return FileOutcome(name, text, text, error=f"line {first.line}: {first.message}",
-                           remaining=_remaining(lint(name, text), {}, options))
+        return FileOutcome(
+            name,
+            text,
+            text,
+            error=f"line {first.line}: {first.message}",
+            remaining=_remaining(lint(name, text), {}, options),
+        )
     current = text
     applied: list[AppliedFix] = []
     skipped: dict[tuple[str, int], str] = {}
@@ -83,19 +88,32 @@ def fix_text(name: str, text: str, lint: LintFunction, options: FixOptions | Non
             break
         problem = _broken(name, before, result.text)
         if problem is not None:
-            return FileOutcome(name, text, text, error=f"{problem}; file left untouched",
-                               remaining=_remaining(lint(name, text), {}, options))
+            return FileOutcome(
+                name,
+                text,
+                text,
+                error=f"{problem}; file left untouched",
+                remaining=_remaining(lint(name, text), {}, options),
+            )
         applied.extend(result.applied)
         current = result.text
         findings = lint(name, current)
     return FileOutcome(
-        name, text, current, tuple(applied), _remaining(findings, skipped, options),
-        tuple(sorted(set(skipped.values()))), None, passes, converged,
+        name,
+        text,
+        current,
+        tuple(applied),
+        _remaining(findings, skipped, options),
+        tuple(sorted(set(skipped.values()))),
+        None,
+        passes,
+        converged,
     )
 
 
-def _remaining(findings: Sequence[FindingLike], skipped: dict[tuple[str, int], str],
-               options: FixOptions) -> tuple[Remaining, ...]:
+def _remaining(
+    findings: Sequence[FindingLike], skipped: dict[tuple[str, int], str], options: FixOptions
+) -> tuple[Remaining, ...]:
     out = []
     for f in findings:
         if f.fix is None:
@@ -171,8 +189,9 @@ def _fix_pass(name: str, text: str, candidates: Sequence[FindingLike], text_edit
     return result
 
 
-def _plan(candidates: Sequence[FindingLike], key_of: Callable[[Document], int],
-          result: _PassResult) -> dict[int, list[_Planned]]:
+def _plan(
+    candidates: Sequence[FindingLike], key_of: Callable[[Document], int], result: _PassResult
+) -> dict[int, list[_Planned]]:
     """This pass's fixes per document key, in (line, code) order; a fix whose edits touch a path an earlier fix
     of the same document claimed waits for the next pass (noted in `result.skipped`)."""
     plans: dict[int, list[_Planned]] = {}
@@ -187,7 +206,8 @@ def _plan(candidates: Sequence[FindingLike], key_of: Callable[[Document], int],
         taken = claimed.setdefault(key, _Claims())
         if any(taken.overlaps(u) for u in unique):
             result.skipped[(finding.code, finding.location.line)] = (
-                "its edits overlap another fix's; retried after re-linting")
+                "its edits overlap another fix's; retried after re-linting"
+            )
             continue
         for u in unique:
             taken.add(u)
@@ -205,8 +225,13 @@ class _Append:
         return id(self)
 
 
-def _select(tree: Any, planned: Sequence[_Planned], style: patch.Style, result: _PassResult,
-            ops: list[dict[str, Any]] | None = None) -> list[_Planned]:
+def _select(
+    tree: Any,
+    planned: Sequence[_Planned],
+    style: patch.Style,
+    result: _PassResult,
+    ops: list[dict[str, Any]] | None = None,
+) -> list[_Planned]:
     """Apply whole fixes to `tree` in order, skipping (and noting) each fix whose path is gone; the applied ones.
     With `ops`, append the RFC 6902 operations of every applied edit (parents it creates first)."""
     chosen: list[_Planned] = []
@@ -245,8 +270,12 @@ class ObjectOutcome:
     passes: int = 0
 
 
-def fix_object(obj: Mapping[str, Any], lint: ObjectLint, options: FixOptions | None = None,
-               findings: Sequence[FindingLike] | None = None) -> ObjectOutcome:
+def fix_object(
+    obj: Mapping[str, Any],
+    lint: ObjectLint,
+    options: FixOptions | None = None,
+    findings: Sequence[FindingLike] | None = None,
+) -> ObjectOutcome:
     """Fix one object (plain JSON data, e.g. an admission request's pod) with the fix loop of `fix_text`: the
     allowed fixes in the same order, overlapping ones deferred to a re-lint, at most `options.max_passes`
     passes. `findings` are those of `obj` when the caller already has them."""
@@ -278,9 +307,17 @@ _PLAIN = patch.Style(round_trip=False)
 def _record(result: _PassResult, chosen: Sequence[_Planned]) -> None:
     for item in chosen:
         doc = item.finding.document
-        result.applied.append(AppliedFix(item.finding.code, item.finding.name, item.fix.description,
-                                         str(item.fix.safety), item.finding.location.line,
-                                         doc.index if doc is not None else 0, item.paths))
+        result.applied.append(
+            AppliedFix(
+                item.finding.code,
+                item.finding.name,
+                item.fix.description,
+                str(item.fix.safety),
+                item.finding.location.line,
+                doc.index if doc is not None else 0,
+                item.paths,
+            )
+        )
 
 
 def _fix_chunk(text: str, planned: Sequence[_Planned], result: _PassResult, text_edits: bool = True) -> str:
@@ -309,14 +346,17 @@ def _fix_chunk(text: str, planned: Sequence[_Planned], result: _PassResult, text
     if body is None:
         body = _round_trip_path(parts.body, edits, indent, quote, expected)
     if body is None:
-        return skip("not applied: the rewritten document would not read back as the intended edit with every "
-                    "comment kept", chosen)
+        return skip(
+            "not applied: the rewritten document would not read back as the intended edit with every comment kept",
+            chosen,
+        )
     _record(result, chosen)
     return parts.join(body)
 
 
-def _text_path(body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: yamlio.Indent, quote: str,
-               expected: Any) -> str | None:
+def _text_path(
+    body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: yamlio.Indent, quote: str, expected: Any
+) -> str | None:
     if not textpatch.usable(body):
         return None
     try:
@@ -326,8 +366,9 @@ def _text_path(body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: y
         return None
 
 
-def _round_trip_path(body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: yamlio.Indent, quote: str,
-                     expected: Any) -> str | None:
+def _round_trip_path(
+    body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: yamlio.Indent, quote: str, expected: Any
+) -> str | None:
     handle = yamlio.make_yaml(indent)
     try:
         tree = yamlio.load_document(handle, body)

@@ -95,8 +95,18 @@ def fix_input(item: InputFile, lint: LintFunction, options: FixOptions) -> FileO
     if item.text is None:
         return FileOutcome(item.name, "", "", error=item.error)
     outcome = fix_text(item.name, item.text, lint, options)
-    return FileOutcome(outcome.name, outcome.original, outcome.fixed, outcome.applied, outcome.remaining,
-                       outcome.skipped, outcome.error, outcome.passes, outcome.converged, item.bom)
+    return FileOutcome(
+        outcome.name,
+        outcome.original,
+        outcome.fixed,
+        outcome.applied,
+        outcome.remaining,
+        outcome.skipped,
+        outcome.error,
+        outcome.passes,
+        outcome.converged,
+        item.bom,
+    )
 
 
 def write_outcome(item: InputFile, outcome: FileOutcome) -> bool:
@@ -106,8 +116,11 @@ def write_outcome(item: InputFile, outcome: FileOutcome) -> bool:
     if item.path is None or outcome.error is not None or not outcome.changed:
         return False
     stamp = item.stamp
-    write_atomic(item.path, encode(outcome.fixed, item.bom),
-                 before_replace=None if stamp is None else lambda target: _check_unchanged(target, stamp))
+    write_atomic(
+        item.path,
+        encode(outcome.fixed, item.bom),
+        before_replace=None if stamp is None else lambda target: _check_unchanged(target, stamp),
+    )
     return True
 
 
@@ -116,11 +129,13 @@ def _check_unchanged(path: Path, stamp: Stamp) -> None:
     try:
         raw, info = read_regular_stat(path, stamp.size)
     except OSError as err:  # grew past what was read, was replaced by something else, or is gone
-        raise ChangedSinceRead("changed since it was read (another program wrote it); not fixed, "
-                               "run kubegpu fix again", file=str(path)) from err
+        raise ChangedSinceRead(
+            "changed since it was read (another program wrote it); not fixed, run kubegpu fix again", file=str(path)
+        ) from err
     if (len(raw), info.st_mtime_ns, hashlib.sha256(raw).hexdigest()) != (stamp.size, stamp.mtime_ns, stamp.sha256):
-        raise ChangedSinceRead("changed since it was read (another program wrote it); not fixed, "
-                               "run kubegpu fix again", file=str(path))
+        raise ChangedSinceRead(
+            "changed since it was read (another program wrote it); not fixed, run kubegpu fix again", file=str(path)
+        )
 
 
 def remove_leftovers(folder: Path) -> list[Path]:

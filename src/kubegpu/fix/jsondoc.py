@@ -110,30 +110,42 @@ class _Writer:
             return True
         if path in self.inline:
             return self.inline[path]
-        siblings = [self.inline[(*parent_path, key)]
-                    for key in (parent.keys() if isinstance(parent, dict) else range(len(parent)))
-                    if (*parent_path, key) in self.inline and (*parent_path, key) != path]
+        siblings = [
+            self.inline[(*parent_path, key)]
+            for key in (parent.keys() if isinstance(parent, dict) else range(len(parent)))
+            if (*parent_path, key) in self.inline and (*parent_path, key) != path
+        ]
         return bool(siblings) and all(siblings)
 
     def write(self, value: Any, path: Path, level: int, inline: bool) -> str:
         if isinstance(value, dict):
-            items = [(json.dumps(str(k), ensure_ascii=self.ensure_ascii), (*path, str(k)), v)
-                     for k, v in value.items()]
-            return self._container(value, path, level, inline, "{", "}",
-                                   [(f"{key}: ", child_path, v) for key, child_path, v in items])
+            items = [(json.dumps(str(k), ensure_ascii=self.ensure_ascii), (*path, str(k)), v) for k, v in value.items()]
+            return self._container(
+                value, path, level, inline, "{", "}", [(f"{key}: ", child_path, v) for key, child_path, v in items]
+            )
         if isinstance(value, list):
-            return self._container(value, path, level, inline, "[", "]",
-                                   [("", (*path, i), v) for i, v in enumerate(value)])
+            return self._container(
+                value, path, level, inline, "[", "]", [("", (*path, i), v) for i, v in enumerate(value)]
+            )
         return json.dumps(value, ensure_ascii=self.ensure_ascii)
 
-    def _container(self, value: Any, path: Path, level: int, inline: bool, opener: str, closer: str,
-                   items: list[tuple[str, Path, Any]]) -> str:
+    def _container(
+        self,
+        value: Any,
+        path: Path,
+        level: int,
+        inline: bool,
+        opener: str,
+        closer: str,
+        items: list[tuple[str, Path, Any]],
+    ) -> str:
         if not items:
             return opener + closer
         parts = []
         for prefix, child_path, child in items:
-            child_inline = inline or (isinstance(child, dict | list)
-                                      and self._is_inline(child, child_path, value, path, inline))
+            child_inline = inline or (
+                isinstance(child, dict | list) and self._is_inline(child, child_path, value, path, inline)
+            )
             parts.append(prefix + self.write(child, child_path, level + 1, child_inline))
         if inline:
             return opener + ", ".join(parts) + closer

@@ -37,7 +37,10 @@ class Style:
 
 
 def resolve_parent(
-    root: Any, path: FieldPath, create: bool, round_trip: bool = False,
+    root: Any,
+    path: FieldPath,
+    create: bool,
+    round_trip: bool = False,
 ) -> tuple[Any, str | int, tuple[Any, str] | None]:
     """The container holding the last step of `path`, that step, and where comments moved by creating missing
     mappings (`create`) must go back: (the collection that got a new last entry, the comment lines)."""
@@ -48,7 +51,7 @@ def resolve_parent(
     for depth, part in enumerate(path[:-1]):
         if isinstance(node, MutableMapping) and isinstance(part, str):
             if part not in node:
-                if not create or not all(isinstance(p, str) and p != APPEND for p in path[depth + 1:]):
+                if not create or not all(isinstance(p, str) and p != APPEND for p in path[depth + 1 :]):
                     raise PatchError(f"no field '{part}'")
                 trailing = _take_trailing(node) if round_trip and pending is None and len(node) else None
                 if trailing:
@@ -77,7 +80,7 @@ def check_edit(root: Any, op: str, path: FieldPath, created: set[FieldPath]) -> 
             return None
         if isinstance(node, MutableMapping) and isinstance(part, str) and part != APPEND:
             if part not in node:
-                rest = path[depth + 1:]
+                rest = path[depth + 1 :]
                 if op == "add" and all(isinstance(p, str) and p != APPEND for p in rest):
                     return None  # add creates missing mappings, never lists
                 return f"path {_show(path)} does not exist (any more)"
@@ -103,8 +106,7 @@ def json_patch(root: Any, op: str, path: FieldPath, value: Any) -> list[dict[str
     node = root
     for depth, part in enumerate(path[:-1]):
         if op == "add" and isinstance(node, MutableMapping) and isinstance(part, str) and part not in node:
-            ops.extend({"op": "add", "path": pointer(path[: d + 1]), "value": {}}
-                       for d in range(depth, len(path) - 1))
+            ops.extend({"op": "add", "path": pointer(path[: d + 1]), "value": {}} for d in range(depth, len(path) - 1))
             break
         node = node[part] if isinstance(node, MutableMapping) else node[int(part)]  # check_edit passed
     edit: dict[str, Any] = {"op": op, "path": pointer(path)}
@@ -288,7 +290,7 @@ def _split_token(container: Any, key: Any) -> str | None:
     cut = value.find("\n")
     if cut < 0 or cut == len(value) - 1:
         return None
-    inline, trailing = value[: cut + 1], value[cut + 1:]
+    inline, trailing = value[: cut + 1], value[cut + 1 :]
     if inline.strip():
         token.value = inline
     else:

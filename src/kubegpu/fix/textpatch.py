@@ -79,7 +79,7 @@ def _apply_one(body: str, op: str, path: FieldPath, value: Any, indent: Indent, 
                 if op != "add":
                     raise Unsupported("missing")
                 nested: Any = value
-                for step in reversed(path[depth + 1:]):
+                for step in reversed(path[depth + 1 :]):
                     if not isinstance(step, str) or step == APPEND:
                         raise Unsupported("would create a list")
                     nested = {step: nested}
@@ -123,7 +123,7 @@ def _replace(text: _Text, node: yaml.Node, value: Any, quote: str) -> str:
 
 def _in_flow(text: _Text, node: yaml.Node) -> bool:
     """Whether a scalar sits inside a flow collection (commas and brackets then need quoting)."""
-    line = text.body[text.starts[node.start_mark.line]: text.offset(node.start_mark)]
+    line = text.body[text.starts[node.start_mark.line] : text.offset(node.start_mark)]
     return line.count("{") + line.count("[") > line.count("}") + line.count("]")
 
 
@@ -155,9 +155,9 @@ def _before_key(text: _Text, node: yaml.MappingNode, follower: str | None) -> in
     for key_node, _value in node.value:
         if isinstance(key_node, yaml.ScalarNode) and key_node.value == follower:
             line = key_node.start_mark.line
-            if text.body[text.starts[line]: text.offset(key_node.start_mark)].strip():
+            if text.body[text.starts[line] : text.offset(key_node.start_mark)].strip():
                 return None  # the key shares its line with a `- `: append instead
-            while line > 0 and text.body[text.starts[line - 1]: text.starts[line]].strip().startswith("#"):
+            while line > 0 and text.body[text.starts[line - 1] : text.starts[line]].strip().startswith("#"):
                 line -= 1
             return text.starts[line]
     return None
@@ -180,9 +180,9 @@ def _flow_insert(text: _Text, node: yaml.Node, entry: str, closer: str) -> str:
     end = text.offset(node.end_mark)
     if end < 1 or text.body[end - 1] != closer:
         raise Unsupported("not a flow collection")
-    inner = text.body[text.offset(node.start_mark) + 1: end - 1]
+    inner = text.body[text.offset(node.start_mark) + 1 : end - 1]
     if not inner.strip():
-        return text.body[: end - 1] + entry + text.body[end - 1:]
+        return text.body[: end - 1] + entry + text.body[end - 1 :]
     close = end - 1
     while text.body[close - 1] in " \t":
         close -= 1
@@ -213,7 +213,7 @@ def _block_item(value: Any, dash: int, gap: int, indent: Indent, quote: str) -> 
         for n, (k, v) in enumerate(value.items()):
             entry = _block_entry(str(k), v, dash + gap, indent, quote)
             if n == 0:
-                entry[0] = prefix + entry[0][dash + gap:]
+                entry[0] = prefix + entry[0][dash + gap :]
             lines += entry
         return lines
     if isinstance(value, list | tuple) and value:

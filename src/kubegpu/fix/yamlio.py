@@ -146,7 +146,7 @@ def dump_document(handle: YAML, tree: Any) -> str:
     handle.dump(tree, out)
     text = out.getvalue()
     if text.startswith(_VERSION_PREFIX):
-        text = text[len(_VERSION_PREFIX):]
+        text = text[len(_VERSION_PREFIX) :]
     elif text.startswith("%YAML"):
         text = text.split("\n", 2)[2] if text.count("\n") >= 2 else ""
     return text
@@ -228,8 +228,13 @@ def _greedy_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int,
         emit(*step)
         i, j = step[2], step[4]
     if i < len(old) or j < len(new):
-        emit("replace" if i < len(old) and j < len(new) else "delete" if i < len(old) else "insert",
-             i, len(old), j, len(new))
+        emit(
+            "replace" if i < len(old) and j < len(new) else "delete" if i < len(old) else "insert",
+            i,
+            len(old),
+            j,
+            len(new),
+        )
     return ops
 
 
@@ -251,9 +256,12 @@ def _line_opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, i
     ops: list[tuple[str, int, int, int, int]] = []
     if head:
         ops.append(("equal", 0, head, 0, head))
-    a, b = old[head:len(old) - tail], new[head:len(new) - tail]
-    middle = (SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if len(a) + len(b) <= _SMALL
-              else _greedy_opcodes(a, b))
+    a, b = old[head : len(old) - tail], new[head : len(new) - tail]
+    middle = (
+        SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        if len(a) + len(b) <= _SMALL
+        else _greedy_opcodes(a, b)
+    )
     for tag, i1, i2, j1, j2 in middle:
         ops.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
     if tail:
@@ -265,8 +273,9 @@ def _pair_lines(old: list[str], new: list[str]) -> list[tuple[int, str | None]]:
     """For each emitted line of a changed block, the original line it may stand for: same content whatever the
     indentation, else the line in the same place when both blocks have the same length."""
     pairs: list[tuple[int, str | None]] = [(j, None) for j in range(len(new))]
-    content = SequenceMatcher(None, [re.sub(r"\s+", "", x) for x in old], [re.sub(r"\s+", "", x) for x in new],
-                              autojunk=False)
+    content = SequenceMatcher(
+        None, [re.sub(r"\s+", "", x) for x in old], [re.sub(r"\s+", "", x) for x in new], autojunk=False
+    )
     for tag, i1, i2, j1, j2 in content.get_opcodes():
         if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
             for k in range(j2 - j1):
@@ -301,7 +310,7 @@ def comments(text: str, inline: bool = True) -> Counter[str]:
             continue
         at = stripped.find(" #") if inline else -1
         if at > 0 and stripped[:at].count('"') % 2 == 0 and stripped[:at].count("'") % 2 == 0:
-            found[stripped[at + 1:]] += 1
+            found[stripped[at + 1 :]] += 1
     return found
 
 

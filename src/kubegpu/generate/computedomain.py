@@ -32,22 +32,16 @@ class ComputeDomainOptions:
     gpus_per_domain: int = 72
 
 
-def generate(
-    workload: Workload, options: ComputeDomainOptions, out_dir: Path | None = None
-) -> Generated:
+def generate(workload: Workload, options: ComputeDomainOptions, out_dir: Path | None = None) -> Generated:
     name = options.name or f"{workload.name}-cd"
     if not _NAME_RE.match(name) or len(name) > 63:
         raise InputError(f"--name: {name!r} is not a valid object name")
     claim = f"{name}-channel"
     pods = workload.pods
-    gpus = sum(
-        ref.pods * sum(gpu_count(c) for c in containers(workload.pod_spec(ref)))
-        for ref in workload.templates
-    )
+    gpus = sum(ref.pods * sum(gpu_count(c) for c in containers(workload.pod_spec(ref))) for ref in workload.templates)
     if gpus == 0:
         raise InputError(
-            f"{workload.kind}/{workload.name} requests no GPUs: "
-            "nothing to keep in an NVLink domain",
+            f"{workload.kind}/{workload.name} requests no GPUs: nothing to keep in an NVLink domain",
             file=workload.source,
             line=workload.line,
         )
@@ -116,9 +110,7 @@ def generate(
                 (*ref.spec_path, "affinity", "nodeAffinity"),
                 {
                     "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {"matchExpressions": [{"key": CLIQUE_LABEL, "operator": "Exists"}]}
-                        ]
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": CLIQUE_LABEL, "operator": "Exists"}]}]
                     }
                 },
                 "Only nodes in an NVLink clique (MNNVL-capable: GB200/GB300 NVL72 trays).",

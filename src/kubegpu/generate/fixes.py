@@ -53,9 +53,7 @@ def fix_dshm(builder: PatchBuilder, ref: PodSpecRef, options: FixOptions) -> Non
         for m in ctrs[i].get("volumeMounts") or ()
         if isinstance(m, Mapping) and m.get("mountPath") == "/dev/shm"
     ]
-    if existing and all(
-        (volumes.get(name) or {}).get("emptyDir", {}).get("medium") == "Memory" for name in existing
-    ):
+    if existing and all((volumes.get(name) or {}).get("emptyDir", {}).get("medium") == "Memory" for name in existing):
         return
     name = "dshm" if "dshm" not in volumes else "kubegpu-dshm"
     if options.shm_size:

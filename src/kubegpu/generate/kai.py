@@ -55,9 +55,7 @@ def _unlimited() -> dict[str, float]:
     return {"quota": -1, "limit": -1, "overQuotaWeight": 1}
 
 
-def generate(
-    options: KaiOptions, workload: Workload | None = None, out_dir: Path | None = None
-) -> Generated:
+def generate(options: KaiOptions, workload: Workload | None = None, out_dir: Path | None = None) -> Generated:
     if options.gpus < 1:
         raise InputError("--gpus must be at least 1")
     if options.strategy not in ("binpack", "spread"):
@@ -75,9 +73,7 @@ def generate(
             "apiVersion": QUEUE_API,
             "kind": "Queue",
             "metadata": {"name": options.parent},
-            "spec": {
-                "resources": {"cpu": _unlimited(), "gpu": _unlimited(), "memory": _unlimited()}
-            },
+            "spec": {"resources": {"cpu": _unlimited(), "gpu": _unlimited(), "memory": _unlimited()}},
         },
         header=("Top of the queue tree; -1 = no quota and no limit.",),
     )
@@ -122,9 +118,7 @@ def generate(
                 "placementStrategy": {"gpu": options.strategy, "cpu": options.strategy},
             },
         },
-        header=(
-            "The default shard the KAI operator runs (Helm keeps it); this pins its placement.",
-        ),
+        header=("The default shard the KAI operator runs (Helm keeps it); this pins its placement.",),
         notes=(
             Note(
                 ("spec", "placementStrategy", "gpu"),
@@ -180,8 +174,7 @@ def generate(
                 notes=(
                     Note(
                         ("spec", "minMember"),
-                        f"All {workload.pods} pods of {workload.kind}/{workload.name}: KAI binds "
-                        "none until all fit.",
+                        f"All {workload.pods} pods of {workload.kind}/{workload.name}: KAI binds none until all fit.",
                     ),
                 ),
             ),

@@ -28,9 +28,7 @@ MiB = 2**20
 GiB = 2**30
 EVICTION_HARD = DEFAULT_EVICTION_HARD  # written out in full: the kubelet's defaults (five signals since v1.30)
 POLICIES = ("single-numa-node", "restricted", "best-effort", "none")
-DEFAULT_SHARE = (
-    0.9  # of allocatable CPU and memory for the default pod shape (DaemonSets get the rest)
-)
+DEFAULT_SHARE = 0.9  # of allocatable CPU and memory for the default pod shape (DaemonSets get the rest)
 _SHAPE_RE = re.compile(r"^(?P<gpus>\d+)(:(?P<cpu>[^:]+)(:(?P<memory>[^:]+))?)?$")
 
 
@@ -111,9 +109,7 @@ def reserved_cores(node: NodeTopology, cores: int) -> tuple[int, tuple[int, ...]
     the GPUs stay allocatable.
     """
     if cores < 1:
-        raise InputError(
-            "--reserve-cores must be at least 1 (the static CPU policy needs a reservation)"
-        )
+        raise InputError("--reserve-cores must be at least 1 (the static CPU policy needs a reservation)")
     with_cpus = sorted({c.numa for c in node.cpus})
     gpus_on = {n: sum(1 for g in node.gpus if g.numa_node == n) for n in with_cpus}
     numa = min(with_cpus, key=lambda n: (gpus_on[n], n))
@@ -123,8 +119,7 @@ def reserved_cores(node: NodeTopology, cores: int) -> tuple[int, tuple[int, ...]
     )
     if cores >= len(core_ids):
         raise InputError(
-            f"--reserve-cores {cores}: NUMA node {numa} has only {len(core_ids)} cores "
-            "(keep some for pods)"
+            f"--reserve-cores {cores}: NUMA node {numa} has only {len(core_ids)} cores (keep some for pods)"
         )
     chosen = set(core_ids[:cores])
     return numa, tuple(sorted(c.id for c in node.cpus if c.core in chosen))
@@ -142,19 +137,14 @@ def parse_shape(text: str, node: NodeTopology, default_cpu: int, default_mem: in
             key, _, value = part.partition("=")
             key = key.strip().lower()
             if key not in ("gpus", "gpu", "cpu", "cpus", "memory", "mem") or not value.strip():
-                raise InputError(
-                    f"--largest-gpu-pod: cannot read {part!r} (use gpus=N,cpu=C,memory=M)"
-                )
+                raise InputError(f"--largest-gpu-pod: cannot read {part!r} (use gpus=N,cpu=C,memory=M)")
             fields[{"gpu": "gpus", "cpus": "cpu", "mem": "memory"}.get(key, key)] = value.strip()
         if "gpus" not in fields:
             raise InputError("--largest-gpu-pod: gpus=N is required")
     else:
         match = _SHAPE_RE.match(text.strip())
         if not match:
-            raise InputError(
-                f"--largest-gpu-pod: {text!r} is not N, N:CPUS:MEMORY, gpus=N,... "
-                "or a manifest file"
-            )
+            raise InputError(f"--largest-gpu-pod: {text!r} is not N, N:CPUS:MEMORY, gpus=N,... or a manifest file")
         fields = {k: v for k, v in match.groupdict().items() if v}
     try:
         gpus = int(fields["gpus"])
@@ -207,11 +197,7 @@ def pod_request(shape: PodShape, resource: str) -> PodRequest:
     cpu = shape.cpu_millis
     cpu_text = str(cpu // 1000) if cpu % 1000 == 0 else f"{cpu}m"
     amounts = {"cpu": cpu_text, "memory": str(shape.memory_bytes), resource: shape.gpus}
-    spec = {
-        "containers": [
-            {"name": "main", "image": "x", "resources": {"requests": amounts, "limits": amounts}}
-        ]
-    }
+    spec = {"containers": [{"name": "main", "image": "x", "resources": {"requests": amounts, "limits": amounts}}]}
     return PodRequest.from_pod_spec(shape.name, spec, source=shape.source)
 
 
@@ -237,9 +223,7 @@ def _config(
     cfg["systemReserved"] = {"memory": options.system_reserved_memory}
     cfg["evictionHard"] = dict(EVICTION_HARD)
     cfg["memoryManagerPolicy"] = "Static"
-    cfg["reservedMemory"] = [
-        {"numaNode": numa, "limits": {"memory": _mem(kube_mem + sys_mem + eviction)}}
-    ]
+    cfg["reservedMemory"] = [{"numaNode": numa, "limits": {"memory": _mem(kube_mem + sys_mem + eviction)}}]
     cfg["topologyManagerPolicy"] = policy
     cfg["topologyManagerScope"] = "pod"
     tm_options: dict[str, str] = {}
@@ -289,9 +273,7 @@ def plan(node: NodeTopology, options: KubeletOptions) -> KubeletPlan:
         )
     elif re.match(r"^[\d:=,a-zA-Z.]+$", spec) and not spec.endswith((".yaml", ".yml", ".json")):
         shape = parse_shape(spec, node, cpu_default, mem_default)
-        shape = PodShape(
-            shape.gpus, shape.cpu_millis, shape.memory_bytes, source=f"--largest-gpu-pod {spec}"
-        )
+        shape = PodShape(shape.gpus, shape.cpu_millis, shape.memory_bytes, source=f"--largest-gpu-pod {spec}")
     else:
         shape = shape_from_manifest(spec)
     if shape.gpus > len(node.gpus):
@@ -339,11 +321,7 @@ def _notes(node: NodeTopology, options: KubeletOptions, p: KubeletPlan) -> list[
             f"NUMA node {p.reserved_numa}: fewest GPUs there ({gpus_here}; ties: lowest id),\n"
             "so the CPUs next to most GPUs stay allocatable. Replaces the CPU part of\n"
             "kubeReserved/systemReserved. Pin system daemons here (systemd CPUAffinity)."
-            + (
-                "\nWhole cores: a half-reserved core would waste its sibling under full-pcpus-only."
-                if tpc > 1
-                else ""
-            ),
+            + ("\nWhole cores: a half-reserved core would waste its sibling under full-pcpus-only." if tpc > 1 else ""),
         ),
         Note(
             ("kubeReserved",),
@@ -387,9 +365,7 @@ def _notes(node: NodeTopology, options: KubeletOptions, p: KubeletPlan) -> list[
         policy_lines.append(f"{trial.policy} would reject it: {trial.reason}:")
         policy_lines.append(f"  {trial.message}")
         if trial.why:
-            policy_lines.extend(
-                textwrap.wrap(trial.why, 88, initial_indent="  (", subsequent_indent="   ")
-            )
+            policy_lines.extend(textwrap.wrap(trial.why, 88, initial_indent="  (", subsequent_indent="   "))
             policy_lines[-1] += ")"
     unplaced = sum(1 for g in node.gpus if g.numa_node is None)
     if not rejected:
@@ -435,15 +411,9 @@ def generate(node: NodeTopology, options: KubeletOptions) -> tuple[Generated, Ku
     evidence = []
     if assignment is not None:
         cpus = format_cpulist(assignment.exclusive_cpus) if assignment.exclusive_cpus else "shared"
-        numa = (
-            "any"
-            if assignment.numa_affinity is None
-            else ",".join(map(str, assignment.numa_affinity))
-        )
+        numa = "any" if assignment.numa_affinity is None else ",".join(map(str, assignment.numa_affinity))
         gpus = ",".join(next(iter(assignment.devices.values()), ()))
-        evidence.append(
-            f"Model check: admitted with CPUs {cpus}, GPUs {gpus}, NUMA node(s) {numa}."
-        )
+        evidence.append(f"Model check: admitted with CPUs {cpus}, GPUs {gpus}, NUMA node(s) {numa}.")
     header = (
         f"KubeletConfiguration for node {node.name!r} ({node.num_cpus} CPUs, "
         f"{len(node.numa_ids)} NUMA "

@@ -82,9 +82,7 @@ class KueueOptions:
     cluster_queue: str = "gpu-cluster-queue"
     local_queue: str = "gpu-queue"
     namespace: str = "default"
-    node_labels: Mapping[str, str] = field(
-        default_factory=lambda: {"nvidia.com/gpu.present": "true"}
-    )
+    node_labels: Mapping[str, str] = field(default_factory=lambda: {"nvidia.com/gpu.present": "true"})
     gpu_taint: str | None = "nvidia.com/gpu"
 
 
@@ -200,9 +198,7 @@ def _flavor(options: KueueOptions, topology_name: str | None) -> YamlDoc:
         )
     ]
     if options.gpu_taint:
-        spec["tolerations"] = [
-            {"key": options.gpu_taint, "operator": "Exists", "effect": "NoSchedule"}
-        ]
+        spec["tolerations"] = [{"key": options.gpu_taint, "operator": "Exists", "effect": "NoSchedule"}]
         notes.append(
             Note(
                 ("spec", "tolerations"),

@@ -114,8 +114,7 @@ def generate(name: str, containerd_major: int = 2) -> Generated:
     if containerd_major not in (1, 2):
         raise InputError("--containerd must be 1 or 2")
     header = (
-        f"Merge into /etc/containerd/config.toml (containerd {containerd_major}.x), "
-        "then restart containerd.",
+        f"Merge into /etc/containerd/config.toml (containerd {containerd_major}.x), then restart containerd.",
         f"Lazy loading needs {snapshotter.images}.",
         "Expect container start in seconds, but the first reads fetch over the network: end to end",
         "gains shrink to 1.5-3x once model loading and CUDA init are counted.",
@@ -129,9 +128,7 @@ def generate(name: str, containerd_major: int = 2) -> Generated:
     ]
     cfg_header = [f"{snapshotter.config_path}: the {name} snapshotter's own configuration."]
     if name == "nydus":
-        cfg_header.append(
-            "nydusd's own JSON (registry backend, blob cache) goes in nydusd-config.fusedev.json:"
-        )
+        cfg_header.append("nydusd's own JSON (registry backend, blob cache) goes in nydusd-config.fusedev.json:")
         cfg_header.append("see dragonflyoss/nydus docs/containerd-env-setup.md.")
     if snapshotter.keychain:
         cfg_header.append(

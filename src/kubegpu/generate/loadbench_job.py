@@ -51,8 +51,11 @@ class LoadbenchJobOptions:
 def _check(options: LoadbenchJobOptions) -> None:
     if (options.pvc is None) == (options.host_path is None):
         raise InputError("give the model cache as exactly one of --pvc NAME or --host-path PATH")
-    if options.pvc is not None and not _DNS_LABEL.match(options.pvc) and not re.match(
-            r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", options.pvc):
+    if (
+        options.pvc is not None
+        and not _DNS_LABEL.match(options.pvc)
+        and not re.match(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", options.pvc)
+    ):
         raise InputError(f"--pvc must be a claim name (lower-case DNS name), not {options.pvc!r}")
     if options.host_path is not None and not options.host_path.startswith("/"):
         raise InputError(f"--host-path must be an absolute path, not {options.host_path!r}")
@@ -96,8 +99,18 @@ def generate(options: LoadbenchJobOptions) -> Generated:
     limits: dict[str, str] = {"cpu": options.cpus, "memory": options.memory}
     if options.gpus:
         limits[options.gpu_resource] = str(options.gpus)
-    command = ["kubegpu", "loadbench", target, "--output", "json", "--no-progress", "--threads", options.threads,
-               "--budget-seconds", str(options.budget_seconds)]
+    command = [
+        "kubegpu",
+        "loadbench",
+        target,
+        "--output",
+        "json",
+        "--no-progress",
+        "--threads",
+        options.threads,
+        "--budget-seconds",
+        str(options.budget_seconds),
+    ]
     if not options.gpus:
         command.append("--no-gpu")
     volume: dict[str, Any] = {"name": "model-cache"}
@@ -149,10 +162,17 @@ def generate(options: LoadbenchJobOptions) -> Generated:
     pod = ("spec", "template", "spec")
     notes = (
         Note((*pod, "nodeSelector"), "a load rate belongs to one node: its disk, its mount, its page cache"),
-        Note((*pod, "containers", 0, "command"), "the result is the pod's log: kubectl logs job/" + options.name
-             + " > loadbench.json, then kubegpu coldstart POD.yaml --loadbench loadbench.json"),
-        Note((*pod, "containers", 0, "resources"), "the loaders run up to the largest --threads count; give them "
-             "the CPUs a server would have. Page cache counts against the memory limit"),
+        Note(
+            (*pod, "containers", 0, "command"),
+            "the result is the pod's log: kubectl logs job/"
+            + options.name
+            + " > loadbench.json, then kubegpu coldstart POD.yaml --loadbench loadbench.json",
+        ),
+        Note(
+            (*pod, "containers", 0, "resources"),
+            "the loaders run up to the largest --threads count; give them "
+            "the CPUs a server would have. Page cache counts against the memory limit",
+        ),
         Note((*pod, "volumes", 0), "mounted read-only: the benchmark reads the cache, it never writes to it"),
     )
     header = (

@@ -39,9 +39,7 @@ def _toml_string(value: str) -> str:
 def _check_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputError(
-            f"--mirror must be an http(s) URL such as https://mirror.example:5000, not {url!r}"
-        )
+        raise InputError(f"--mirror must be an http(s) URL such as https://mirror.example:5000, not {url!r}")
     return url.rstrip("/")
 
 
@@ -56,17 +54,11 @@ def hosts_toml(registry: str, options: MirrorOptions) -> str:
         server = mirror if options.skip_upstream else UPSTREAM.get(registry, f"https://{registry}")
         lines.append(
             "# Fallback once every [host] below failed"
-            + (
-                " (the mirror itself: upstream is never contacted)."
-                if options.skip_upstream
-                else "."
-            )
+            + (" (the mirror itself: upstream is never contacted)." if options.skip_upstream else ".")
         )
         lines.append(f"server = {_toml_string(server)}")
         lines.append("")
-    lines.append(
-        "# The pull-through mirror, tried first; containerd adds ?ns=<registry> to each request."
-    )
+    lines.append("# The pull-through mirror, tried first; containerd adds ?ns=<registry> to each request.")
     lines.append(f"[host.{_toml_string(mirror)}]")
     lines.append(
         "  # resolve (tag -> digest) only from a mirror you run; a public mirror gets pull only."
@@ -89,21 +81,11 @@ def generate(options: MirrorOptions) -> Generated:
     for registry in dict.fromkeys(options.registries):
         header = (
             f"{CERTS_DIR}/{registry}/hosts.toml: pulls of "
-            + (
-                "images from registries without their own folder"
-                if registry == "_default"
-                else f"{registry} images"
-            )
+            + ("images from registries without their own folder" if registry == "_default" else f"{registry} images")
             + " go to the mirror.",
             "containerd reads it without a restart once config_path is set:",
-            '  containerd 2.x: [plugins."io.containerd.cri.v1.images".registry]'
-            f' config_path = "{CERTS_DIR}"',
-            '  containerd 1.x: [plugins."io.containerd.grpc.v1.cri".registry]'
-            f' config_path = "{CERTS_DIR}"',
+            f'  containerd 2.x: [plugins."io.containerd.cri.v1.images".registry] config_path = "{CERTS_DIR}"',
+            f'  containerd 1.x: [plugins."io.containerd.grpc.v1.cri".registry] config_path = "{CERTS_DIR}"',
         )
-        files.append(
-            OutFile(
-                f"certs.d/{registry}/hosts.toml", text=hosts_toml(registry, options), header=header
-            )
-        )
+        files.append(OutFile(f"certs.d/{registry}/hosts.toml", text=hosts_toml(registry, options), header=header))
     return Generated(tuple(files))

@@ -23,9 +23,7 @@ HOST_ROOT = "/var/lib/kubegpu/models"
 MARKER = ".kubegpu-complete"
 WAIT_IMAGE = "busybox:1.36"
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_HF_RE = re.compile(
-    r"^hf://([A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*)(@[-A-Za-z0-9_./]+)?$"
-)
+_HF_RE = re.compile(r"^hf://([A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*)(@[-A-Za-z0-9_./]+)?$")
 _S3_RE = re.compile(r"^s3://[a-z0-9][-a-z0-9.]{1,61}[a-z0-9](/.*)?$")
 _TINY = {"cpu": "10m", "memory": "16Mi"}
 _STAGER = {"cpu": "2", "memory": "4Gi"}
@@ -58,20 +56,14 @@ def _stage_container(options: ModelCacheOptions, target: str) -> dict[str, Any]:
         )
         image = "python:3.12-slim"
     elif _S3_RE.match(options.source):
-        fetch = (
-            f"aws s3 sync --only-show-errors {shlex.quote(options.source)} {shlex.quote(target)}"
-        )
+        fetch = f"aws s3 sync --only-show-errors {shlex.quote(options.source)} {shlex.quote(target)}"
         image = "amazon/aws-cli:2.17.0"
     else:
         raise InputError(
-            "--source must be hf://<org>/<model>[@revision] or s3://<bucket>/<prefix>, "
-            f"not {options.source!r}"
+            f"--source must be hf://<org>/<model>[@revision] or s3://<bucket>/<prefix>, not {options.source!r}"
         )
     marker = f"{target}/{MARKER}"
-    script = (
-        f"set -e; if [ -f {marker} ]; then echo cached; exit 0; fi; "
-        f"mkdir -p {target}; {fetch}; touch {marker}"
-    )
+    script = f"set -e; if [ -f {marker} ]; then echo cached; exit 0; fi; mkdir -p {target}; {fetch}; touch {marker}"
     container: dict[str, Any] = {
         "name": "stage-weights",
         "image": image,
@@ -95,9 +87,7 @@ def _gpu_affinity(options: ModelCacheOptions) -> dict[str, Any]:
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
-                ]
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]
             }
         }
     }
@@ -130,9 +120,7 @@ def _node_local(options: ModelCacheOptions) -> YamlDoc:
                 "metadata": {"labels": dict(labels)},
                 "spec": {
                     "affinity": _gpu_affinity(options),
-                    "tolerations": [
-                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-                    ],
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
                     "initContainers": [stage],
                     "containers": [
                         {
@@ -157,10 +145,8 @@ def _node_local(options: ModelCacheOptions) -> YamlDoc:
     return YamlDoc(
         ds,
         header=(
-            f"Stages {options.source} onto every GPU node's local disk "
-            f"({HOST_ROOT}/{options.model},",
-            f"about {options.size}): replicas then load from NVMe and the page cache, "
-            "not the network.",
+            f"Stages {options.source} onto every GPU node's local disk ({HOST_ROOT}/{options.model},",
+            f"about {options.size}): replicas then load from NVMe and the page cache, not the network.",
         ),
         notes=(
             Note(
@@ -196,10 +182,7 @@ def _shared(options: ModelCacheOptions) -> tuple[YamlDoc, YamlDoc]:
             "metadata": {"name": claim, "namespace": options.namespace},
             "spec": pvc_spec,
         },
-        header=(
-            f"One shared copy of {options.source} "
-            "(NFS, Lustre, Filestore, EFS... via a CSI class).",
-        ),
+        header=(f"One shared copy of {options.source} (NFS, Lustre, Filestore, EFS... via a CSI class).",),
         notes=(
             Note(
                 ("spec", "accessModes"),
@@ -220,9 +203,7 @@ def _shared(options: ModelCacheOptions) -> tuple[YamlDoc, YamlDoc]:
                     "spec": {
                         "restartPolicy": "OnFailure",
                         "containers": [stage],
-                        "volumes": [
-                            {"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}}
-                        ],
+                        "volumes": [{"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}}],
                     }
                 },
             },
@@ -232,9 +213,7 @@ def _shared(options: ModelCacheOptions) -> tuple[YamlDoc, YamlDoc]:
     return pvc, job
 
 
-def generate(
-    options: ModelCacheOptions, workload: Workload | None = None, out_dir: Path | None = None
-) -> Generated:
+def generate(options: ModelCacheOptions, workload: Workload | None = None, out_dir: Path | None = None) -> Generated:
     _check(options)
     if options.mode == "node-local":
         docs: tuple[YamlDoc, ...] = (_node_local(options),)
@@ -308,8 +287,7 @@ def _mount_patch(
         builder,
         "patch-model-cache.yaml",
         (
-            f"Mounts model {options.model} ({options.mode}) read-only into "
-            f"{workload.kind}/{workload.name}.",
+            f"Mounts model {options.model} ({options.mode}) read-only into {workload.kind}/{workload.name}.",
             "Apply with kubectl apply -k; the cache objects are listed as a resource.",
         ),
         out_dir,

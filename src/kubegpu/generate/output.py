@@ -122,9 +122,7 @@ def _comments(notes: Mapping[FieldPath, str], path: FieldPath, indent: int) -> l
     return [_comment(line, indent) for line in text.splitlines()]
 
 
-def _emit_mapping(
-    obj: Mapping[str, Any], indent: int, path: FieldPath, notes: Mapping[FieldPath, str]
-) -> list[str]:
+def _emit_mapping(obj: Mapping[str, Any], indent: int, path: FieldPath, notes: Mapping[FieldPath, str]) -> list[str]:
     lines: list[str] = []
     pad = " " * indent
     for key, value in obj.items():
@@ -135,9 +133,7 @@ def _emit_mapping(
     return lines
 
 
-def _emit_value(
-    head: str, value: Any, indent: int, path: FieldPath, notes: Mapping[FieldPath, str]
-) -> list[str]:
+def _emit_value(head: str, value: Any, indent: int, path: FieldPath, notes: Mapping[FieldPath, str]) -> list[str]:
     if isinstance(value, Mapping):
         if not value:
             return [f"{head} {{}}"]
@@ -157,9 +153,9 @@ def _literal_ok(value: str) -> bool:
     if "\n" not in body or not body or body[0].isspace() or body.endswith("\n"):
         return False
     lines = body.split("\n")
-    return all(
-        line == line.rstrip() and all(ch.isprintable() for ch in line) for line in lines
-    ) and not any(line == "" for line in lines[-1:])
+    return all(line == line.rstrip() and all(ch.isprintable() for ch in line) for line in lines) and not any(
+        line == "" for line in lines[-1:]
+    )
 
 
 def _block(text: str, indent: int) -> list[str]:
@@ -167,9 +163,7 @@ def _block(text: str, indent: int) -> list[str]:
     return [f"{pad}{line}" if line else "" for line in text.rstrip("\n").split("\n")]
 
 
-def _emit_sequence(
-    items: Sequence[Any], indent: int, path: FieldPath, notes: Mapping[FieldPath, str]
-) -> list[str]:
+def _emit_sequence(items: Sequence[Any], indent: int, path: FieldPath, notes: Mapping[FieldPath, str]) -> list[str]:
     lines: list[str] = []
     pad = " " * indent
     for i, item in enumerate(items):

@@ -76,9 +76,7 @@ class PatchBuilder:
             self._ensure_parent(path)
             self._apply({"op": "add", "path": pointer(path), "value": [copy.deepcopy(value)]}, why)
         else:
-            self._apply(
-                {"op": "add", "path": pointer(path) + "/-", "value": copy.deepcopy(value)}, why
-            )
+            self._apply({"op": "add", "path": pointer(path) + "/-", "value": copy.deepcopy(value)}, why)
 
 
 @dataclass(frozen=True)
@@ -136,9 +134,7 @@ def bundle(
         ),
     )
     files = (
-        OutFile(
-            "kustomization.yaml", (YamlDoc(kustomization, notes=kust_notes),), header=tuple(header)
-        ),
+        OutFile("kustomization.yaml", (YamlDoc(kustomization, notes=kust_notes),), header=tuple(header)),
         patch_file,
         *extra,
     )

@@ -29,9 +29,7 @@ class PrepullOptions:
     gpu_node_label: tuple[str, str] = ("nvidia.com/gpu.present", "true")
     noop_command: tuple[str, ...] = ("sh", "-c", "true")
     extra_tolerations: tuple[Mapping[str, Any], ...] = field(
-        default_factory=lambda: (
-            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-        )
+        default_factory=lambda: ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
     )
 
 
@@ -99,9 +97,7 @@ def generate(workloads: Sequence[Workload], options: PrepullOptions) -> Generate
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
-                    ]
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]
                 }
             }
         },
@@ -152,8 +148,7 @@ def generate(workloads: Sequence[Workload], options: PrepullOptions) -> Generate
         ),
         Note(
             (*spec, "initContainers", 0, "resources"),
-            "10m CPU, 16Mi: requests = limits (Guaranteed) and small enough to fit beside\n"
-            "a node full of GPU pods.",
+            "10m CPU, 16Mi: requests = limits (Guaranteed) and small enough to fit beside\na node full of GPU pods.",
         ),
     ]
     if secrets:
@@ -164,8 +159,7 @@ def generate(workloads: Sequence[Workload], options: PrepullOptions) -> Generate
             )
         )
     header = (
-        f"Pre-pulls {len(images)} GPU image(s) from {len(workloads)} workload(s) "
-        "onto every GPU node.",
+        f"Pre-pulls {len(images)} GPU image(s) from {len(workloads)} workload(s) onto every GPU node.",
         "Re-run after changing image tags; the DaemonSet rolls and pulls the new ones.",
     )
     return Generated((OutFile("prepull.yaml", (YamlDoc(ds, header=header, notes=tuple(notes)),)),))

@@ -32,9 +32,7 @@ class SchedulerOptions:
 
 def _check(options: SchedulerOptions) -> None:
     if options.strategy not in STRATEGIES:
-        raise InputError(
-            f"--strategy must be one of {', '.join(STRATEGIES)}, not {options.strategy!r}"
-        )
+        raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, not {options.strategy!r}")
     for flag, weight in (
         ("--gpu-weight", options.gpu_weight),
         ("--cpu-weight", options.cpu_weight),

@@ -102,8 +102,7 @@ def _configmap(options: VolcanoOptions) -> YamlDoc:
     return YamlDoc(
         obj,
         header=(
-            "The scheduler's configuration "
-            "(the chart mounts this ConfigMap at /volcano.scheduler);",
+            "The scheduler's configuration (the chart mounts this ConfigMap at /volcano.scheduler);",
             "volcano-scheduler reloads it when the file changes.",
         ),
     )
@@ -111,11 +110,7 @@ def _configmap(options: VolcanoOptions) -> YamlDoc:
 
 def _queue(options: VolcanoOptions) -> YamlDoc:
     spec: dict[str, Any] = {"weight": 1, "reclaimable": True}
-    notes = [
-        Note(
-            ("spec", "reclaimable"), "Lent resources can be reclaimed when other queues need them."
-        )
-    ]
+    notes = [Note(("spec", "reclaimable"), "Lent resources can be reclaimed when other queues need them.")]
     if options.gpus is not None:
         if options.gpus < 1:
             raise InputError("--gpus must be at least 1")
@@ -127,9 +122,7 @@ def _queue(options: VolcanoOptions) -> YamlDoc:
                 "Hard cap on what the queue's jobs may hold (capacity plugin).",
             )
         )
-        notes.append(
-            Note(("spec", "deserved"), "What the queue is entitled to when the cluster is full.")
-        )
+        notes.append(Note(("spec", "deserved"), "What the queue is entitled to when the cluster is full."))
     return YamlDoc(
         {
             "apiVersion": API_VERSION,
@@ -178,8 +171,7 @@ def podgroup(workload: Workload, options: VolcanoOptions) -> YamlDoc:
         notes.append(
             Note(
                 ("spec", "minResources"),
-                "The whole gang's requests: the enqueue action admits the job only when the\n"
-                "queue can hold all of it.",
+                "The whole gang's requests: the enqueue action admits the job only when the\nqueue can hold all of it.",
             )
         )
     return YamlDoc(
@@ -188,9 +180,7 @@ def podgroup(workload: Workload, options: VolcanoOptions) -> YamlDoc:
     )
 
 
-def generate(
-    options: VolcanoOptions, workload: Workload | None = None, out_dir: Path | None = None
-) -> Generated:
+def generate(options: VolcanoOptions, workload: Workload | None = None, out_dir: Path | None = None) -> Generated:
     if not 1 <= options.gpu_weight <= 1000 or options.binpack_weight < 1:
         raise InputError("--gpu-weight and --binpack-weight must be positive")
     docs = [_queue(options), _configmap(options)]
@@ -206,17 +196,12 @@ def generate(
             pg.obj["metadata"]["name"],
             "Pods join the PodGroup through this annotation.",
         )
-        builder.set(
-            (*ref.spec_path, "schedulerName"), "volcano", "Volcano, not kube-scheduler, binds them."
-        )
+        builder.set((*ref.spec_path, "schedulerName"), "volcano", "Volcano, not kube-scheduler, binds them.")
     extra = (OutFile("volcano.yaml", tuple(docs), header=header),)
     result = bundle(
         builder,
         "patch-volcano.yaml",
-        (
-            f"{workload.kind}/{workload.name} gang-scheduled by Volcano; "
-            "apply with kubectl apply -k.",
-        ),
+        (f"{workload.kind}/{workload.name} gang-scheduled by Volcano; apply with kubectl apply -k.",),
         out_dir,
         extra,
     )

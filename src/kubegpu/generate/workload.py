@@ -114,8 +114,7 @@ def load_documents(path: str) -> list[Document]:
 def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
     """The pod templates of one object, whatever its kind (kubegpu.manifests.pod_templates)."""
     return tuple(
-        PodSpecRef(t.path, t.metadata_path, 1 if t.replicas is None else t.replicas, t.role)
-        for t in pod_templates(doc)
+        PodSpecRef(t.path, t.metadata_path, 1 if t.replicas is None else t.replicas, t.role) for t in pod_templates(doc)
     )
 
 
@@ -162,8 +161,9 @@ def containers(spec: Mapping[str, Any], init: bool = False) -> list[Mapping[str,
 
 def gpu_count(container: Mapping[str, Any]) -> int:
     """Accelerator devices a container asks for (the accelerator registry's device resources)."""
-    return podmodel.container_device_count(podmodel.read_container(container, podmodel.KIND_APP, "container",
-                                                                   strict=False))
+    return podmodel.container_device_count(
+        podmodel.read_container(container, podmodel.KIND_APP, "container", strict=False)
+    )
 
 
 def is_gpu_pod(spec: Mapping[str, Any]) -> bool:

@@ -104,9 +104,7 @@ class KubeletConfig:
             reserved_system_cpus=_str(data, "reservedSystemCPUs", "", source),
             kube_reserved=_str_map(data, "kubeReserved", source),
             system_reserved=_str_map(data, "systemReserved", source),
-            eviction_hard=(
-                None if data.get("evictionHard") is None else _str_map(data, "evictionHard", source)
-            ),
+            eviction_hard=(None if data.get("evictionHard") is None else _str_map(data, "evictionHard", source)),
             kube_reserved_cgroup=_str(data, "kubeReservedCgroup", "", source),
             system_reserved_cgroup=_str(data, "systemReservedCgroup", "", source),
             feature_gates=_gates(data.get("featureGates"), source),
@@ -247,19 +245,14 @@ def _reserved_memory(raw: Any, source: str) -> list[ReservedMemory]:
         try:
             numa = int(entry["numaNode"])
         except (TypeError, ValueError, OverflowError) as err:  # OverflowError: .inf
-            raise InputError(
-                f"reservedMemory[{i}].numaNode must be an integer", file=source
-            ) from err
+            raise InputError(f"reservedMemory[{i}].numaNode must be an integer", file=source) from err
         limits = entry.get("limits") or {}
         if not isinstance(limits, Mapping):
             raise InputError(f"reservedMemory[{i}].limits must be a mapping", file=source)
         out.append(
             ReservedMemory(
                 numa,
-                {
-                    str(k): amount(v, f"reservedMemory[{i}].limits.{k}", source)
-                    for k, v in limits.items()
-                },
+                {str(k): amount(v, f"reservedMemory[{i}].limits.{k}", source) for k, v in limits.items()},
             )
         )
     return out
@@ -328,8 +321,9 @@ def read_kubelet_config_data(path: str) -> Mapping[str, Any]:
     if not found:
         raise InputError(f"no {KIND} ({API_VERSIONS[0]}) in this file", file=path)
     if len(found) > 1:
-        raise InputError(f"{len(found)} {KIND} documents in this file; give exactly one", file=path,
-                         line=found[1].location().line)
+        raise InputError(
+            f"{len(found)} {KIND} documents in this file; give exactly one", file=path, line=found[1].location().line
+        )
     data = found[0].data
     assert isinstance(data, Mapping)  # is_kubelet_configuration read a kind from it
     return data

@@ -86,8 +86,9 @@ def memory_threshold(
         if capacity is None:
             return MemoryThreshold(None, f"evictionHard memory.available {text} of the node's memory")
         fraction = _float32(percent / 100)
-        return MemoryThreshold(int(float(capacity) * fraction), f"evictionHard memory.available {text} of "
-                               f"{format_bytes(capacity)}")
+        return MemoryThreshold(
+            int(float(capacity) * fraction), f"evictionHard memory.available {text} of {format_bytes(capacity)}"
+        )
     try:
         value = parse_quantity(raw).ceil
     except QuantityError as err:

@@ -53,8 +53,7 @@ class FeatureGates:
     def __post_init__(self) -> None:
         if self.version not in SUPPORTED_VERSIONS:
             raise InputError(
-                f"kubernetes version {self.version!r} is not modelled "
-                f"(supported: {', '.join(SUPPORTED_VERSIONS)})"
+                f"kubernetes version {self.version!r} is not modelled (supported: {', '.join(SUPPORTED_VERSIONS)})"
             )
 
     def enabled(self, gate: str) -> bool:

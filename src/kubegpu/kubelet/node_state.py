@@ -162,8 +162,9 @@ class NodeState:
         if cfg.cpu_manager_policy == "none":
             if cfg.cpu_manager_policy_options:  # NewNonePolicy refuses any option
                 shown = " ".join(f"{k}:{v}" for k, v in sorted(cfg.cpu_manager_policy_options.items()))
-                raise self._fail(CPU_MANAGER, "new none policy error: None policy: received unsupported "
-                                 f"options=map[{shown}]")
+                raise self._fail(
+                    CPU_MANAGER, f"new none policy error: None policy: received unsupported options=map[{shown}]"
+                )
             return None
         if cfg.cpu_manager_policy != "static":
             raise self._fail(CPU_MANAGER, f'unknown policy: "{cfg.cpu_manager_policy}"')
@@ -176,9 +177,7 @@ class NodeState:
         topo = CPUTopology.from_node(self.node)
         try:
             options = parse_options(cfg.cpu_manager_policy_options, self.gates)
-            validate_for_machine(
-                options, topo.num_sockets, topo.num_numa_nodes, cfg.topology_manager_policy
-            )
+            validate_for_machine(options, topo.num_sockets, topo.num_numa_nodes, cfg.topology_manager_policy)
             return StaticPolicy(topo, num_reserved, reserved, options)
         except ModelError as err:
             raise self._fail(CPU_MANAGER, f"new static policy error: {err.message}") from err
@@ -194,12 +193,9 @@ class NodeState:
             validate_reserved_memory(numa_ids, self._reservation, cfg.reserved_memory)
             reserved = convert_reserved(numa_ids, cfg.reserved_memory)
             hugepages = {
-                n.id: {_hugepages_key(k): v for k, v in n.hugepages_bytes.items()}
-                for n in self.node.numa_nodes
+                n.id: {_hugepages_key(k): v for k, v in n.hugepages_bytes.items()} for n in self.node.numa_nodes
             }
-            return StaticMemoryPolicy(
-                {n.id: n.memory_bytes for n in self.node.numa_nodes}, hugepages, reserved
-            )
+            return StaticMemoryPolicy({n.id: n.memory_bytes for n in self.node.numa_nodes}, hugepages, reserved)
         except ModelError as err:
             raise self._fail(MEMORY_MANAGER, err.message) from err
 
@@ -248,8 +244,7 @@ class NodeState:
 
     def free_gpus(self) -> dict[str, tuple[str, ...]]:
         return {
-            r: tuple(self.devices._sorted(r, self.devices.available(self.dev_state, r)))
-            for r in self.devices.devices
+            r: tuple(self.devices._sorted(r, self.devices.available(self.dev_state, r))) for r in self.devices.devices
         }
 
     @property
@@ -393,9 +388,7 @@ class _Run:
     def pod_answers(self) -> list[tuple[str, ProviderHints]]:
         return [(p.name, p.pod_hints(self.pod, self.qos)) for p in self.providers]
 
-    def record(
-        self, target: str, answers: Sequence[tuple[str, ProviderHints]], result: MergeResult
-    ) -> None:
+    def record(self, target: str, answers: Sequence[tuple[str, ProviderHints]], result: MergeResult) -> None:
         flat: list[ProviderAnswer] = []
         for provider, answer in answers:
             if not answer:
@@ -403,9 +396,7 @@ class _Run:
                 continue
             for resource in sorted(answer):
                 hints = answer[resource]
-                flat.append(
-                    ProviderAnswer(provider, resource, None if hints is None else tuple(hints))
-                )
+                flat.append(ProviderAnswer(provider, resource, None if hints is None else tuple(hints)))
         note = _why(self.node.policy.name, flat, result)
         self.trace.append(TraceStep(target, tuple(flat), result.hint, result.admit, note))
 
@@ -419,8 +410,7 @@ class _Run:
             except ModelError as err:
                 stored = "none" if self.node.policy.name == POLICY_NONE else hint.describe()
                 self.notes.append(
-                    f"container {c.name}: topology hint {stored}; the {provider.name}'s Allocate "
-                    f"failed: {err.message}"
+                    f"container {c.name}: topology hint {stored}; the {provider.name}'s Allocate failed: {err.message}"
                 )
                 raise
             devices.update(got.devices)
@@ -472,9 +462,6 @@ def _why(policy: str, answers: Sequence[ProviderAnswer], result: MergeResult) ->
     if single:
         rule = "single-numa-node needs one NUMA node that is a preferred hint of every resource"
     else:
-        rule = (
-            "a merged hint is preferred only when every resource's hint is preferred "
-            "and all their masks are equal"
-        )
+        rule = "a merged hint is preferred only when every resource's hint is preferred and all their masks are equal"
     tail = "; best-effort admits anyway" if policy == POLICY_BEST_EFFORT else ""
     return f"{rule}: {'; '.join(parts)}{tail}"

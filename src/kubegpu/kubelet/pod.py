@@ -17,8 +17,17 @@ from kubegpu.errors import InputError
 from kubegpu.manifests import Document, pod_spec, pod_templates
 from kubegpu.manifests.pod import CPU, KIND_APP, KIND_INIT, KIND_SIDECAR, MEMORY
 
-__all__ = ["CPU", "KIND_APP", "KIND_INIT", "KIND_SIDECAR", "MEMORY", "ContainerRequest", "PodRequest", "aggregate",
-           "pod_requests"]
+__all__ = [
+    "CPU",
+    "KIND_APP",
+    "KIND_INIT",
+    "KIND_SIDECAR",
+    "MEMORY",
+    "ContainerRequest",
+    "PodRequest",
+    "aggregate",
+    "pod_requests",
+]
 
 
 @dataclass(frozen=True)
@@ -69,9 +78,13 @@ class PodRequest:
         if self.pod_requests is not None or self.pod_limits is not None:
             pod_level = (_exact(self.pod_requests or {}), _exact(self.pod_limits or {}))
         return podmodel.make_pod(
-            (podmodel.make_container(c.name, c.kind, _exact(c.requests), _exact(c.limits))
-             for c in self.all_containers()),
-            pod_level, _exact(self.overhead))
+            (
+                podmodel.make_container(c.name, c.kind, _exact(c.requests), _exact(c.limits))
+                for c in self.all_containers()
+            ),
+            pod_level,
+            _exact(self.overhead),
+        )
 
     def effective(self, resource: str, limits: bool = False) -> int:
         """PodRequests (or PodLimits) of one resource, pod-level resources and overhead included."""
@@ -102,8 +115,9 @@ class PodRequest:
         return cls.from_model(name, model, source, namespace, uid)
 
     @classmethod
-    def from_model(cls, name: str, model: podmodel.Pod, source: str | None = None, namespace: str = "default",
-                   uid: str = "") -> PodRequest:
+    def from_model(
+        cls, name: str, model: podmodel.Pod, source: str | None = None, namespace: str = "default", uid: str = ""
+    ) -> PodRequest:
         """The kubelet's view of a pod model (InputError when it has no app container)."""
         if not model.app_containers:
             raise InputError(f"pod {name}: spec.containers is empty", file=source)
@@ -130,8 +144,12 @@ def aggregate(pod: PodRequest, amounts: Callable[[ContainerRequest], Mapping[str
 
 
 def _container(container: podmodel.Container) -> ContainerRequest:
-    return ContainerRequest(container.name, container.kind, podmodel.canonical_amounts(container.requests),
-                            podmodel.canonical_amounts(container.limits))
+    return ContainerRequest(
+        container.name,
+        container.kind,
+        podmodel.canonical_amounts(container.requests),
+        podmodel.canonical_amounts(container.limits),
+    )
 
 
 def _exact(amounts: Mapping[str, int]) -> dict[str, Decimal]:

@@ -52,10 +52,7 @@ class SMTAlignmentError(AdmissionFailure):
                 f"CPUs per core = {cpus_per_core}"
             )
         else:
-            text = (
-                f"SMT Alignment Error: requested {requested} cpus not multiple cpus per core = "
-                f"{cpus_per_core}"
-            )
+            text = f"SMT Alignment Error: requested {requested} cpus not multiple cpus per core = {cpus_per_core}"
         super().__init__(text)
 
 
@@ -71,15 +68,12 @@ def rejection_for(err: ModelError) -> Rejection:
     """GetPodAdmitResult: typed errors keep their reason; anything else is unexpected."""
     if isinstance(err, AdmissionFailure) and err.reason != UNEXPECTED_ADMISSION_ERROR:
         return Rejection(err.reason, err.message)
-    return Rejection(
-        UNEXPECTED_ADMISSION_ERROR, f"Allocate failed due to {err.message}, which is unexpected"
-    )
+    return Rejection(UNEXPECTED_ADMISSION_ERROR, f"Allocate failed due to {err.message}, which is unexpected")
 
 
 def insufficient_resource(resource: str, requested: int, used: int, capacity: int) -> Rejection:
     """The predicate admit handler's OutOf<resource> rejection."""
     return Rejection(
         f"OutOf{resource}",
-        f"Node didn't have enough resource: {resource}, requested: {requested}, used: {used}, "
-        f"capacity: {capacity}",
+        f"Node didn't have enough resource: {resource}, requested: {requested}, used: {used}, capacity: {capacity}",
     )

@@ -30,8 +30,12 @@ def _admits(topology: NodeTopology, config: KubeletConfig, existing: Sequence[Po
 def _with_cpus(pod: PodRequest, index: int, cpus: int) -> PodRequest:
     container = pod.containers[index]
     millis = cpus * 1000
-    changed = ContainerRequest(container.name, container.kind, {**container.requests, CPU: millis},
-                               {**container.limits, CPU: millis} if CPU in container.limits else container.limits)
+    changed = ContainerRequest(
+        container.name,
+        container.kind,
+        {**container.requests, CPU: millis},
+        {**container.limits, CPU: millis} if CPU in container.limits else container.limits,
+    )
     containers = tuple(changed if i == index else c for i, c in enumerate(pod.containers))
     return replace(pod, containers=containers)
 
@@ -47,8 +51,10 @@ def remedy(topology: NodeTopology, config: KubeletConfig, existing: Sequence[Pod
         for step in range(1, _MAX_STEPS + 1):
             for cpus in (now + step, now - step):
                 if 1 <= cpus <= total and _admits(topology, config, existing, _with_cpus(pod, index, cpus)):
-                    return (f"remedy: the same pod is admitted with {cpus} CPUs in container '{container.name}' "
-                            f"(instead of {now})")
+                    return (
+                        f"remedy: the same pod is admitted with {cpus} CPUs in container '{container.name}' "
+                        f"(instead of {now})"
+                    )
     other = "pod" if config.topology_manager_scope == "container" else "container"
     if _admits(topology, replace(config, topology_manager_scope=other), existing, pod):
         return f"remedy: the same pod is admitted with topologyManagerScope: {other}"
@@ -59,9 +65,13 @@ def remedy(topology: NodeTopology, config: KubeletConfig, existing: Sequence[Pod
     most = max(per_numa.values(), default=0)
     if gpus > most > 0:
         spanned = -(-gpus // most)
-        return (f"remedy: no setting admits it here: {gpus} GPUs span {spanned} NUMA nodes (at most {most} per "
-                f"NUMA node), which {config.topology_manager_policy} topology alignment rejects")
+        return (
+            f"remedy: no setting admits it here: {gpus} GPUs span {spanned} NUMA nodes (at most {most} per "
+            f"NUMA node), which {config.topology_manager_policy} topology alignment rejects"
+        )
     if not existing:
         return "remedy: no CPU count within 16 of the request and neither topology manager scope admits it"
-    return ("remedy: no CPU count within 16 of the request and neither topology manager scope admits it next to "
-            "the pods already on the node")
+    return (
+        "remedy: no CPU count within 16 of the request and neither topology manager scope admits it next to "
+        "the pods already on the node"
+    )

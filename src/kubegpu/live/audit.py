@@ -157,40 +157,71 @@ class AuditReport:
             "largest_placeable_node": where,
             "pending_gpu_pods": list(self.pending_pods),
             "pending_gpus": self.pending_gpus,
-            "fragmentation": None if frag is None else {
+            "fragmentation": None
+            if frag is None
+            else {
                 "milli_gpus": round(frag.milli, 3),
                 "gpus": round(frag.milli / 1000, 3),
                 "idle_gpus": frag.idle_milli // 1000,
                 "ratio": round(frag.ratio, 4),
                 "typical_shapes": [
-                    {"gpus": t.gpu_count, "cpu_millis": t.cpu_milli, "models": list(t.gpu_models),
-                     "probability": round(t.probability, 4)} for t in frag.typical],
+                    {
+                        "gpus": t.gpu_count,
+                        "cpu_millis": t.cpu_milli,
+                        "models": list(t.gpu_models),
+                        "probability": round(t.probability, 4),
+                    }
+                    for t in frag.typical
+                ],
             },
             "nodes": [
-                {"name": n.name, "resource": n.resource, "product": n.product,
-                 "allocatable_gpus": n.allocatable, "used_gpus": n.used, "free_gpus": n.free,
-                 "usable_gpus": n.usable, "stranded_gpus": n.stranded,
-                 "schedulable": n.schedulable, "stranded_reason": n.reason,
-                 "fragmentation_milli_gpus": round(n.fragmentation_milli, 3),
-                 "domains": dict(n.domains)}
+                {
+                    "name": n.name,
+                    "resource": n.resource,
+                    "product": n.product,
+                    "allocatable_gpus": n.allocatable,
+                    "used_gpus": n.used,
+                    "free_gpus": n.free,
+                    "usable_gpus": n.usable,
+                    "stranded_gpus": n.stranded,
+                    "schedulable": n.schedulable,
+                    "stranded_reason": n.reason,
+                    "fragmentation_milli_gpus": round(n.fragmentation_milli, 3),
+                    "domains": dict(n.domains),
+                }
                 for n in self.nodes
             ],
             "domains": [
-                {"label": d.label, "value": d.value, "nodes": list(d.nodes), "free_gpus": d.free,
-                 "schedulable_free_gpus": d.schedulable_free, "stranded_gpus": d.stranded,
-                 "largest_gang": [{"product": g.product, "gpus_per_pod": g.gpus_per_pod,
-                                   "pods": g.pods} for g in d.gangs]}
+                {
+                    "label": d.label,
+                    "value": d.value,
+                    "nodes": list(d.nodes),
+                    "free_gpus": d.free,
+                    "schedulable_free_gpus": d.schedulable_free,
+                    "stranded_gpus": d.stranded,
+                    "largest_gang": [
+                        {"product": g.product, "gpus_per_pod": g.gpus_per_pod, "pods": g.pods} for g in d.gangs
+                    ],
+                }
                 for d in self.domains
             ],
             "demand_shapes": [s.describe() for s in self.shapes],
             "queues": [
-                {"name": q.name, "cohort": q.cohort, "resource": q.resource,
-                 "nominal_quota": q.nominal, "reserved": q.reserved,
-                 "unreserved_quota": q.unreserved, "pending_workloads": q.pending_workloads}
-                for q in self.queues],
+                {
+                    "name": q.name,
+                    "cohort": q.cohort,
+                    "resource": q.resource,
+                    "nominal_quota": q.nominal,
+                    "reserved": q.reserved,
+                    "unreserved_quota": q.unreserved,
+                    "pending_workloads": q.pending_workloads,
+                }
+                for q in self.queues
+            ],
             "numa_misplaced": [
-                {"node": f.node, "zone": f.zone, "pods": list(f.pods), "definite": f.definite,
-                 "message": f.message} for f in self.numa],
+                {"node": f.node, "zone": f.zone, "pods": list(f.pods), "definite": f.definite, "message": f.message}
+                for f in self.numa
+            ],
             "lint_findings": [i.__dict__ for i in self.lint],
             "kubelet_findings": [i.__dict__ for i in self.kubelet],
             "notes": list(self.notes),
@@ -241,7 +272,8 @@ def _gangs(frees: Iterable[tuple[NodeFree, str]], sizes: Sequence[int]) -> tuple
             per_product.setdefault(product, []).append(max(0, free.gpus(resource)))
     return tuple(
         GangCapacity(product, size, sum(g // size for g in gpus))
-        for product, gpus in sorted(per_product.items()) for size in sizes
+        for product, gpus in sorted(per_product.items())
+        for size in sizes
     )
 
 
@@ -255,12 +287,11 @@ def _guaranteed(pod: PodInfo) -> bool:
 def exclusive_cpus(pod: PodInfo) -> bool:
     """A Guaranteed pod with an integral CPU request gets exclusive CPUs under the static policy."""
     return _guaranteed(pod) and any(
-        c.requests.get("cpu", 0) >= 1000 and c.requests.get("cpu", 0) % 1000 == 0
-        for c in pod.containers if not c.init)
+        c.requests.get("cpu", 0) >= 1000 and c.requests.get("cpu", 0) % 1000 == 0 for c in pod.containers if not c.init
+    )
 
 
-def numa_misplacement(snapshot: ClusterSnapshot,
-                      registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> list[NumaFinding]:
+def numa_misplacement(snapshot: ClusterSnapshot, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> list[NumaFinding]:
     """Zones whose NRT usage proves a GPU pod's pinned CPUs are off its GPUs' NUMA node.
 
     NFD's topology-updater accounts only what is exclusively allocated to Guaranteed pods (pinned
@@ -289,12 +320,16 @@ def numa_misplacement(snapshot: ClusterSnapshot,
                 continue
             cpu_used = cpu.used
             if gpu_used > 0 and cpu_used == 0 and gpu_used > n_gpus:
-                message = (f"NUMA zone {zone.name} has {gpu_used} GPU(s) in use and no pinned CPU; "
-                           f"{_who(names)} runs on CPUs of another NUMA node")
+                message = (
+                    f"NUMA zone {zone.name} has {gpu_used} GPU(s) in use and no pinned CPU; "
+                    f"{_who(names)} runs on CPUs of another NUMA node"
+                )
                 findings.append(NumaFinding(nrt.name, zone.name, names, message))
             elif cpu_used > 0 and gpu_used == 0 and not others_pinned:
-                message = (f"NUMA zone {zone.name} has {cpu_used // 1000} pinned CPU(s) and no GPU "
-                           f"in use; {_who(names)} has pinned CPUs away from its GPUs")
+                message = (
+                    f"NUMA zone {zone.name} has {cpu_used // 1000} pinned CPU(s) and no GPU "
+                    f"in use; {_who(names)} has pinned CPUs away from its GPUs"
+                )
                 findings.append(NumaFinding(nrt.name, zone.name, names, message))
     return findings
 
@@ -327,42 +362,70 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
         if fragmentation is None:
             fragmentation = frag
         else:
-            fragmentation = Fragmentation(fragmentation.milli + frag.milli,
-                                          fragmentation.idle_milli + frag.idle_milli,
-                                          fragmentation.per_node + frag.per_node,
-                                          fragmentation.typical + frag.typical)
+            fragmentation = Fragmentation(
+                fragmentation.milli + frag.milli,
+                fragmentation.idle_milli + frag.idle_milli,
+                fragmentation.per_node + frag.per_node,
+                fragmentation.typical + frag.typical,
+            )
     for free, resource in frees:
         node = free.node
         allocatable = node.allocatable.get(resource, 0)
         idle = max(0, free.gpus(resource))
         usable, stranded, reason = _stranded(free, resource, distinct)
-        reports.append(NodeReport(
-            name=node.name, resource=resource,
-            product=node.labels.get(GPU_PRODUCT_LABEL, ""), allocatable=allocatable,
-            used=allocatable - free.gpus(resource), free=idle, stranded=stranded, usable=usable,
-            schedulable=node.schedulable, reason=reason,
-            domains=tuple((lab, node.labels[lab]) for lab in labels if lab in node.labels),
-            fragmentation_milli=frag_by_node.get(node.name, 0.0)))
+        reports.append(
+            NodeReport(
+                name=node.name,
+                resource=resource,
+                product=node.labels.get(GPU_PRODUCT_LABEL, ""),
+                allocatable=allocatable,
+                used=allocatable - free.gpus(resource),
+                free=idle,
+                stranded=stranded,
+                usable=usable,
+                schedulable=node.schedulable,
+                reason=reason,
+                domains=tuple((lab, node.labels[lab]) for lab in labels if lab in node.labels),
+                fragmentation_milli=frag_by_node.get(node.name, 0.0),
+            )
+        )
     domains = _domains(reports, frees, labels, distinct)
-    pending = [p for p in snapshot.pods if p.pending and p.accelerators(registry)
-               and (options.namespace is None or p.namespace == options.namespace)]
+    pending = [
+        p
+        for p in snapshot.pods
+        if p.pending and p.accelerators(registry) and (options.namespace is None or p.namespace == options.namespace)
+    ]
     pending_gpus = sum(sum(p.accelerators(registry).values()) for p in pending)
-    pending_gpus += sum(ps.count * ps.shape.gpus for w in snapshot.kueue_workloads if w.pending
-                        for ps in w.pod_sets if ps.shape is not None
-                        and (options.namespace is None or w.namespace == options.namespace))
-    numa = [f for f in numa_misplacement(snapshot, registry)
-            if options.namespace is None or any(p.startswith(f"{options.namespace}/")
-                                                for p in f.pods)]
+    pending_gpus += sum(
+        ps.count * ps.shape.gpus
+        for w in snapshot.kueue_workloads
+        if w.pending
+        for ps in w.pod_sets
+        if ps.shape is not None and (options.namespace is None or w.namespace == options.namespace)
+    )
+    numa = [
+        f
+        for f in numa_misplacement(snapshot, registry)
+        if options.namespace is None or any(p.startswith(f"{options.namespace}/") for p in f.pods)
+    ]
     counts = Counter(shapes)
     queues = tuple(
-        QueueReport(q.name, q.cohort, resource, nominal, q.reserved.get(resource, 0),
-                    q.pending_workloads)
-        for q in snapshot.kueue_cluster_queues for resource, nominal in sorted(q.nominal.items()))
+        QueueReport(q.name, q.cohort, resource, nominal, q.reserved.get(resource, 0), q.pending_workloads)
+        for q in snapshot.kueue_cluster_queues
+        for resource, nominal in sorted(q.nominal.items())
+    )
     return AuditReport(
-        nodes=tuple(reports), domains=tuple(domains), fragmentation=fragmentation,
-        numa=tuple(numa), pending_pods=tuple(p.key for p in pending), pending_gpus=pending_gpus,
-        shapes=tuple(s for s, _ in counts.most_common()), notes=snapshot.notes,
-        source=snapshot.source, queues=queues)
+        nodes=tuple(reports),
+        domains=tuple(domains),
+        fragmentation=fragmentation,
+        numa=tuple(numa),
+        pending_pods=tuple(p.key for p in pending),
+        pending_gpus=pending_gpus,
+        shapes=tuple(s for s, _ in counts.most_common()),
+        notes=snapshot.notes,
+        source=snapshot.source,
+        queues=queues,
+    )
 
 
 def domain_labels(snapshot: ClusterSnapshot, options: AuditOptions) -> tuple[str, ...]:
@@ -374,8 +437,12 @@ def domain_labels(snapshot: ClusterSnapshot, options: AuditOptions) -> tuple[str
     return options.domain_labels
 
 
-def _domains(reports: Sequence[NodeReport], frees: Sequence[tuple[NodeFree, str]],
-             labels: Sequence[str], shapes: Sequence[PodShape]) -> list[DomainReport]:
+def _domains(
+    reports: Sequence[NodeReport],
+    frees: Sequence[tuple[NodeFree, str]],
+    labels: Sequence[str],
+    shapes: Sequence[PodShape],
+) -> list[DomainReport]:
     sizes = sorted(set(GANG_SIZES) | {s.gpus for s in shapes})
     out: list[DomainReport] = []
     for label in labels:
@@ -384,10 +451,15 @@ def _domains(reports: Sequence[NodeReport], frees: Sequence[tuple[NodeFree, str]
             members = [r for r in reports if dict(r.domains).get(label) == value]
             names = tuple(sorted({r.name for r in members}))
             member_frees = [(f, res) for f, res in frees if f.node.name in names]
-            out.append(DomainReport(
-                label=label, value=value, nodes=names,
-                free=sum(r.free for r in members),
-                schedulable_free=sum(r.free for r in members if r.schedulable),
-                stranded=sum(r.stranded for r in members),
-                gangs=_gangs(member_frees, sizes)))
+            out.append(
+                DomainReport(
+                    label=label,
+                    value=value,
+                    nodes=names,
+                    free=sum(r.free for r in members),
+                    schedulable_free=sum(r.free for r in members if r.schedulable),
+                    stranded=sum(r.stranded for r in members),
+                    gangs=_gangs(member_frees, sizes),
+                )
+            )
     return out

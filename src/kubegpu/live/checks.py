@@ -26,18 +26,17 @@ def _text(obj: Mapping[str, Any], what: str, source: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
-        raise InputError(f"{what} is not valid Unicode ({err.reason})",
-                         file=source or None) from err
+        raise InputError(f"{what} is not valid Unicode ({err.reason})", file=source or None) from err
     return text
 
 
 def _issues(findings: list[Finding], target: str) -> list[Issue]:
-    return [Issue(rule=f"{f.code} {f.name}", severity=f.severity.value, target=target,
-                  message=f.message) for f in findings]
+    return [
+        Issue(rule=f"{f.code} {f.name}", severity=f.severity.value, target=target, message=f.message) for f in findings
+    ]
 
 
-def lint_pods(snapshot: ClusterSnapshot, config: LintConfig,
-              namespace: str | None = None) -> list[Issue]:
+def lint_pods(snapshot: ClusterSnapshot, config: LintConfig, namespace: str | None = None) -> list[Issue]:
     """Findings on every live GPU pod (Succeeded/Failed pods are history, not state)."""
     issues: list[Issue] = []
     registry = AcceleratorRegistry(config.accelerator_resources)
@@ -52,8 +51,7 @@ def lint_pods(snapshot: ClusterSnapshot, config: LintConfig,
     return issues
 
 
-def lint_kubelet_configs(configs: Mapping[str, Mapping[str, Any]],
-                         config: LintConfig) -> list[Issue]:
+def lint_kubelet_configs(configs: Mapping[str, Mapping[str, Any]], config: LintConfig) -> list[Issue]:
     """Findings of the rules that read KubeletConfiguration, on each node's configz."""
     issues: list[Issue] = []
     for node, kubelet in sorted(configs.items()):
@@ -63,13 +61,17 @@ def lint_kubelet_configs(configs: Mapping[str, Mapping[str, Any]],
     return issues
 
 
-def with_checks(report: AuditReport, snapshot: ClusterSnapshot, config: LintConfig | None = None,
-                namespace: str | None = None) -> AuditReport:
+def with_checks(
+    report: AuditReport, snapshot: ClusterSnapshot, config: LintConfig | None = None, namespace: str | None = None
+) -> AuditReport:
     """The report with lint findings on GPU pods and kubelet configs attached."""
     config = config or LintConfig()
     skipped: list[str] = []
     if not snapshot.kubelet_configs:
         skipped.append("kubelet-config checks skipped: no configz was read")
-    return replace(report, lint=tuple(lint_pods(snapshot, config, namespace)),
-                   kubelet=tuple(lint_kubelet_configs(snapshot.kubelet_configs, config)),
-                   checks_skipped=tuple(skipped))
+    return replace(
+        report,
+        lint=tuple(lint_pods(snapshot, config, namespace)),
+        kubelet=tuple(lint_kubelet_configs(snapshot.kubelet_configs, config)),
+        checks_skipped=tuple(skipped),
+    )

@@ -104,8 +104,7 @@ class ClusterReader:
         timeout = httpx2.Timeout(options.timeout_s)
         try:
             self.client = Client(config=self.config, timeout=timeout, trust_env=False)
-            self.raw = adapter_client(self.config, ConnectionParams(timeout=timeout,
-                                                                   trust_env=False))
+            self.raw = adapter_client(self.config, ConnectionParams(timeout=timeout, trust_env=False))
         except (ConfigError, OSError, ValueError) as err:
             raise InputError(f"cannot use kubeconfig context: {err}") from err
         self.notes: list[str] = []
@@ -123,13 +122,14 @@ class ClusterReader:
         except ConfigError as err:  # raised at request time, e.g. by an exec credential plugin
             raise InputError(f"kubeconfig credentials failed: {err}") from err
         except FileNotFoundError as err:
-            raise InputError(f"kubeconfig credentials failed: {err.strerror}: "
-                             f"{err.filename}") from err
+            raise InputError(f"kubeconfig credentials failed: {err.strerror}: {err.filename}") from err
         except (httpx2.TransportError, OSError) as err:
             raise InputError(f"cannot reach the API server at {self.server}: {err}") from err
         except (ValueError, TypeError, AttributeError, KeyError) as err:  # JSONDecodeError is a ValueError
-            raise InputError(f"the API server at {self.server} did not answer with Kubernetes JSON "
-                             f"(a proxy or login page in the way?): {type(err).__name__}: {err}") from err
+            raise InputError(
+                f"the API server at {self.server} did not answer with Kubernetes JSON "
+                f"(a proxy or login page in the way?): {type(err).__name__}: {err}"
+            ) from err
         return build_snapshot(objects, configs, self.notes, source=self.server)
 
     def _core(self) -> Objects:
@@ -139,15 +139,16 @@ class ClusterReader:
             code, message = _api_error(err)
             raise InputError(f"cannot list nodes at {self.server} ({code}): {message}") from err
         try:
-            objects += _listed(self.client.list(Pod, namespace="*", chunk_size=LIST_CHUNK),
-                               "Pod", "v1")
+            objects += _listed(self.client.list(Pod, namespace="*", chunk_size=LIST_CHUNK), "Pod", "v1")
         except httpx2.HTTPStatusError as err:
             code, message = _api_error(err)
             namespace = self.options.namespace
             if code != 403 or namespace is None:
                 raise InputError(f"cannot list pods at {self.server} ({code}): {message}") from err
-            self.notes.append(f"pods of all namespaces are forbidden; read namespace {namespace} "
-                              "only, so GPUs used by other namespaces count as free")
+            self.notes.append(
+                f"pods of all namespaces are forbidden; read namespace {namespace} "
+                "only, so GPUs used by other namespaces count as free"
+            )
             try:
                 objects += _listed(self.client.list(Pod, namespace=namespace), "Pod", "v1")
             except httpx2.HTTPStatusError as err2:
@@ -155,8 +156,7 @@ class ClusterReader:
                 raise InputError(f"cannot list pods in {namespace} ({code}): {message}") from err2
         return objects
 
-    def _optional(self, group: str, versions: tuple[str, ...], kind: str, plural: str,
-                  namespaced: bool) -> Objects:
+    def _optional(self, group: str, versions: tuple[str, ...], kind: str, plural: str, namespaced: bool) -> Objects:
         """List a CRD kind trying each version; 404 on all = not installed, 403 = forbidden."""
         last = 404
         for version in versions:
@@ -182,14 +182,16 @@ class ClusterReader:
         return []
 
     def _nrt(self) -> Objects:
-        return self._optional("topology.node.k8s.io", NRT_VERSIONS, "NodeResourceTopology",
-                              "noderesourcetopologies", namespaced=False)
+        return self._optional(
+            "topology.node.k8s.io", NRT_VERSIONS, "NodeResourceTopology", "noderesourcetopologies", namespaced=False
+        )
 
     def _kueue(self) -> Objects:
-        return (self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Topology", "topologies", False)
-                + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "ClusterQueue",
-                                 "clusterqueues", False)
-                + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Workload", "workloads", True))
+        return (
+            self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Topology", "topologies", False)
+            + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "ClusterQueue", "clusterqueues", False)
+            + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Workload", "workloads", True)
+        )
 
     def _configz(self, nodes: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
         """GET /api/v1/nodes/NAME/proxy/configz per node (needs `nodes/proxy` get).

@@ -31,13 +31,17 @@ class Fragmentation:
 
 def _as_gpu_pod(shape: PodShape, index: int) -> GpuPod:
     models = shape.gpu_models(GPU_PRODUCT_LABEL)
-    return GpuPod(name=f"shape-{index}", cpu_milli=shape.cpu_millis,
-                  memory_bytes=shape.memory_bytes, gpu_count=shape.gpus, gpu_milli=MILLI,
-                  gpu_models=models)
+    return GpuPod(
+        name=f"shape-{index}",
+        cpu_milli=shape.cpu_millis,
+        memory_bytes=shape.memory_bytes,
+        gpu_count=shape.gpus,
+        gpu_milli=MILLI,
+        gpu_models=models,
+    )
 
 
-def cluster_fragmentation(frees: Sequence[NodeFree], resource: str,
-                          tasks: Sequence[PodShape]) -> Fragmentation:
+def cluster_fragmentation(frees: Sequence[NodeFree], resource: str, tasks: Sequence[PodShape]) -> Fragmentation:
     """F(M) = Σ_n F_n(M); M = the most popular task shapes (95% of tasks) among `tasks`.
 
     Whole GPUs only (Kubernetes counts `nvidia.com/gpu` in units): a free GPU has 1000 milli left.
@@ -63,5 +67,6 @@ def cluster_fragmentation(frees: Sequence[NodeFree], resource: str,
         cpu_left = max(0, free.free.get("cpu", 0))
         value = node_frag_milli(typical, model, cpu_left, [MILLI] * idle)
         per_node.append((free.node.name, value))
-    return Fragmentation(milli=sum(v for _, v in per_node), idle_milli=idle_total,
-                         per_node=tuple(per_node), typical=typical)
+    return Fragmentation(
+        milli=sum(v for _, v in per_node), idle_milli=idle_total, per_node=tuple(per_node), typical=typical
+    )

@@ -74,9 +74,12 @@ def usable_gpus(free: NodeFree, resource: str, shapes: Sequence[PodShape]) -> in
     An exact search over shape counts (free GPUs per node are few): maximise GPUs taken subject to
     free GPUs, CPU, memory and pod slots together.
     """
-    fitting = tuple(sorted({s for s in shapes
-                            if s.gpu_resource == resource and copies(free, s) > 0},
-                           key=lambda s: (-s.gpus, s.cpu_millis, s.memory_bytes)))
+    fitting = tuple(
+        sorted(
+            {s for s in shapes if s.gpu_resource == resource and copies(free, s) > 0},
+            key=lambda s: (-s.gpus, s.cpu_millis, s.memory_bytes),
+        )
+    )
     gpus = max(0, free.gpus(resource))
     if not fitting or gpus == 0:
         return 0
@@ -91,10 +94,10 @@ def usable_gpus(free: NodeFree, resource: str, shapes: Sequence[PodShape]) -> in
         shape = fitting[index]
         result = best(index + 1, g, c, m, p)
         n = 1
-        while (n * shape.gpus <= g and n * shape.cpu_millis <= c and n * shape.memory_bytes <= m
-               and n <= p):
-            taken = n * shape.gpus + best(index + 1, g - n * shape.gpus, c - n * shape.cpu_millis,
-                                          m - n * shape.memory_bytes, p - n)
+        while n * shape.gpus <= g and n * shape.cpu_millis <= c and n * shape.memory_bytes <= m and n <= p:
+            taken = n * shape.gpus + best(
+                index + 1, g - n * shape.gpus, c - n * shape.cpu_millis, m - n * shape.memory_bytes, p - n
+            )
             result = max(result, taken)
             if result == g:
                 break

@@ -21,6 +21,7 @@ DEFAULT_RACK_LABEL = "cloud.provider.com/topology-rack"
 # (memory and storage in bytes, extended resources in units).
 ResourceList = Mapping[str, int]
 
+
 @dataclass(frozen=True)
 class Taint:
     """A node taint (key, value, effect)."""
@@ -194,8 +195,8 @@ class NRTZone:
     def numa_id(self) -> int | None:
         """The NUMA id of a `node-N` zone (NFD naming), else None."""
         prefix = "node-"
-        if self.name.startswith(prefix) and self.name[len(prefix):].isdigit():
-            return int(self.name[len(prefix):])
+        if self.name.startswith(prefix) and self.name[len(prefix) :].isdigit():
+            return int(self.name[len(prefix) :])
         return None
 
 
@@ -229,8 +230,7 @@ class PodShape:
                 return (value,)
         models: set[str] = set()
         for term in self.node_affinity:
-            values = [r.values for r in term if r.key == label and r.operator == "In"
-                      and not r.field]
+            values = [r.values for r in term if r.key == label and r.operator == "In" and not r.field]
             if not values:
                 return ()
             models.update(set.intersection(*(set(v) for v in values)))

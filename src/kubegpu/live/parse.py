@@ -100,8 +100,9 @@ def parse_node(obj: Mapping[str, Any], source: str = "<api>") -> NodeInfo:
     allocatable = status.get("allocatable")
     return NodeInfo(
         name=name,
-        allocatable=capacity if allocatable is None else resource_list(
-            allocatable, f"{where}.status.allocatable", source),
+        allocatable=capacity
+        if allocatable is None
+        else resource_list(allocatable, f"{where}.status.allocatable", source),
         capacity=capacity,
         labels=_str_map(meta.get("labels"), f"{where}.metadata.labels", source),
         taints=taints,
@@ -111,15 +112,20 @@ def parse_node(obj: Mapping[str, Any], source: str = "<api>") -> NodeInfo:
 
 
 def _container(container: podmodel.Container) -> ContainerInfo:
-    return ContainerInfo(name=container.name, requests=podmodel.canonical_amounts(container.requests),
-                         limits=podmodel.canonical_amounts(container.limits),
-                         init=container.kind != podmodel.KIND_APP, restartable=container.restartable)
+    return ContainerInfo(
+        name=container.name,
+        requests=podmodel.canonical_amounts(container.requests),
+        limits=podmodel.canonical_amounts(container.limits),
+        init=container.kind != podmodel.KIND_APP,
+        restartable=container.restartable,
+    )
 
 
 def tolerations(raw: object, where: str, source: str) -> tuple[Toleration, ...]:
     return tuple(
-        Toleration(str(t.get("key", "")), str(t.get("operator", "Equal")),
-                   str(t.get("value", "")), str(t.get("effect", "")))
+        Toleration(
+            str(t.get("key", "")), str(t.get("operator", "Equal")), str(t.get("value", "")), str(t.get("effect", ""))
+        )
         for t in _list(raw, where, source)
         if isinstance(t, Mapping)
     )
@@ -129,27 +135,25 @@ def node_affinity(spec: Mapping[str, Any], where: str, source: str) -> NodeAffin
     """spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution, as terms."""
     affinity = _map(spec.get("affinity"), f"{where}.affinity", source)
     node = _map(affinity.get("nodeAffinity"), f"{where}.affinity.nodeAffinity", source)
-    required = _map(node.get("requiredDuringSchedulingIgnoredDuringExecution"),
-                    f"{where}.affinity.nodeAffinity.required", source)
+    required = _map(
+        node.get("requiredDuringSchedulingIgnoredDuringExecution"), f"{where}.affinity.nodeAffinity.required", source
+    )
     terms: list[tuple[SelectorRequirement, ...]] = []
-    for i, raw in enumerate(_list(required.get("nodeSelectorTerms"),
-                                  f"{where}.nodeSelectorTerms", source)):
+    for i, raw in enumerate(_list(required.get("nodeSelectorTerms"), f"{where}.nodeSelectorTerms", source)):
         term = _map(raw, f"{where}.nodeSelectorTerms[{i}]", source)
         reqs: list[SelectorRequirement] = []
         for kind, is_field in (("matchExpressions", False), ("matchFields", True)):
-            for j, expr in enumerate(_list(term.get(kind), f"{where}.nodeSelectorTerms[{i}].{kind}",
-                                           source)):
+            for j, expr in enumerate(_list(term.get(kind), f"{where}.nodeSelectorTerms[{i}].{kind}", source)):
                 e = _map(expr, f"{where}.nodeSelectorTerms[{i}].{kind}[{j}]", source)
                 values = tuple(str(v) for v in _list(e.get("values"), f"{where}.values", source))
-                reqs.append(SelectorRequirement(str(e.get("key", "")), str(e.get("operator", "")),
-                                                values, is_field))
+                reqs.append(SelectorRequirement(str(e.get("key", "")), str(e.get("operator", "")), values, is_field))
         terms.append(tuple(reqs))
     return tuple(terms)
 
 
-def parse_pod_spec(spec: Mapping[str, Any], where: str, source: str,
-                   annotations: Mapping[str, Any] | None = None) -> tuple[
-        tuple[ContainerInfo, ...], dict[str, int], podmodel.Pod]:
+def parse_pod_spec(
+    spec: Mapping[str, Any], where: str, source: str, annotations: Mapping[str, Any] | None = None
+) -> tuple[tuple[ContainerInfo, ...], dict[str, int], podmodel.Pod]:
     """Containers (init first), effective requests (PodRequests) and the pod model of a pod spec."""
     model = podmodel.read_pod_spec(spec, annotations, where=f"{where}.spec", source=source)
     containers = tuple(_container(c) for c in model.containers)
@@ -180,16 +184,19 @@ def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
         node_affinity=node_affinity(spec, f"{where}.spec", source),
         labels=_str_map(meta.get("labels"), f"{where}.metadata.labels", source),
         annotations=annotations,
-        scheduling_gated=bool(_list(spec.get("schedulingGates"), f"{where}.schedulingGates",
-                                    source)),
+        scheduling_gated=bool(_list(spec.get("schedulingGates"), f"{where}.schedulingGates", source)),
         raw=obj,
         spec=model,
     )
 
 
-def shape_of(requests: ResourceList, node_selector: Mapping[str, str],
-             tols: tuple[Toleration, ...], affinity: NodeAffinity = (),
-             registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> PodShape | None:
+def shape_of(
+    requests: ResourceList,
+    node_selector: Mapping[str, str],
+    tols: tuple[Toleration, ...],
+    affinity: NodeAffinity = (),
+    registry: AcceleratorRegistry = DEFAULT_REGISTRY,
+) -> PodShape | None:
     """The accelerator shape of a pod (None for a pod without accelerators)."""
     accel = sorted((r, v) for r, v in requests.items() if registry.is_accelerator(r) and v > 0)
     if not accel:
@@ -222,35 +229,48 @@ def parse_nrt(obj: Mapping[str, Any], source: str = "<api>") -> NodeResourceTopo
         for j, res in enumerate(entries):
             entry = _map(res, f"{where}.zones[{i}].resources[{j}]", source)
             rname = str(entry.get("name", ""))
-            vals = {k: _amount(rname, entry[k], f"{where}.zones[{i}].resources[{j}].{k}", source)
-                    for k in ("capacity", "allocatable", "available") if k in entry}
+            vals = {
+                k: _amount(rname, entry[k], f"{where}.zones[{i}].resources[{j}].{k}", source)
+                for k in ("capacity", "allocatable", "available")
+                if k in entry
+            }
             resources[rname] = ZoneResource(
                 capacity=vals.get("capacity", 0),
                 allocatable=vals.get("allocatable", vals.get("capacity", 0)),
                 available=vals.get("available", 0),
             )
-        costs = {str(c.get("name")): int(c.get("value", 0))
-                 for c in _list(zone.get("costs"), f"{where}.zones[{i}].costs", source)
-                 if isinstance(c, Mapping)}
-        zones.append(NRTZone(name=str(zone.get("name", f"zone-{i}")),
-                             type=str(zone.get("type", "")), resources=resources,
-                             parent=str(zone.get("parent", "")), costs=costs))
-    attributes = {str(a.get("name")): str(a.get("value", ""))
-                  for a in _list(obj.get("attributes"), f"{where}.attributes", source)
-                  if isinstance(a, Mapping)}
-    policies = tuple(str(p) for p in _list(obj.get("topologyPolicies"), f"{where}.topologyPolicies",
-                                            source))
-    return NodeResourceTopology(name=name, zones=tuple(zones), attributes=attributes,
-                                topology_policies=policies)
+        costs = {
+            str(c.get("name")): int(c.get("value", 0))
+            for c in _list(zone.get("costs"), f"{where}.zones[{i}].costs", source)
+            if isinstance(c, Mapping)
+        }
+        zones.append(
+            NRTZone(
+                name=str(zone.get("name", f"zone-{i}")),
+                type=str(zone.get("type", "")),
+                resources=resources,
+                parent=str(zone.get("parent", "")),
+                costs=costs,
+            )
+        )
+    attributes = {
+        str(a.get("name")): str(a.get("value", ""))
+        for a in _list(obj.get("attributes"), f"{where}.attributes", source)
+        if isinstance(a, Mapping)
+    }
+    policies = tuple(str(p) for p in _list(obj.get("topologyPolicies"), f"{where}.topologyPolicies", source))
+    return NodeResourceTopology(name=name, zones=tuple(zones), attributes=attributes, topology_policies=policies)
 
 
 def parse_kueue_topology(obj: Mapping[str, Any], source: str = "<api>") -> KueueTopology:
     """A Kueue Topology: `spec.levels[].nodeLabel`, top level first."""
     name = object_name(obj)
     spec = _map(obj.get("spec"), f"Topology {name}.spec", source)
-    levels = tuple(str(level.get("nodeLabel", ""))
-                   for level in _list(spec.get("levels"), f"Topology {name}.spec.levels", source)
-                   if isinstance(level, Mapping))
+    levels = tuple(
+        str(level.get("nodeLabel", ""))
+        for level in _list(spec.get("levels"), f"Topology {name}.spec.levels", source)
+        if isinstance(level, Mapping)
+    )
     return KueueTopology(name=name, levels=levels)
 
 
@@ -262,26 +282,28 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
     where = f"Workload {namespace}/{name}"
     spec = _map(obj.get("spec"), f"{where}.spec", source)
     status = _map(obj.get("status"), f"{where}.status", source)
-    conditions = {str(c.get("type")): c.get("status") == "True"
-                  for c in _list(status.get("conditions"), f"{where}.status.conditions", source)
-                  if isinstance(c, Mapping)}
+    conditions = {
+        str(c.get("type")): c.get("status") == "True"
+        for c in _list(status.get("conditions"), f"{where}.status.conditions", source)
+        if isinstance(c, Mapping)
+    }
     pod_sets = []
     for i, raw in enumerate(_list(spec.get("podSets"), f"{where}.spec.podSets", source)):
         ps = _map(raw, f"{where}.spec.podSets[{i}]", source)
         template = _map(ps.get("template"), f"{where}.spec.podSets[{i}].template", source)
         tspec = _map(template.get("spec"), f"{where}.spec.podSets[{i}].template.spec", source)
         _, requests, _ = parse_pod_spec(tspec, f"{where}.spec.podSets[{i}].template", source)
-        shape = shape_of(requests,
-                         _str_map(tspec.get("nodeSelector"), f"{where}.podSets[{i}]", source),
-                         tolerations(tspec.get("tolerations"), f"{where}.podSets[{i}]", source),
-                         node_affinity(tspec, f"{where}.podSets[{i}]", source))
+        shape = shape_of(
+            requests,
+            _str_map(tspec.get("nodeSelector"), f"{where}.podSets[{i}]", source),
+            tolerations(tspec.get("tolerations"), f"{where}.podSets[{i}]", source),
+            node_affinity(tspec, f"{where}.podSets[{i}]", source),
+        )
         try:
             count = int(ps.get("count", 1))
         except (TypeError, ValueError) as err:
-            raise InputError(f"{where}.spec.podSets[{i}].count: not an integer",
-                             file=source) from err
-        pod_sets.append(KueuePodSet(name=str(ps.get("name", f"podset-{i}")), count=count,
-                                    shape=shape))
+            raise InputError(f"{where}.spec.podSets[{i}].count: not an integer", file=source) from err
+        pod_sets.append(KueuePodSet(name=str(ps.get("name", f"podset-{i}")), count=count, shape=shape))
     return KueueWorkload(
         namespace=namespace,
         name=name,
@@ -313,31 +335,32 @@ def parse_kueue_cluster_queue(obj: Mapping[str, Any], source: str = "<api>") -> 
     spec = _map(obj.get("spec"), f"{where}.spec", source)
     status = _map(obj.get("status"), f"{where}.status", source)
     nominal: dict[str, int] = {}
-    for i, group in enumerate(_list(spec.get("resourceGroups"), f"{where}.spec.resourceGroups",
-                                    source)):
+    for i, group in enumerate(_list(spec.get("resourceGroups"), f"{where}.spec.resourceGroups", source)):
         flavors = _map(group, f"{where}.spec.resourceGroups[{i}]", source).get("flavors")
         for resource, amount in _flavor_totals(
-                flavors, "nominalQuota", f"{where}.spec.resourceGroups[{i}].flavors",
-                source).items():
+            flavors, "nominalQuota", f"{where}.spec.resourceGroups[{i}].flavors", source
+        ).items():
             nominal[resource] = nominal.get(resource, 0) + amount
-    reserved = _flavor_totals(status.get("flavorsReservation"), "total",
-                              f"{where}.status.flavorsReservation", source)
+    reserved = _flavor_totals(status.get("flavorsReservation"), "total", f"{where}.status.flavorsReservation", source)
 
     def count(key: str) -> int:
         value = status.get(key, 0)
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     cohort = str(spec.get("cohortName") or spec.get("cohort") or "")
-    return KueueClusterQueue(name=name, cohort=cohort,
-                             nominal=nominal, reserved=reserved,
-                             pending_workloads=count("pendingWorkloads"),
-                             admitted_workloads=count("admittedWorkloads"))
+    return KueueClusterQueue(
+        name=name,
+        cohort=cohort,
+        nominal=nominal,
+        reserved=reserved,
+        pending_workloads=count("pendingWorkloads"),
+        admitted_workloads=count("admittedWorkloads"),
+    )
 
 
 def parse_configz(obj: object, node: str, source: str = "<api>") -> Mapping[str, Any]:
     """The kubelet's `/configz` answer: `{"kubeletconfig": {...}}`; returns the inner config."""
     if not isinstance(obj, Mapping) or not isinstance(obj.get("kubeletconfig"), Mapping):
-        raise InputError(f"configz of node {node}: expected an object with 'kubeletconfig'",
-                         file=source)
+        raise InputError(f"configz of node {node}: expected an object with 'kubeletconfig'", file=source)
     config: Mapping[str, Any] = obj["kubeletconfig"]
     return config

@@ -31,56 +31,68 @@ class RbacOptions:
     image: str = DEFAULT_IMAGE
 
 
-CONFIGZ_RULES: tuple[dict[str, Any], ...] = (
-    {"apiGroups": [""], "resources": ["nodes/proxy"], "verbs": ["get"]},
-)
+CONFIGZ_RULES: tuple[dict[str, Any], ...] = ({"apiGroups": [""], "resources": ["nodes/proxy"], "verbs": ["get"]},)
 
 
 def audit_rules(configz: bool = False) -> list[dict[str, Any]]:
     """PolicyRules for every request the audit makes (see ClusterReader); `configz`: the opt-in role's too."""
     rules: list[dict[str, Any]] = [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["list"]},
-        {"apiGroups": ["topology.node.k8s.io"], "resources": ["noderesourcetopologies"],
-         "verbs": ["list"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies", "clusterqueues", "workloads"],
-         "verbs": ["list"]},
+        {"apiGroups": ["topology.node.k8s.io"], "resources": ["noderesourcetopologies"], "verbs": ["list"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies", "clusterqueues", "workloads"], "verbs": ["list"]},
     ]
     if configz:
         rules.extend(dict(rule) for rule in CONFIGZ_RULES)
     return rules
 
 
-def _role_and_binding(name: str, rules: list[dict[str, Any]], options: RbacOptions,
-                      labels: dict[str, str]) -> list[dict[str, Any]]:
+def _role_and_binding(
+    name: str, rules: list[dict[str, Any]], options: RbacOptions, labels: dict[str, str]
+) -> list[dict[str, Any]]:
     return [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": name, "labels": labels}, "rules": rules},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": name, "labels": labels},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-         "subjects": [{"kind": "ServiceAccount", "name": options.service_account,
-                       "namespace": options.namespace}]},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name, "labels": labels},
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name, "labels": labels},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": options.service_account, "namespace": options.namespace}],
+        },
     ]
 
 
 def rbac_objects(options: RbacOptions) -> list[dict[str, Any]]:
     """ServiceAccount, the read-only ClusterRole and its binding; with `configz`, the configz role and binding."""
     labels = {"app.kubernetes.io/name": options.name, "app.kubernetes.io/part-of": "kubegpu"}
-    extra = (_role_and_binding(f"{options.name}-configz", [dict(r) for r in CONFIGZ_RULES], options, labels)
-             if options.configz else [])
+    extra = (
+        _role_and_binding(f"{options.name}-configz", [dict(r) for r in CONFIGZ_RULES], options, labels)
+        if options.configz
+        else []
+    )
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": options.service_account, "namespace": options.namespace,
-                      "labels": labels}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": options.name, "labels": labels},
-         "rules": audit_rules()},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": options.name, "labels": labels},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": options.name},
-         "subjects": [{"kind": "ServiceAccount", "name": options.service_account,
-                       "namespace": options.namespace}]},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": options.service_account, "namespace": options.namespace, "labels": labels},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": options.name, "labels": labels},
+            "rules": audit_rules(),
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": options.name, "labels": labels},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": options.name},
+            "subjects": [{"kind": "ServiceAccount", "name": options.service_account, "namespace": options.namespace}],
+        },
         *extra,
     ]
 
@@ -92,7 +104,8 @@ def audit_job(options: RbacOptions) -> dict[str, Any]:
     labels = {"app.kubernetes.io/name": options.name, "app.kubernetes.io/part-of": "kubegpu"}
     args = ["audit", "--cluster", "-o", "json"] + ([] if options.configz else ["--no-configz"])
     return {
-        "apiVersion": "batch/v1", "kind": "Job",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": options.name, "namespace": options.namespace, "labels": labels},
         "spec": {
             "backoffLimit": 0,
@@ -103,18 +116,26 @@ def audit_job(options: RbacOptions) -> dict[str, Any]:
                     "serviceAccountName": options.service_account,
                     "automountServiceAccountToken": True,  # the in-cluster credentials the audit reads with
                     "restartPolicy": "Never",
-                    "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532,
-                                        "seccompProfile": {"type": "RuntimeDefault"}},
-                    "containers": [{
-                        "name": "audit",
-                        "image": options.image,
-                        "command": ["kubegpu"],
-                        "args": args,
-                        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"},
-                                      "limits": {"memory": "1Gi"}},
-                        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                                            "capabilities": {"drop": ["ALL"]}},
-                    }],
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": 65532,
+                        "runAsGroup": 65532,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    "containers": [
+                        {
+                            "name": "audit",
+                            "image": options.image,
+                            "command": ["kubegpu"],
+                            "args": args,
+                            "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "readOnlyRootFilesystem": True,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                        }
+                    ],
                 },
             },
         },
@@ -125,21 +146,26 @@ def render_rbac(options: RbacOptions) -> str:
     header = (
         "# Read-only access for `kubegpu audit --cluster`: list nodes, pods,\n"
         "# NodeResourceTopologies and Kueue Topologies/ClusterQueues/Workloads\n"
-        "# (a missing CRD is fine: the audit notes it).\n")
+        "# (a missing CRD is fine: the audit notes it).\n"
+    )
     if options.configz:
         header += (
             "# The separate -configz role grants nodes/proxy get, to read each kubelet's /configz\n"
             "# through the API server. It is NOT read-only: it reaches the kubelet's whole API,\n"
             "# including exec into any container on the node. Delete that role and binding after\n"
-            "# the audit; without it the audit notes the 403 and skips the kubelet-config checks.\n")
+            "# the audit; without it the audit notes the 403 and skips the kubelet-config checks.\n"
+        )
     else:
         header += (
             "# Kubelet configurations (/configz) are not readable with this role; the audit notes\n"
             "# it and skips the kubelet-config checks (see --with-configz, or audit --snapshot\n"
-            "# with configz files).\n")
+            "# with configz files).\n"
+        )
     objects = rbac_objects(options)
     if options.job:
-        header += f"# The Job runs the audit once as {options.service_account}: kubectl logs -n {options.namespace} " \
-                  f"job/{options.name}\n"
+        header += (
+            f"# The Job runs the audit once as {options.service_account}: kubectl logs -n {options.namespace} "
+            f"job/{options.name}\n"
+        )
         objects.append(audit_job(options))
     return header + "---\n" + "---\n".join(yaml.safe_dump(o, sort_keys=False, width=100) for o in objects)

@@ -23,8 +23,7 @@ from kubegpu.errors import InputError
 from kubegpu.rules.coldstart_model import ImageFacts, lazy_from_manifest
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
-MANIFEST_TYPES = ("application/vnd.oci.image.manifest.v1+json",
-                  "application/vnd.docker.distribution.manifest.v2+json")
+MANIFEST_TYPES = ("application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json")
 REF_NAME = "org.opencontainers.image.ref.name"
 _DIGEST = re.compile(r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")
 _MAX_DOCUMENT = 4 << 20
@@ -33,8 +32,12 @@ Fetch = Callable[[str], Mapping[str, Any]]  # digest -> manifest or index
 
 def _platform_choice(index: Mapping[str, Any], platform: tuple[str, str]) -> Mapping[str, Any] | None:
     entries = [m for m in index.get("manifests") or [] if isinstance(m, Mapping)]
-    runnable = [m for m in entries if (m.get("annotations") or {}).get("vnd.docker.reference.type") is None
-                and not str(m.get("artifactType") or "").startswith("application/vnd.amazon.soci")]
+    runnable = [
+        m
+        for m in entries
+        if (m.get("annotations") or {}).get("vnd.docker.reference.type") is None
+        and not str(m.get("artifactType") or "").startswith("application/vnd.amazon.soci")
+    ]
     for entry in runnable:
         p = entry.get("platform")
         if isinstance(p, Mapping) and (p.get("os"), p.get("architecture")) == platform:
@@ -42,8 +45,9 @@ def _platform_choice(index: Mapping[str, Any], platform: tuple[str, str]) -> Map
     return runnable[0] if runnable else None
 
 
-def image_size(document: Mapping[str, Any], fetch: Fetch, platform: tuple[str, str] = ("linux", "amd64"),
-               depth: int = 0) -> ImageFacts:
+def image_size(
+    document: Mapping[str, Any], fetch: Fetch, platform: tuple[str, str] = ("linux", "amd64"), depth: int = 0
+) -> ImageFacts:
     """Bytes to pull for a manifest (config + layers) or an index (its platform's manifest), and lazy format."""
     if depth > 4:
         raise InputError("image index nesting is deeper than 4 levels")
@@ -52,8 +56,9 @@ def image_size(document: Mapping[str, Any], fetch: Fetch, platform: tuple[str, s
         if entry is None:
             raise InputError("the image index lists no image manifest")
         inner = image_size(fetch(str(entry.get("digest"))), fetch, platform, depth + 1)
-        return ImageFacts(inner.bytes, lazy_from_manifest(document) or lazy_from_manifest(entry) or inner.lazy,
-                          inner.source)
+        return ImageFacts(
+            inner.bytes, lazy_from_manifest(document) or lazy_from_manifest(entry) or inner.lazy, inner.source
+        )
     layers = document.get("layers")
     if not isinstance(layers, list):
         raise InputError("not an image manifest: it has no layers")
@@ -65,6 +70,7 @@ def image_size(document: Mapping[str, Any], fetch: Fetch, platform: tuple[str, s
 
 
 # --- OCI image layout on disk --------------------------------------------------------------------------------
+
 
 def _blob(root: Path, digest: str) -> Mapping[str, Any]:
     if not _DIGEST.match(digest):
@@ -119,6 +125,7 @@ def match_layout(images: list[str], layout: Mapping[str, ImageFacts]) -> dict[st
 
 # --- a registry ----------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ImageRef:
     registry: str
@@ -165,8 +172,11 @@ class Registry:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 data = json.loads(response.read(_MAX_DOCUMENT))
         except urllib.error.HTTPError as err:
-            if err.code == 401 and self.token is None and "bearer" in (err.headers.get("WWW-Authenticate") or
-                                                                       "").lower():
+            if (
+                err.code == 401
+                and self.token is None
+                and "bearer" in (err.headers.get("WWW-Authenticate") or "").lower()
+            ):
                 self._login(err.headers["WWW-Authenticate"])
                 return self._get(url, accept)
             raise InputError(f"{url}: HTTP {err.code} {err.reason}") from err
@@ -203,6 +213,7 @@ def registry_image(image: str, insecure: bool = False, timeout: float = 10.0) ->
     """The pull size of an image as its registry describes it (no layer is downloaded)."""
     ref = parse_reference(image)
     client = Registry(ref.registry, insecure, timeout)
-    facts = image_size(client.manifest(ref.repository, ref.reference),
-                       lambda digest: client.manifest(ref.repository, digest))
+    facts = image_size(
+        client.manifest(ref.repository, ref.reference), lambda digest: client.manifest(ref.repository, digest)
+    )
     return ImageFacts(facts.bytes, facts.lazy, f"registry {ref.registry}")

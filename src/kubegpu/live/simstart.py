@@ -47,11 +47,14 @@ def _gpu_resource(node: NodeInfo) -> str | None:
 def _spec(node: NodeInfo) -> NodeSpec:
     resource = _gpu_resource(node)
     return NodeSpec(
-        name=node.name, cpu_milli=node.allocatable.get("cpu", 0),
+        name=node.name,
+        cpu_milli=node.allocatable.get("cpu", 0),
         memory_bytes=node.allocatable.get("memory", 0),
         gpu_count=node.allocatable.get(resource, 0) if resource else 0,
         gpu_model=node.labels.get(GPU_PRODUCT_LABEL, "") if resource else "",
-        max_pods=node.allocatable.get("pods", 110), labels=dict(node.labels))
+        max_pods=node.allocatable.get("pods", 110),
+        labels=dict(node.labels),
+    )
 
 
 def _pod(name: str, requests: dict[str, int] | None, shape: PodShape | None) -> GpuPod:
@@ -59,8 +62,9 @@ def _pod(name: str, requests: dict[str, int] | None, shape: PodShape | None) -> 
     cpu = shape.cpu_millis if shape else (requests or {}).get("cpu", 0)
     mem = shape.memory_bytes if shape else (requests or {}).get("memory", 0)
     gpus = shape.gpus if shape else 0
-    return GpuPod(name=name, cpu_milli=cpu, memory_bytes=mem, gpu_count=gpus,
-                  gpu_milli=MILLI if gpus else 0, gpu_models=models)
+    return GpuPod(
+        name=name, cpu_milli=cpu, memory_bytes=mem, gpu_count=gpus, gpu_milli=MILLI if gpus else 0, gpu_models=models
+    )
 
 
 def _placed_pod(pod: PodInfo) -> GpuPod:
@@ -73,8 +77,9 @@ def simulation_start(snapshot: ClusterSnapshot) -> SimulationStart:
     Cordoned and NotReady nodes are left out (nothing new lands there) and named in `left_out`.
     """
     nodes = [n for n in snapshot.nodes if n.schedulable]
-    left_out = tuple(f"node {n.name} ({'cordoned' if n.unschedulable else 'NotReady'})"
-                     for n in snapshot.nodes if not n.schedulable)
+    left_out = tuple(
+        f"node {n.name} ({'cordoned' if n.unschedulable else 'NotReady'})" for n in snapshot.nodes if not n.schedulable
+    )
     placed: list[Placement] = []
     for index, node in enumerate(nodes):
         next_gpu = 0
@@ -91,5 +96,6 @@ def simulation_start(snapshot: ClusterSnapshot) -> SimulationStart:
             for i in range(pod_set.count if pod_set.shape is not None else 0):
                 name = f"{workload.namespace}/{workload.name}/{pod_set.name}-{i}"
                 pending.append(_pod(name, None, pod_set.shape))
-    return SimulationStart(nodes=tuple(_spec(n) for n in nodes), placed=tuple(placed),
-                           pending=tuple(pending), left_out=left_out)
+    return SimulationStart(
+        nodes=tuple(_spec(n) for n in nodes), placed=tuple(placed), pending=tuple(pending), left_out=left_out
+    )

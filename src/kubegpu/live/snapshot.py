@@ -96,8 +96,7 @@ def flatten(doc: object, origin: str) -> list[tuple[Mapping[str, Any], str]]:
                 raise InputError(f"items[{i}] is not an object", file=origin)
             # kubectl fills kind/apiVersion in every item of a mixed List; typed Lists omit them
             if "kind" not in item and str(doc.get("kind")) not in ("List", ""):
-                item = {**item, "kind": str(doc["kind"])[: -len("List")],
-                        "apiVersion": doc.get("apiVersion", "v1")}
+                item = {**item, "kind": str(doc["kind"])[: -len("List")], "apiVersion": doc.get("apiVersion", "v1")}
             out.extend(flatten(item, origin))
         return out
     return [(doc, origin)]
@@ -114,20 +113,18 @@ def _read_documents(path: Path) -> list[object]:
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             line = None if mark is None else mark.line + 1
-            raise InputError(f"not valid YAML: {getattr(err, 'problem', err)}", file=str(path),
-                             line=line) from err
+            raise InputError(f"not valid YAML: {getattr(err, 'problem', err)}", file=str(path), line=line) from err
     try:
         return [json.loads(text)]
     except json.JSONDecodeError as err:
-        raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", file=str(path),
-                         line=err.lineno) from err
+        raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", file=str(path), line=err.lineno) from err
 
 
 def configz_node(path: Path) -> str | None:
     """Node name of a configz dump file: `configz-NODE.json` or `NODE.configz.json`."""
     stem = path.name.rsplit(".", 1)[0]
     if stem.startswith(CONFIGZ_PREFIX):
-        return stem[len(CONFIGZ_PREFIX):]
+        return stem[len(CONFIGZ_PREFIX) :]
     if stem.endswith(CONFIGZ_SUFFIX):
         return stem[: -len(CONFIGZ_SUFFIX)]
     return None
@@ -137,8 +134,7 @@ def _expand(paths: Sequence[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.iterdir()
-                                if p.suffix in (".json", ".yaml", ".yml") and p.is_file()))
+            files.extend(sorted(p for p in path.iterdir() if p.suffix in (".json", ".yaml", ".yml") and p.is_file()))
         elif path.exists():
             files.append(path)
         else:
@@ -157,8 +153,10 @@ def load_snapshot(paths: Sequence[Path]) -> ClusterSnapshot:
             if isinstance(doc, Mapping) and "kubeletconfig" in doc:
                 node = configz_node(path)
                 if node is None:
-                    raise InputError("a configz dump must be named configz-NODE.json "
-                                     "(or NODE.configz.json) so the node is known", file=str(path))
+                    raise InputError(
+                        "a configz dump must be named configz-NODE.json (or NODE.configz.json) so the node is known",
+                        file=str(path),
+                    )
                 configs[node] = parse_configz(doc, node, str(path))
                 continue
             objects.extend(flatten(doc, str(path)))
@@ -168,4 +166,3 @@ def load_snapshot(paths: Sequence[Path]) -> ClusterSnapshot:
         note = f"configz for nodes not in the snapshot: {', '.join(unknown)}"
         return replace(snapshot, notes=(*snapshot.notes, note))
     return snapshot
-

@@ -24,8 +24,13 @@ class GpuStage:
     skipped: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"device": self.device, "pinned_gbps": self.pinned_gbps, "pageable_gbps": self.pageable_gbps,
-                "bytes": self.bytes, "skipped": self.skipped}
+        return {
+            "device": self.device,
+            "pinned_gbps": self.pinned_gbps,
+            "pageable_gbps": self.pageable_gbps,
+            "bytes": self.bytes,
+            "skipped": self.skipped,
+        }
 
 
 def host_to_device(nbytes: int = 1 << 30, repeats: int = 3) -> GpuStage:

@@ -56,15 +56,21 @@ def _faults() -> int:
     return usage.ru_minflt + usage.ru_majflt
 
 
-def measure(loader: Loader, shards: Sequence[Shard], threads: int, progress: Progress | None = None,
-            deadline: float | None = None) -> Loaded:
+def measure(
+    loader: Loader,
+    shards: Sequence[Shard],
+    threads: int,
+    progress: Progress | None = None,
+    deadline: float | None = None,
+) -> Loaded:
     before = _faults()
     done = loader.load(shards, threads, progress, deadline)
     return Loaded(done, _faults() - before)
 
 
-def _run_pool(threads: int, units: Sequence[Any], work: Callable[[Any, dict[str, Any]], int],
-              deadline: float | None = None) -> int:
+def _run_pool(
+    threads: int, units: Sequence[Any], work: Callable[[Any, dict[str, Any]], int], deadline: float | None = None
+) -> int:
     """Run `work(unit, state)` over the units with `threads` threads, each with its own state; total bytes.
 
     No unit is started after `deadline` (time.perf_counter seconds).
@@ -107,8 +113,7 @@ def _run_pool(threads: int, units: Sequence[Any], work: Callable[[Any, dict[str,
 
 def _chunks(shards: Sequence[Shard]) -> list[tuple[Path, int, int]]:
     """(file, offset, length) pieces of at most CHUNK bytes covering every tensor, interleaved across files."""
-    per_file = [[(s.path, off, min(CHUNK, s.size - off)) for off in range(s.data_start, s.size, CHUNK)]
-                for s in shards]
+    per_file = [[(s.path, off, min(CHUNK, s.size - off)) for off in range(s.data_start, s.size, CHUNK)] for s in shards]
     out: list[tuple[Path, int, int]] = []
     for k in range(max((len(p) for p in per_file), default=0)):
         out.extend(p[k] for p in per_file if k < len(p))
@@ -168,7 +173,7 @@ class MmapLoader:
                 if "_scratch" not in state:  # one buffer per thread, reused for every chunk
                     state["_scratch"] = np.empty(CHUNK, dtype=np.uint8)
                 scratch = state["_scratch"]
-                np.copyto(scratch[:length], maps[path][offset:offset + length])
+                np.copyto(scratch[:length], maps[path][offset : offset + length])
                 if progress is not None:
                     progress(length)
                 return length

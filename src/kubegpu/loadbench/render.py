@@ -20,8 +20,10 @@ def render_text(result: Result) -> str:
     ]
     for run in sorted(result.runs, key=lambda r: (r.cache, r.method, r.threads)):
         mark = " (partial: budget)" if run.partial else ""
-        lines.append(f"{run.method:<22}{run.threads:>8}{run.cache:>7}{run.gbps:>9.2f}{result.fraction(run):>10.0%}"
-                     f"{run.faults:>10}{mark}")
+        lines.append(
+            f"{run.method:<22}{run.threads:>8}{run.cache:>7}{run.gbps:>9.2f}{result.fraction(run):>10.0%}"
+            f"{run.faults:>10}{mark}"
+        )
     for skip in result.skipped:
         where = "" if skip.threads is None else f" ×{skip.threads} {skip.cache}"
         lines.append(f"skipped {skip.method}{where}: {skip.reason}")
@@ -29,8 +31,9 @@ def render_text(result: Result) -> str:
     if gpu.skipped:
         lines.append(f"host-to-device stage skipped: {gpu.skipped}")
     else:
-        lines.append(f"host-to-device ({gpu.device}): pinned {gpu.pinned_gbps:.1f} GB/s, pageable "
-                     f"{gpu.pageable_gbps:.1f} GB/s")
+        lines.append(
+            f"host-to-device ({gpu.device}): pinned {gpu.pinned_gbps:.1f} GB/s, pageable {gpu.pageable_gbps:.1f} GB/s"
+        )
     lines.extend(f"note: {note}" for note in result.notes)
     lines.append("")
     lines.append(f"recommendation: {result.recommendation()}")

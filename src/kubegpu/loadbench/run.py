@@ -91,26 +91,49 @@ class Result:
             "files": list(self.files),
             "bytes": self.total_bytes,
             "tensors": self.tensors,
-            "storage_limit": {"gbps": round(self.storage.gbps, 4), "bytes": self.storage.bytes,
-                              "seconds": round(self.storage.seconds, 4), "threads": self.storage.threads,
-                              "block": self.storage.block, "direct": self.storage.direct, "note": self.storage.note},
-            "runs": [{"method": r.method, "threads": r.threads, "cache": r.cache, "bytes": r.bytes,
-                      "seconds": round(r.seconds, 4), "gbps": round(r.gbps, 4),
-                      "fraction_of_limit": round(self.fraction(r), 4), "page_faults": r.faults,
-                      "cached_before": None if r.cached_before is None else round(r.cached_before, 4),
-                      "partial": r.partial, "note": r.note} for r in self.runs],
-            "skipped": [{"method": s.method, "threads": s.threads, "cache": s.cache, "reason": s.reason}
-                        for s in self.skipped],
-            "best": None if best is None else {"method": best.method, "threads": best.threads,
-                                               "gbps": round(best.gbps, 4),
-                                               "fraction_of_limit": round(self.fraction(best), 4)},
+            "storage_limit": {
+                "gbps": round(self.storage.gbps, 4),
+                "bytes": self.storage.bytes,
+                "seconds": round(self.storage.seconds, 4),
+                "threads": self.storage.threads,
+                "block": self.storage.block,
+                "direct": self.storage.direct,
+                "note": self.storage.note,
+            },
+            "runs": [
+                {
+                    "method": r.method,
+                    "threads": r.threads,
+                    "cache": r.cache,
+                    "bytes": r.bytes,
+                    "seconds": round(r.seconds, 4),
+                    "gbps": round(r.gbps, 4),
+                    "fraction_of_limit": round(self.fraction(r), 4),
+                    "page_faults": r.faults,
+                    "cached_before": None if r.cached_before is None else round(r.cached_before, 4),
+                    "partial": r.partial,
+                    "note": r.note,
+                }
+                for r in self.runs
+            ],
+            "skipped": [
+                {"method": s.method, "threads": s.threads, "cache": s.cache, "reason": s.reason} for s in self.skipped
+            ],
+            "best": None
+            if best is None
+            else {
+                "method": best.method,
+                "threads": best.threads,
+                "gbps": round(best.gbps, 4),
+                "fraction_of_limit": round(self.fraction(best), 4),
+            },
             "recommendation": self.recommendation(),
             "gpu": self.gpu.as_dict(),
             "notes": list(self.notes),
         }
 
 
-_SEQUENTIAL = "plain sequential reads of whole shards (safetensors safe_open(..., backend=\"pread\"))"
+_SEQUENTIAL = 'plain sequential reads of whole shards (safetensors safe_open(..., backend="pread"))'
 _SERVING = {
     "read": "a loader that reads with many threads (vLLM --load-format runai_streamer, concurrency {t})",
     "runai-model-streamer": "the Run:ai Model Streamer (vLLM --load-format runai_streamer, concurrency {t})",
@@ -126,14 +149,21 @@ def recommend(result: Result) -> str:
     if best is None:
         return "no loader ran: nothing to recommend"
     share = result.fraction(best)
-    line = (f"{best.method} with {best.threads} thread{'s' if best.threads != 1 else ''} loads a cold cache at "
-            f"{best.gbps:.2f} GB/s ({share:.0%} of the {result.storage.gbps:.2f} GB/s storage limit): use "
-            + (_SEQUENTIAL if best.method == "read" and best.threads == 1
-               else _SERVING.get(best.method, best.method).format(t=best.threads)))
+    line = (
+        f"{best.method} with {best.threads} thread{'s' if best.threads != 1 else ''} loads a cold cache at "
+        f"{best.gbps:.2f} GB/s ({share:.0%} of the {result.storage.gbps:.2f} GB/s storage limit): use "
+        + (
+            _SEQUENTIAL
+            if best.method == "read" and best.threads == 1
+            else _SERVING.get(best.method, best.method).format(t=best.threads)
+        )
+    )
     mapped = result.best_of("mmap")
     if best.method != "mmap" and mapped is not None and mapped.gbps < 0.7 * best.gbps:
-        line += (f"; mmap is {best.gbps / mapped.gbps:.1f}× slower ({result.fraction(mapped):.0%} of the limit), so "
-                 "avoid mmap loading on this storage")
+        line += (
+            f"; mmap is {best.gbps / mapped.gbps:.1f}× slower ({result.fraction(mapped):.0%} of the limit), so "
+            "avoid mmap loading on this storage"
+        )
     if share < 0.5:
         line += "; no loader reaches half the storage limit: more threads or larger reads may help"
     return line
@@ -142,8 +172,9 @@ def recommend(result: Result) -> str:
 Progress = Callable[[str, int], None]  # (label, bytes done since the last call)
 
 
-def plan(loaders: Sequence[Loader], shards: Sequence[Shard], options: Options) -> tuple[
-        list[tuple[Loader, int, str]], list[Skipped]]:
+def plan(
+    loaders: Sequence[Loader], shards: Sequence[Shard], options: Options
+) -> tuple[list[tuple[Loader, int, str]], list[Skipped]]:
     chosen = [loader for loader in loaders if options.methods is None or loader.name in options.methods]
     runs: list[tuple[Loader, int, str]] = []
     skipped: list[Skipped] = []
@@ -158,8 +189,13 @@ def plan(loaders: Sequence[Loader], shards: Sequence[Shard], options: Options) -
     return runs, skipped
 
 
-def bench(shards: Sequence[Shard], options: Options = Options(), progress: Progress | None = None,
-          loaders: Sequence[Loader] | None = None, clock: Callable[[], float] = time.perf_counter) -> Result:
+def bench(
+    shards: Sequence[Shard],
+    options: Options = Options(),
+    progress: Progress | None = None,
+    loaders: Sequence[Loader] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Result:
     """Measure the storage limit and every available loader on these shards."""
     paths = [s.path for s in shards]
     total = sum(s.size for s in shards)
@@ -175,8 +211,9 @@ def bench(shards: Sequence[Shard], options: Options = Options(), progress: Progr
     limits = []
     for _ in range(max(1, options.repeats)):
         cache.evict(paths)
-        limits.append(storage_limit(paths, options.direct_threads, progress=tick("storage limit"),
-                                    deadline=limit_deadline))
+        limits.append(
+            storage_limit(paths, options.direct_threads, progress=tick("storage limit"), deadline=limit_deadline)
+        )
         if limit_deadline is not None and clock() > limit_deadline:
             break
     storage = sorted(limits, key=lambda s: s.gbps)[len(limits) // 2]  # the median run
@@ -201,29 +238,51 @@ def bench(shards: Sequence[Shard], options: Options = Options(), progress: Progr
             parallel_read(paths, options.direct_threads, direct=False, deadline=budget_end)
             state = cache.residency(paths)
             if state.fraction is not None and state.fraction < 1 - EVICTION_TOLERANCE:
-                notes.append(f"only {state.fraction:.0%} of the files stay in the page cache (too little free "
-                             "memory): warm figures are partly cold")
-        runs.append(_one(loader, shards, threads, kind, options.repeats, tick(f"{loader.name} ×{threads} {kind}"),
-                         deadline))
+                notes.append(
+                    f"only {state.fraction:.0%} of the files stay in the page cache (too little free "
+                    "memory): warm figures are partly cold"
+                )
+        runs.append(
+            _one(loader, shards, threads, kind, options.repeats, tick(f"{loader.name} ×{threads} {kind}"), deadline)
+        )
     for run in runs:
         if run.cache == "cold" and run.cached_before is not None and run.cached_before > EVICTION_TOLERANCE:
-            notes.append("dropping the page cache did not work (posix_fadvise DONTNEED left "
-                         f"{run.cached_before:.0%} of the pages cached): cold figures are too high")
+            notes.append(
+                "dropping the page cache did not work (posix_fadvise DONTNEED left "
+                f"{run.cached_before:.0%} of the pages cached): cold figures are too high"
+            )
             break
     else:
         if any(r.cache == "cold" and r.cached_before is None for r in runs):
             notes.append("mincore is unavailable: the page cache drop could not be checked")
     too_fast = [r for r in runs if r.cache == "cold" and r.gbps > 1.5 * storage.gbps and not r.partial]
     if too_fast:
-        notes.append(f"{too_fast[0].method} read a cold cache {too_fast[0].gbps / storage.gbps:.1f}× faster than "
-                     "the storage limit: the cache was probably not dropped, or the storage caches below us")
+        notes.append(
+            f"{too_fast[0].method} read a cold cache {too_fast[0].gbps / storage.gbps:.1f}× faster than "
+            "the storage limit: the cache was probably not dropped, or the storage caches below us"
+        )
     gpu = host_to_device() if options.gpu else GpuStage(None, None, None, 0, "not asked for (--no-gpu)")
-    return Result(tuple(str(p) for p in paths), total, sum(len(s.tensors) for s in shards), storage, tuple(runs),
-                  tuple(skipped), gpu, tuple(dict.fromkeys(notes)))
+    return Result(
+        tuple(str(p) for p in paths),
+        total,
+        sum(len(s.tensors) for s in shards),
+        storage,
+        tuple(runs),
+        tuple(skipped),
+        gpu,
+        tuple(dict.fromkeys(notes)),
+    )
 
 
-def _one(loader: Loader, shards: Sequence[Shard], threads: int, kind: str, repeats: int,
-         progress: Callable[[int], None] | None, deadline: float | None) -> Run:
+def _one(
+    loader: Loader,
+    shards: Sequence[Shard],
+    threads: int,
+    kind: str,
+    repeats: int,
+    progress: Callable[[int], None] | None,
+    deadline: float | None,
+) -> Run:
     paths = [s.path for s in shards]
     samples: list[tuple[float, int, int, float | None, bool]] = []
     for _ in range(max(1, repeats)):

@@ -22,10 +22,23 @@ from kubegpu.errors import InputError
 
 MAX_HEADER = 100_000_000
 DTYPE_BYTES = {
-    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "F4": 1,
-    "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
-    "I32": 4, "U32": 4, "F32": 4,
-    "I64": 8, "U64": 8, "F64": 8,
+    "BOOL": 1,
+    "U8": 1,
+    "I8": 1,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "F8_E8M0": 1,
+    "F4": 1,
+    "I16": 2,
+    "U16": 2,
+    "F16": 2,
+    "BF16": 2,
+    "I32": 4,
+    "U32": 4,
+    "F32": 4,
+    "I64": 8,
+    "U64": 8,
+    "F64": 8,
 }
 SUFFIX = ".safetensors"
 
@@ -69,8 +82,10 @@ def read_shard(path: Path) -> Shard:
                 raise InputError("not a safetensors file: shorter than its 8-byte header length", file=str(path))
             (length,) = struct.unpack("<Q", head)
             if length > MAX_HEADER or length + 8 > size:
-                raise InputError(f"not a safetensors file: header length {length} does not fit the file of {size} "
-                                 "bytes", file=str(path))
+                raise InputError(
+                    f"not a safetensors file: header length {length} does not fit the file of {size} bytes",
+                    file=str(path),
+                )
             raw = handle.read(length)
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}", file=str(path)) from err
@@ -90,8 +105,11 @@ def read_shard(path: Path) -> Shard:
     cursor = data_start
     for tensor in tensors:
         if tensor.start != cursor:
-            raise InputError(f"tensor '{tensor.name}' starts at byte {tensor.start - data_start} of the data, "
-                             f"expected {cursor - data_start} (holes or overlaps)", file=str(path))
+            raise InputError(
+                f"tensor '{tensor.name}' starts at byte {tensor.start - data_start} of the data, "
+                f"expected {cursor - data_start} (holes or overlaps)",
+                file=str(path),
+            )
         cursor = tensor.end
     if cursor != size:
         raise InputError(f"the tensors end at byte {cursor} but the file has {size}", file=str(path))
@@ -106,16 +124,21 @@ def _tensor(path: Path, name: str, info: object, data_start: int, size: int) -> 
         raise InputError(f"tensor '{name}': unknown dtype {dtype!r}", file=str(path))
     if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
         raise InputError(f"tensor '{name}': shape must be a list of non-negative integers", file=str(path))
-    if (not isinstance(offsets, list) or len(offsets) != 2 or not all(isinstance(o, int) for o in offsets)
-            or not 0 <= offsets[0] <= offsets[1]):
+    if (
+        not isinstance(offsets, list)
+        or len(offsets) != 2
+        or not all(isinstance(o, int) for o in offsets)
+        or not 0 <= offsets[0] <= offsets[1]
+    ):
         raise InputError(f"tensor '{name}': data_offsets must be [begin, end]", file=str(path))
     start, end = data_start + offsets[0], data_start + offsets[1]
     if end > size:
         raise InputError(f"tensor '{name}' ends past the end of the file", file=str(path))
     expected = math.prod(shape) * DTYPE_BYTES[str(dtype)]
     if str(dtype) != "F4" and expected != end - start:
-        raise InputError(f"tensor '{name}': shape {shape} of {dtype} is {expected} bytes, its range is "
-                         f"{end - start}", file=str(path))
+        raise InputError(
+            f"tensor '{name}': shape {shape} of {dtype} is {expected} bytes, its range is {end - start}", file=str(path)
+        )
     return TensorInfo(name, str(dtype), tuple(shape), start, end)
 
 
@@ -137,6 +160,7 @@ def find_shards(paths: Iterable[Path]) -> list[Shard]:
 
 
 # --- synthetic shards ------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Architecture:
@@ -229,8 +253,9 @@ def _header(tensors: Sequence[tuple[str, tuple[int, ...]]]) -> bytes:
     return struct.pack("<Q", len(raw)) + raw
 
 
-def write_synthetic(folder: Path, total: int, shard_size: int = 5 * 10**9,
-                    progress: Callable[[int], None] | None = None, seed: int = 0) -> list[Path]:
+def write_synthetic(
+    folder: Path, total: int, shard_size: int = 5 * 10**9, progress: Callable[[int], None] | None = None, seed: int = 0
+) -> list[Path]:
     """Write a model of about `total` bytes as safetensors shards of at most `shard_size` bytes plus the index.
 
     The data is random (incompressible), written in 16 MiB chunks and fsynced, so it reaches the disk.

@@ -62,8 +62,14 @@ def _open_all(paths: Sequence[Path], direct: bool) -> list[int]:
     return fds
 
 
-def parallel_read(paths: Sequence[Path], threads: int = DIRECT_THREADS, block: int = BLOCK, direct: bool = True,
-                  progress: Callable[[int], None] | None = None, deadline: float | None = None) -> tuple[int, float]:
+def parallel_read(
+    paths: Sequence[Path],
+    threads: int = DIRECT_THREADS,
+    block: int = BLOCK,
+    direct: bool = True,
+    progress: Callable[[int], None] | None = None,
+    deadline: float | None = None,
+) -> tuple[int, float]:
     """Read every byte of the files with `threads` threads of `block`-sized preads; (bytes, seconds).
 
     No block is started after `deadline` (time.perf_counter seconds): the rate of what was read stands.
@@ -116,8 +122,13 @@ def parallel_read(paths: Sequence[Path], threads: int = DIRECT_THREADS, block: i
     return total[0], seconds
 
 
-def storage_limit(paths: Sequence[Path], threads: int = DIRECT_THREADS, block: int = BLOCK,
-                  progress: Callable[[int], None] | None = None, deadline: float | None = None) -> StorageLimit:
+def storage_limit(
+    paths: Sequence[Path],
+    threads: int = DIRECT_THREADS,
+    block: int = BLOCK,
+    progress: Callable[[int], None] | None = None,
+    deadline: float | None = None,
+) -> StorageLimit:
     """The storage limit of the files: O_DIRECT where allowed, else buffered reads of an evicted cache."""
     try:
         done, seconds = parallel_read(paths, threads, block, True, progress, deadline)

@@ -34,8 +34,7 @@ def write_atomic(path: Path, data: bytes | str, before_replace: Callable[[Path],
         raise InputError(f"cannot write: {err.strerror or err}", file=str(path)) from err
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX,
-                                        dir=target.parent)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=target.parent)
     except OSError as err:
         raise InputError(f"cannot write here: {err.strerror or err}", file=str(path)) from err
     tmp = Path(tmp_name)

@@ -22,27 +22,95 @@ SYNTHESISED_KINDS = frozenset({"VLLMRuntime", "NIMService", "NIMCache", "DynamoG
 MAPPED_KINDS = frozenset({*SYNTHESISED_KINDS, "HyperPodPyTorchJob"})
 
 # Kinds kubegpu.manifests.workloads reads by name (Kubernetes, batch, Kubeflow, Ray, KServe, Argo, ...).
-BUILT_IN_WORKLOAD_KINDS = frozenset({
-    "Pod", "PodTemplate", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job",
-    "CronJob", "JobSet", "TrainingRuntime", "ClusterTrainingRuntime", "TrainJob", "LeaderWorkerSet", "PyTorchJob",
-    "JAXJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "MXJob", "RayCluster", "RayJob", "RayService",
-    "InferenceService", "LLMInferenceService", "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate",
-    "CronWorkflow", "AppWrapper",
-})
+BUILT_IN_WORKLOAD_KINDS = frozenset(
+    {
+        "Pod",
+        "PodTemplate",
+        "Deployment",
+        "StatefulSet",
+        "ReplicaSet",
+        "ReplicationController",
+        "DaemonSet",
+        "Job",
+        "CronJob",
+        "JobSet",
+        "TrainingRuntime",
+        "ClusterTrainingRuntime",
+        "TrainJob",
+        "LeaderWorkerSet",
+        "PyTorchJob",
+        "JAXJob",
+        "TFJob",
+        "MPIJob",
+        "XGBoostJob",
+        "PaddleJob",
+        "MXJob",
+        "RayCluster",
+        "RayJob",
+        "RayService",
+        "InferenceService",
+        "LLMInferenceService",
+        "Workflow",
+        "WorkflowTemplate",
+        "ClusterWorkflowTemplate",
+        "CronWorkflow",
+        "AppWrapper",
+    }
+)
 # API groups of Kubernetes itself and of well-known add-ons whose other kinds never hold pods.
-_NO_POD_GROUPS = frozenset({
-    "", "v1", "apps", "batch", "rbac.authorization.k8s.io", "networking.k8s.io", "storage.k8s.io", "policy",
-    "autoscaling", "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io",
-    "coordination.k8s.io", "discovery.k8s.io", "node.k8s.io", "certificates.k8s.io", "resource.k8s.io",
-    "flowcontrol.apiserver.k8s.io", "kubelet.config.k8s.io", "kubescheduler.config.k8s.io", "kueue.x-k8s.io",
-    "scheduling.volcano.sh", "scheduling.x-k8s.io", "scheduling.sigs.k8s.io", "scheduling.run.ai", "keda.sh",
-    "monitoring.coreos.com", "cert-manager.io", "gateway.networking.k8s.io", "nvidia.com", "nfd.k8s-sigs.io",
-})
+_NO_POD_GROUPS = frozenset(
+    {
+        "",
+        "v1",
+        "apps",
+        "batch",
+        "rbac.authorization.k8s.io",
+        "networking.k8s.io",
+        "storage.k8s.io",
+        "policy",
+        "autoscaling",
+        "apiextensions.k8s.io",
+        "admissionregistration.k8s.io",
+        "scheduling.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "node.k8s.io",
+        "certificates.k8s.io",
+        "resource.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+        "kubelet.config.k8s.io",
+        "kubescheduler.config.k8s.io",
+        "kueue.x-k8s.io",
+        "scheduling.volcano.sh",
+        "scheduling.x-k8s.io",
+        "scheduling.sigs.k8s.io",
+        "scheduling.run.ai",
+        "keda.sh",
+        "monitoring.coreos.com",
+        "cert-manager.io",
+        "gateway.networking.k8s.io",
+        "nvidia.com",
+        "nfd.k8s-sigs.io",
+    }
+)
 # Pod-less kinds of groups that also hold workloads.
-_NO_POD_KINDS = frozenset({
-    "ServingRuntime", "ClusterServingRuntime", "InferenceGraph", "TrainedModel", "ClusterPolicy", "NVIDIADriver",
-    "ScaledObject", "HorizontalPodAutoscaler", "PodGroup", "Queue", "ClusterQueue", "LocalQueue", "ResourceFlavor",
-})
+_NO_POD_KINDS = frozenset(
+    {
+        "ServingRuntime",
+        "ClusterServingRuntime",
+        "InferenceGraph",
+        "TrainedModel",
+        "ClusterPolicy",
+        "NVIDIADriver",
+        "ScaledObject",
+        "HorizontalPodAutoscaler",
+        "PodGroup",
+        "Queue",
+        "ClusterQueue",
+        "LocalQueue",
+        "ResourceFlavor",
+    }
+)
 _MAX_DEPTH = 16
 
 
@@ -58,8 +126,11 @@ class Coverage(StrEnum):
 def coverage(doc: Document) -> Coverage:
     """How this object's pods were found (the lint summary counts objects per class)."""
     group = doc.api_version.split("/")[0] if "/" in doc.api_version else ""
-    if doc.kind in BUILT_IN_WORKLOAD_KINDS or doc.kind in MAPPED_KINDS or (
-            doc.kind == "Service" and group == "serving.knative.dev"):
+    if (
+        doc.kind in BUILT_IN_WORKLOAD_KINDS
+        or doc.kind in MAPPED_KINDS
+        or (doc.kind == "Service" and group == "serving.knative.dev")
+    ):
         return Coverage.KNOWN
     if any(True for _ in pod_templates(doc)):
         return Coverage.GENERIC
@@ -122,11 +193,14 @@ def _vllm_runtime(doc: Document) -> Iterator[PodTemplate]:
     config = as_mapping(get_path(doc.data, base))
     spec = as_mapping(doc.data.get("spec"))
     image = as_mapping(config.get("image"))
-    main: dict[str, Any] = {"name": "vllm", "image": _image(image),
-                            "imagePullPolicy": image.get("pullPolicy") or "IfNotPresent",
-                            "command": ["/opt/venv/bin/vllm", "serve"],
-                            "args": [str(as_mapping(spec.get("model")).get("modelURL") or "")],
-                            "resources": _vllm_resources(as_mapping(config.get("resources")), sidecar=False)}
+    main: dict[str, Any] = {
+        "name": "vllm",
+        "image": _image(image),
+        "imagePullPolicy": image.get("pullPolicy") or "IfNotPresent",
+        "command": ["/opt/venv/bin/vllm", "serve"],
+        "args": [str(as_mapping(spec.get("model")).get("modelURL") or "")],
+        "resources": _vllm_resources(as_mapping(config.get("resources")), sidecar=False),
+    }
     volumes: list[dict[str, Any]] = []
     storage = as_mapping(spec.get("storageConfig"))
     if storage.get("enabled") is True:
@@ -140,15 +214,30 @@ def _vllm_runtime(doc: Document) -> Iterator[PodTemplate]:
     sidecar = as_mapping(config.get("sidecarConfig"))
     if sidecar.get("enabled") is True:
         side_image = as_mapping(sidecar.get("image"))
-        refs.append(ContainerRef((*base, "sidecarConfig"), {
-            "name": str(sidecar.get("name") or "sidecar"), "image": _image(side_image),
-            "imagePullPolicy": side_image.get("pullPolicy") or "IfNotPresent",
-            "resources": _vllm_resources(as_mapping(sidecar.get("resources")), sidecar=True),
-        }, "container"))
-    pod = {"containers": [r.data for r in refs], "volumes": volumes,
-           "tolerations": config.get("toleration") or []}
-    yield PodTemplate(doc, base, pod, ("metadata",), doc.metadata, "", int_field(config.get("replicas"), 1),
-                      tuple(refs), (*base, "volumes"))
+        refs.append(
+            ContainerRef(
+                (*base, "sidecarConfig"),
+                {
+                    "name": str(sidecar.get("name") or "sidecar"),
+                    "image": _image(side_image),
+                    "imagePullPolicy": side_image.get("pullPolicy") or "IfNotPresent",
+                    "resources": _vllm_resources(as_mapping(sidecar.get("resources")), sidecar=True),
+                },
+                "container",
+            )
+        )
+    pod = {"containers": [r.data for r in refs], "volumes": volumes, "tolerations": config.get("toleration") or []}
+    yield PodTemplate(
+        doc,
+        base,
+        pod,
+        ("metadata",),
+        doc.metadata,
+        "",
+        int_field(config.get("replicas"), 1),
+        tuple(refs),
+        (*base, "volumes"),
+    )
 
 
 # --- NVIDIA NIM operator ---------------------------------------------------------------------------------------
@@ -177,10 +266,17 @@ def _nim_service(doc: Document) -> Iterator[PodTemplate]:
         resources["claims"] = [{"name": f"dra-{i}"} for i in range(len(dra))]
     env = [{"name": "NIM_CACHE_PATH", "value": "/model-store"}, *(spec.get("env") or [])]
     container: dict[str, Any] = {
-        "name": f"{doc.ref.name}-ctr", "image": _nim_image(image), "imagePullPolicy": image.get("pullPolicy"),
-        "command": spec.get("command"), "args": spec.get("args"), "env": env, "resources": resources,
-        "volumeMounts": [{"name": "model-store", "mountPath": "/model-store"},
-                         {"name": "dshm", "mountPath": "/dev/shm"}],
+        "name": f"{doc.ref.name}-ctr",
+        "image": _nim_image(image),
+        "imagePullPolicy": image.get("pullPolicy"),
+        "command": spec.get("command"),
+        "args": spec.get("args"),
+        "env": env,
+        "resources": resources,
+        "volumeMounts": [
+            {"name": "model-store", "mountPath": "/model-store"},
+            {"name": "dshm", "mountPath": "/dev/shm"},
+        ],
     }
     container = {k: v for k, v in container.items() if v is not None}
     storage = as_mapping(spec.get("storage"))
@@ -190,8 +286,11 @@ def _nim_service(doc: Document) -> Iterator[PodTemplate]:
     elif isinstance(storage.get("emptyDir"), Mapping):
         store = {"name": "model-store", "emptyDir": dict(as_mapping(storage.get("emptyDir")))}
     else:
-        claim = as_mapping(storage.get("pvc")).get("name") or as_mapping(storage.get("nimCache")).get("name") \
+        claim = (
+            as_mapping(storage.get("pvc")).get("name")
+            or as_mapping(storage.get("nimCache")).get("name")
             or f"{doc.ref.name}-pvc"
+        )
         store = {"name": "model-store", "persistentVolumeClaim": {"claimName": str(claim), "readOnly": read_only}}
     shm: dict[str, Any] = {"medium": "Memory"}
     if storage.get("sharedMemorySizeLimit") is not None:
@@ -200,40 +299,89 @@ def _nim_service(doc: Document) -> Iterator[PodTemplate]:
     sidecars = spec.get("sidecarContainers")
     for i, raw in enumerate(sidecars if isinstance(sidecars, list) else []):
         side = as_mapping(raw)
-        refs.append(ContainerRef(("spec", "sidecarContainers", i), {
-            "name": side.get("name"), "image": _nim_image(as_mapping(side.get("image"))),
-            "imagePullPolicy": as_mapping(side.get("image")).get("pullPolicy"),
-            "command": side.get("command"), "args": side.get("args"), "env": side.get("env")}, "container"))
-    pod = {"containers": [r.data for r in refs], "volumes": [{"name": "dshm", "emptyDir": shm}, store],
-           "nodeSelector": spec.get("nodeSelector") or {}, "tolerations": spec.get("tolerations") or [],
-           "affinity": spec.get("affinity") or {}, "schedulerName": spec.get("schedulerName") or "default-scheduler"}
+        refs.append(
+            ContainerRef(
+                ("spec", "sidecarContainers", i),
+                {
+                    "name": side.get("name"),
+                    "image": _nim_image(as_mapping(side.get("image"))),
+                    "imagePullPolicy": as_mapping(side.get("image")).get("pullPolicy"),
+                    "command": side.get("command"),
+                    "args": side.get("args"),
+                    "env": side.get("env"),
+                },
+                "container",
+            )
+        )
+    pod = {
+        "containers": [r.data for r in refs],
+        "volumes": [{"name": "dshm", "emptyDir": shm}, store],
+        "nodeSelector": spec.get("nodeSelector") or {},
+        "tolerations": spec.get("tolerations") or [],
+        "affinity": spec.get("affinity") or {},
+        "schedulerName": spec.get("schedulerName") or "default-scheduler",
+    }
     scale = as_mapping(spec.get("scale"))
     replicas = int_field(spec.get("replicas"), 1)
     if scale.get("enabled") is True:
         replicas = int_field(as_mapping(scale.get("hpa")).get("minReplicas"), 1)
     nodes = int_field(as_mapping(as_mapping(spec.get("multiNode")).get("parallelism")).get("pipeline"), 1) or 1
     metadata = {"labels": spec.get("labels") or {}, "annotations": spec.get("annotations") or {}}
-    yield PodTemplate(doc, ("spec",), pod, ("spec",), metadata, "", None if replicas is None else replicas * nodes,
-                      tuple(refs), ("spec", "storage"))
+    yield PodTemplate(
+        doc,
+        ("spec",),
+        pod,
+        ("spec",),
+        metadata,
+        "",
+        None if replicas is None else replicas * nodes,
+        tuple(refs),
+        ("spec", "storage"),
+    )
 
 
 def _nim_cache(doc: Document) -> Iterator[PodTemplate]:
     spec = as_mapping(doc.data.get("spec"))
     source = as_mapping(spec.get("source"))
-    puller = next((as_mapping(source.get(key)).get("modelPuller") for key in ("ngc", "dataStore", "hf")
-                   if as_mapping(source.get(key)).get("modelPuller")), None)
+    puller = next(
+        (
+            as_mapping(source.get(key)).get("modelPuller")
+            for key in ("ngc", "dataStore", "hf")
+            if as_mapping(source.get(key)).get("modelPuller")
+        ),
+        None,
+    )
     resources = as_mapping(spec.get("resources"))
-    values = {"cpu": resources.get("cpu"), "memory": resources.get("memory"),
-              _DEFAULT_GPU: resources.get("gpus") if resources.get("gpus") is not None else 0}
+    values = {
+        "cpu": resources.get("cpu"),
+        "memory": resources.get("memory"),
+        _DEFAULT_GPU: resources.get("gpus") if resources.get("gpus") is not None else 0,
+    }
     kept = {k: v for k, v in values.items() if v not in (None, "")}
-    container = {"name": "nim-cache-ctr", "image": puller, "resources": {"requests": kept, "limits": dict(kept)},
-                 "env": [{"name": "NIM_CACHE_PATH", "value": "/model-store"}],
-                 "volumeMounts": [{"name": "nim-cache-volume", "mountPath": "/model-store"}]}
-    pod = {"containers": [container], "nodeSelector": spec.get("gpuSelectors") or {},
-           "tolerations": spec.get("tolerations") or [],
-           "volumes": [{"name": "nim-cache-volume", "persistentVolumeClaim": {"claimName": f"{doc.ref.name}-pvc"}}]}
-    yield PodTemplate(doc, ("spec",), pod, None, {}, "model caching job", 1,
-                      (ContainerRef(("spec", "resources"), container, "container"),), ("spec", "storage"))
+    container = {
+        "name": "nim-cache-ctr",
+        "image": puller,
+        "resources": {"requests": kept, "limits": dict(kept)},
+        "env": [{"name": "NIM_CACHE_PATH", "value": "/model-store"}],
+        "volumeMounts": [{"name": "nim-cache-volume", "mountPath": "/model-store"}],
+    }
+    pod = {
+        "containers": [container],
+        "nodeSelector": spec.get("gpuSelectors") or {},
+        "tolerations": spec.get("tolerations") or [],
+        "volumes": [{"name": "nim-cache-volume", "persistentVolumeClaim": {"claimName": f"{doc.ref.name}-pvc"}}],
+    }
+    yield PodTemplate(
+        doc,
+        ("spec",),
+        pod,
+        None,
+        {},
+        "model caching job",
+        1,
+        (ContainerRef(("spec", "resources"), container, "container"),),
+        ("spec", "storage"),
+    )
 
 
 # --- NVIDIA Dynamo ---------------------------------------------------------------------------------------------
@@ -275,21 +423,33 @@ def _dynamo_graph(doc: Document) -> Iterator[PodTemplate]:
         volumes = list(pod.get("volumes") or [])
         shm = as_mapping(service.get("sharedMemory"))
         if shm.get("disabled") is not True:
-            volumes.append({"name": "shared-memory", "emptyDir": {"medium": "Memory",
-                                                                  "sizeLimit": shm.get("size") or "8Gi"}})
+            volumes.append(
+                {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": shm.get("size") or "8Gi"}}
+            )
             mounts.append({"name": "shared-memory", "mountPath": "/dev/shm"})
         main["volumeMounts"] = mounts
         pod["volumes"] = volumes
-        refs = [ContainerRef((*base, "extraPodSpec", "mainContainer") if extra.get("mainContainer") else base,
-                             main, "container")]
+        refs = [
+            ContainerRef(
+                (*base, "extraPodSpec", "mainContainer") if extra.get("mainContainer") else base, main, "container"
+            )
+        ]
         refs.extend(containers_of(extra, (*base, "extraPodSpec")))
         pod["containers"] = [main, *(r.data for r in refs[1:] if r.kind == "container")]
         replicas = int_field(service.get("replicas"), 1)
         nodes = int_field(as_mapping(service.get("multinode")).get("nodeCount"), 1) or 1
         metadata = as_mapping(service.get("extraPodMetadata"))
-        yield PodTemplate(doc, base, pod, (*base, "extraPodMetadata"), metadata, str(name),
-                          None if replicas is None else replicas * nodes, tuple(refs),
-                          (*base, "extraPodSpec", "volumes"))
+        yield PodTemplate(
+            doc,
+            base,
+            pod,
+            (*base, "extraPodMetadata"),
+            metadata,
+            str(name),
+            None if replicas is None else replicas * nodes,
+            tuple(refs),
+            (*base, "extraPodSpec", "volumes"),
+        )
 
 
 # --- SageMaker HyperPod ----------------------------------------------------------------------------------------
@@ -311,9 +471,16 @@ def _hyperpod_pytorch_job(doc: Document) -> Iterator[PodTemplate]:
         if not isinstance(pod, Mapping):
             continue
         spec_path = (*path, "spec")
-        yield PodTemplate(doc, spec_path, pod, (*path, "metadata"), as_mapping(template.get("metadata")),
-                          str(replica.get("name") or f"replicas-{i}"), int_field(replica.get("replicas"), 1),
-                          containers_of(pod, spec_path))
+        yield PodTemplate(
+            doc,
+            spec_path,
+            pod,
+            (*path, "metadata"),
+            as_mapping(template.get("metadata")),
+            str(replica.get("name") or f"replicas-{i}"),
+            int_field(replica.get("replicas"), 1),
+            containers_of(pod, spec_path),
+        )
 
 
 # --- any other kind --------------------------------------------------------------------------------------------
@@ -321,8 +488,11 @@ def _hyperpod_pytorch_job(doc: Document) -> Iterator[PodTemplate]:
 
 def _is_pod_spec(value: Mapping[str, Any]) -> bool:
     items = value.get("containers")
-    return isinstance(items, list) and bool(items) and all(
-        isinstance(c, Mapping) and ("image" in c or "name" in c) for c in items)
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and all(isinstance(c, Mapping) and ("image" in c or "name" in c) for c in items)
+    )
 
 
 def generic_templates(doc: Document) -> Iterator[PodTemplate]:
@@ -336,8 +506,9 @@ def generic_templates(doc: Document) -> Iterator[PodTemplate]:
         yield from _walk(doc, spec, ("spec",), doc.data, "", 0)
 
 
-def _walk(doc: Document, node: Mapping[str, Any], path: FieldPath, parent: Mapping[str, Any], role: str,
-          depth: int) -> Iterator[PodTemplate]:
+def _walk(
+    doc: Document, node: Mapping[str, Any], path: FieldPath, parent: Mapping[str, Any], role: str, depth: int
+) -> Iterator[PodTemplate]:
     if depth > _MAX_DEPTH:
         return
     if _is_pod_spec(node):
@@ -356,8 +527,9 @@ def _walk(doc: Document, node: Mapping[str, Any], path: FieldPath, parent: Mappi
                     yield from _walk(doc, item, (*path, str(key), i), node, str(name), depth + 1)
 
 
-def _generic_template(doc: Document, pod: Mapping[str, Any], path: FieldPath, parent: Mapping[str, Any],
-                      role: str) -> PodTemplate:
+def _generic_template(
+    doc: Document, pod: Mapping[str, Any], path: FieldPath, parent: Mapping[str, Any], role: str
+) -> PodTemplate:
     metadata_path: FieldPath | None = None
     metadata: Mapping[str, Any] = {}
     if path and path[-1] == "spec" and isinstance(parent.get("metadata"), Mapping):

@@ -66,7 +66,8 @@ _PLAIN_RESOLVER = yaml.resolver.Resolver()
 def _plain_scalar_tag(value: str) -> str:
     """The implicit tag of a plain scalar; it depends on the text alone, and manifests repeat their text."""
     tag: str = yaml.resolver.Resolver.resolve(  # type: ignore[no-untyped-call]
-        _PLAIN_RESOLVER, yaml.ScalarNode, value, (True, False))
+        _PLAIN_RESOLVER, yaml.ScalarNode, value, (True, False)
+    )
     return tag
 
 
@@ -122,7 +123,6 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                     seen.add(key_node.value)
         result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         return result
-
 
     def construct_tree(self, node: yaml.Node) -> Any:
         """Build a document's data: strings, numbers, mappings and sequences directly, other tags by PyYAML.
@@ -235,8 +235,7 @@ def load_text(name: str, text: str, *, max_expanded_nodes: int = DEFAULT_MAX_EXP
     index = 0
     check_aliases = "*" in text
     while True:
-        error = _load_chunk(name, remaining, offset_line, is_json, check_aliases, max_expanded_nodes,
-                            result, index)
+        error = _load_chunk(name, remaining, offset_line, is_json, check_aliases, max_expanded_nodes, result, index)
         index = len(result.documents) + sum(1 for p in result.problems if p.code != "duplicate-key")
         if error is None:
             break
@@ -255,7 +254,7 @@ def load_text(name: str, text: str, *, max_expanded_nodes: int = DEFAULT_MAX_EXP
         if match is None:
             break
         offset_line += remaining.count("\n", 0, match.start())
-        remaining = remaining[match.start():]
+        remaining = remaining[match.start() :]
     return result
 
 
@@ -273,8 +272,11 @@ def _load_chunk(
     try:
         loader = _MarkedLoader(text)
     except UnicodeEncodeError as err:  # lone surrogates, e.g. from a JSON "\ud800" escape
-        result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1,
-                                            f"not valid text: {err.reason} at character {err.start}"))
+        result.problems.append(
+            InputProblem(
+                "parse-error", name, 1 + offset_line, 1, f"not valid text: {err.reason} at character {err.start}"
+            )
+        )
         return None
     node: yaml.Node | None = None
     try:
@@ -285,16 +287,28 @@ def _load_chunk(
             data = loader.construct_tree(node)
             line = node.start_mark.line + 1 + offset_line
             for key, dup_mark in loader.duplicates:
-                result.problems.append(InputProblem(
-                    "duplicate-key", name, dup_mark.line + 1 + offset_line, dup_mark.column + 1,
-                    f"duplicate key {key!r}: kubectl and the API server reject it (strict decoding); "
-                    "the YAML parser would silently keep the last value", fatal=False))
+                result.problems.append(
+                    InputProblem(
+                        "duplicate-key",
+                        name,
+                        dup_mark.line + 1 + offset_line,
+                        dup_mark.column + 1,
+                        f"duplicate key {key!r}: kubectl and the API server reject it (strict decoding); "
+                        "the YAML parser would silently keep the last value",
+                        fatal=False,
+                    )
+                )
             loader.duplicates.clear()
             if check_aliases and expanded_size(data, max_expanded_nodes) > max_expanded_nodes:
-                result.problems.append(InputProblem(
-                    "alias-bomb", name, line, 1,
-                    f"aliases expand this document past {max_expanded_nodes} nodes "
-                    "(a YAML alias bomb); not read"))
+                result.problems.append(
+                    InputProblem(
+                        "alias-bomb",
+                        name,
+                        line,
+                        1,
+                        f"aliases expand this document past {max_expanded_nodes} nodes (a YAML alias bomb); not read",
+                    )
+                )
                 continue
             _add_document(name, data, node, line, offset_line, is_json, result, index)
             index += 1
@@ -304,8 +318,9 @@ def _load_chunk(
         column = mark.column + 1 if mark else 1
         problem = err.problem or str(err)
         context = f" {err.context}" if err.context else ""
-        result.problems.append(InputProblem("parse-error", name, line, column,
-                                            f"not valid YAML: {problem}{context}".strip()))
+        result.problems.append(
+            InputProblem("parse-error", name, line, column, f"not valid YAML: {problem}{context}".strip())
+        )
         return line, problem
     except NestingTooDeep as err:
         line = (node.start_mark.line + 1 if node is not None else 1) + offset_line
@@ -315,8 +330,9 @@ def _load_chunk(
         result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1, str(NestingTooDeep())))
         return (1 + offset_line, str(NestingTooDeep())) if is_json else None
     except (yaml.YAMLError, ValueError, TypeError) as err:
-        result.problems.append(InputProblem("parse-error", name, 1 + offset_line, 1,
-                                            f"not valid YAML: {type(err).__name__}: {err}"))
+        result.problems.append(
+            InputProblem("parse-error", name, 1 + offset_line, 1, f"not valid YAML: {type(err).__name__}: {err}")
+        )
         return (1 + offset_line, str(err)) if is_json else None
     finally:
         loader.dispose()
@@ -324,8 +340,14 @@ def _load_chunk(
 
 
 def _add_document(
-    name: str, data: Any, node: yaml.Node | None, line: int, offset_line: int, is_json: bool,
-    result: LoadResult, index: int,
+    name: str,
+    data: Any,
+    node: yaml.Node | None,
+    line: int,
+    offset_line: int,
+    is_json: bool,
+    result: LoadResult,
+    index: int,
 ) -> None:
     """Add a parsed document, expanding `kind: List` (and JSON arrays) into their items."""
     if data is None:
@@ -334,11 +356,7 @@ def _add_document(
         for i, item in enumerate(data):
             _add_object(name, item, node, (i,), line, offset_line, is_json, result, index + i)
         return
-    if (
-        isinstance(data, Mapping)
-        and str(data.get("kind", "")).endswith("List")
-        and isinstance(data.get("items"), list)
-    ):
+    if isinstance(data, Mapping) and str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
         for i, item in enumerate(data["items"]):
             _add_object(name, item, node, ("items", i), line, offset_line, is_json, result, index + i)
         return
@@ -346,20 +364,42 @@ def _add_document(
 
 
 def _add_object(
-    name: str, data: Any, node: yaml.Node | None, prefix: tuple[str | int, ...], line: int, offset_line: int,
-    is_json: bool, result: LoadResult, index: int,
+    name: str,
+    data: Any,
+    node: yaml.Node | None,
+    prefix: tuple[str | int, ...],
+    line: int,
+    offset_line: int,
+    is_json: bool,
+    result: LoadResult,
+    index: int,
 ) -> None:
-    doc = Document(source=name, index=index, data=data, node=node, prefix=prefix, start_line=line,
-                   line_offset=offset_line, is_json=is_json)
+    doc = Document(
+        source=name,
+        index=index,
+        data=data,
+        node=node,
+        prefix=prefix,
+        start_line=line,
+        line_offset=offset_line,
+        is_json=is_json,
+    )
     if not isinstance(data, Mapping) or not data.get("kind") or not data.get("apiVersion"):
         if not looks_like_object(data):  # values, CI workflows, compose files, package manifests: not ours
             result.other_documents += 1
             return
         missing = " and ".join(key for key in ("apiVersion", "kind") if not data.get(key))
         loc = doc.location(())
-        result.problems.append(InputProblem(
-            "not-kubernetes-object", name, loc.line, loc.column,
-            f"document {index + 1} looks like a Kubernetes object but has no {missing}; skipped", fatal=False))
+        result.problems.append(
+            InputProblem(
+                "not-kubernetes-object",
+                name,
+                loc.line,
+                loc.column,
+                f"document {index + 1} looks like a Kubernetes object but has no {missing}; skipped",
+                fatal=False,
+            )
+        )
         return
     result.documents.append(doc)
 
@@ -382,8 +422,7 @@ def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tu
             raise NestingTooDeep()
     except json.JSONDecodeError as err:
         result.problems[:] = [p for p in result.problems if p.code != "parse-error"]
-        result.problems.append(InputProblem("parse-error", name, err.lineno, err.colno,
-                                            f"not valid JSON: {err.msg}"))
+        result.problems.append(InputProblem("parse-error", name, err.lineno, err.colno, f"not valid JSON: {err.msg}"))
         return
     except (NestingTooDeep, RecursionError):
         result.problems[:] = [p for p in result.problems if p.code != "parse-error"]
@@ -391,7 +430,7 @@ def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tu
         return
     result.problems[:] = [p for p in result.problems if p.code != "parse-error"]
     for key in duplicates:
-        result.problems.append(InputProblem("duplicate-key", name, 1, 1,
-                                            f"duplicate key {key!r}: the API server rejects it", fatal=False))
+        result.problems.append(
+            InputProblem("duplicate-key", name, 1, 1, f"duplicate key {key!r}: the API server rejects it", fatal=False)
+        )
     _add_document(name, data, None, 1, 0, True, result, 0)
-

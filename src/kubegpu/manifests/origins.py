@@ -43,8 +43,9 @@ class HelmOrigins:
     _lines: dict[Path, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._sources = [(self.text.count("\n", 0, m.start()) + 1, m.group(1).strip())
-                         for m in _SOURCE.finditer(self.text)]
+        self._sources = [
+            (self.text.count("\n", 0, m.start()) + 1, m.group(1).strip()) for m in _SOURCE.finditer(self.text)
+        ]
 
     def template_of(self, doc: Document) -> Path | None:
         found = None
@@ -63,8 +64,14 @@ class HelmOrigins:
         if template is None:
             return None
         lines = self._template_lines(template)
-        object_index = sum(1 for other_line, source in self._sources
-                           if other_line < doc.start_line and self.chart / source.partition("/")[2] == template) - 1
+        object_index = (
+            sum(
+                1
+                for other_line, source in self._sources
+                if other_line < doc.start_line and self.chart / source.partition("/")[2] == template
+            )
+            - 1
+        )
         line = _template_line(lines, doc.data, path, max(object_index, 0))
         return Location(display(template), line, 1, path)
 
@@ -93,8 +100,14 @@ def _template_line(lines: Sequence[str], data: Any, path: FieldPath, object_inde
             if depth == len(keys) and path and isinstance(path[-1], int):
                 return _list_item(lines, best, end, path[-1]) + 1
             return best + 1
-    first = next((i for i in range(begin, end) if lines[i].strip() and not lines[i].lstrip().startswith(("{{", "#"))
-                  and not lines[i].startswith("---")), begin)
+    first = next(
+        (
+            i
+            for i in range(begin, end)
+            if lines[i].strip() and not lines[i].lstrip().startswith(("{{", "#")) and not lines[i].startswith("---")
+        ),
+        begin,
+    )
     return first + 1
 
 
@@ -137,7 +150,7 @@ def _key_at(text: str) -> tuple[int, int, str] | None:
         return None
     level = len(match.group(1))
     dash = text[level:].startswith("-")
-    return level, (len(text) - len(text[level + 1:].lstrip(" ")) if dash else level), match.group(3).strip()
+    return level, (len(text) - len(text[level + 1 :].lstrip(" ")) if dash else level), match.group(3).strip()
 
 
 def _parent_keys(lines: Sequence[str], begin: int, index: int) -> list[str]:
@@ -321,8 +334,14 @@ def translate_path(rendered: Any, path: FieldPath, target: Any) -> FieldPath:
             item = here_rendered[part]
             name = item.get("name") if isinstance(item, Mapping) else None
             if name is not None:
-                index = next((i for i, other in enumerate(here_target)
-                              if isinstance(other, Mapping) and other.get("name") == name), None)
+                index = next(
+                    (
+                        i
+                        for i, other in enumerate(here_target)
+                        if isinstance(other, Mapping) and other.get("name") == name
+                    ),
+                    None,
+                )
             else:
                 index = part if part < len(here_target) else None
             if index is None:
@@ -330,8 +349,11 @@ def translate_path(rendered: Any, path: FieldPath, target: Any) -> FieldPath:
             out.append(index)
             here_rendered, here_target = item, here_target[index]
         else:
-            if not isinstance(here_rendered, Mapping) or not isinstance(here_target, Mapping) \
-                    or part not in here_target:
+            if (
+                not isinstance(here_rendered, Mapping)
+                or not isinstance(here_target, Mapping)
+                or part not in here_target
+            ):
                 break
             out.append(part)
             here_rendered, here_target = here_rendered.get(part), here_target[part]

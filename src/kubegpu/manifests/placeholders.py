@@ -46,8 +46,19 @@ def render(value: str, image: bool = False) -> str:
 
 
 # Fields that set how many pods a workload runs (replicas of Kubernetes, Kubeflow, Ray, LWS, JobSet, TrainJob).
-COUNT_FIELDS = frozenset({"replicas", "parallelism", "completions", "size", "numNodes", "numOfHosts", "minReplicas",
-                          "nodeCount", "pipelineParallelSize"})
+COUNT_FIELDS = frozenset(
+    {
+        "replicas",
+        "parallelism",
+        "completions",
+        "size",
+        "numNodes",
+        "numOfHosts",
+        "minReplicas",
+        "nodeCount",
+        "pipelineParallelSize",
+    }
+)
 
 
 def templated_counts(data: Any, path: tuple[str | int, ...] = (), depth: int = 0) -> tuple[tuple[str, str], ...]:

@@ -96,9 +96,15 @@ class Pod:
 # -- building a pod (with the API server's defaulting) ----------------------------------------------------
 
 
-def make_container(name: str, kind: str = KIND_APP, requests: Amounts | None = None,
-                   limits: Amounts | None = None, claims: Sequence[str] = (),
-                   invalid: Sequence[str] = (), defaults: bool = True) -> Container:
+def make_container(
+    name: str,
+    kind: str = KIND_APP,
+    requests: Amounts | None = None,
+    limits: Amounts | None = None,
+    claims: Sequence[str] = (),
+    invalid: Sequence[str] = (),
+    defaults: bool = True,
+) -> Container:
     """A container after defaulting: each limit without a request is also the request."""
     lim = dict(limits or {})
     req = dict(requests or {})
@@ -108,9 +114,14 @@ def make_container(name: str, kind: str = KIND_APP, requests: Amounts | None = N
     return Container(name, kind, req, lim, tuple(claims), tuple(invalid))
 
 
-def make_pod(containers: Iterable[Container], resources: tuple[Amounts, Amounts] | None = None,
-             overhead: Amounts | None = None, annotations: Mapping[str, str] | None = None,
-             resource_claims: Sequence[str] = (), defaults: bool = True) -> Pod:
+def make_pod(
+    containers: Iterable[Container],
+    resources: tuple[Amounts, Amounts] | None = None,
+    overhead: Amounts | None = None,
+    annotations: Mapping[str, str] | None = None,
+    resource_claims: Sequence[str] = (),
+    defaults: bool = True,
+) -> Pod:
     """A pod with init containers first; pod-level resources defaulted as the API server does for a Pod
     (`defaults=False` keeps them as written, as upstream's unit tests build pods)."""
     ordered = sorted(containers, key=lambda c: c.kind == KIND_APP)  # stable: keeps each group's order
@@ -148,8 +159,9 @@ def _default_pod_resources(pod: Pod, requests: dict[str, Decimal], limits: dict[
 # -- reading a pod spec ------------------------------------------------------------------------------------
 
 
-def read_amounts(raw: Any, where: str, strict: bool = True, source: str | None = None
-                 ) -> tuple[dict[str, Decimal], list[str]]:
+def read_amounts(
+    raw: Any, where: str, strict: bool = True, source: str | None = None
+) -> tuple[dict[str, Decimal], list[str]]:
     """A ResourceList as exact values, and the names whose value is not a quantity.
 
     Strict: an unreadable value, a negative one or a list that is not a mapping is an InputError naming
@@ -178,8 +190,15 @@ def read_amounts(raw: Any, where: str, strict: bool = True, source: str | None =
     return out, invalid
 
 
-def read_container(raw: Any, kind: str, where: str, strict: bool = True, source: str | None = None,
-                   default_name: str = "", defaults: bool = True) -> Container:
+def read_container(
+    raw: Any,
+    kind: str,
+    where: str,
+    strict: bool = True,
+    source: str | None = None,
+    default_name: str = "",
+    defaults: bool = True,
+) -> Container:
     """One container mapping (`kind` is app, init or sidecar; an init container with restartPolicy: Always
     is a sidecar whatever `kind` says)."""
     if not isinstance(raw, Mapping):
@@ -203,8 +222,9 @@ def read_container(raw: Any, kind: str, where: str, strict: bool = True, source:
     return make_container(name, kind, requests, limits, names, (*bad_requests, *bad_limits), defaults)
 
 
-def read_pod_resources(raw: Any, where: str, strict: bool = True, source: str | None = None
-                       ) -> tuple[Amounts, Amounts] | None:
+def read_pod_resources(
+    raw: Any, where: str, strict: bool = True, source: str | None = None
+) -> tuple[Amounts, Amounts] | None:
     """Pod-level `spec.resources`: None when absent (null counts as absent), else (requests, limits)."""
     if raw is None:
         return None
@@ -217,8 +237,15 @@ def read_pod_resources(raw: Any, where: str, strict: bool = True, source: str | 
     return requests, limits
 
 
-def read_pod_spec(spec: Any, annotations: Mapping[str, Any] | None = None, *, strict: bool = True,
-                  where: str = "spec", source: str | None = None, defaults: bool = True) -> Pod:
+def read_pod_spec(
+    spec: Any,
+    annotations: Mapping[str, Any] | None = None,
+    *,
+    strict: bool = True,
+    where: str = "spec",
+    source: str | None = None,
+    defaults: bool = True,
+) -> Pod:
     """A PodSpec mapping (and the pod's annotations) as the model; strict reading raises InputError."""
     if not isinstance(spec, Mapping):
         if strict:
@@ -234,14 +261,22 @@ def read_pod_spec(spec: Any, annotations: Mapping[str, Any] | None = None, *, st
                 raise InputError(f"{where}.{field_name} must be a list", file=source)
             continue
         for i, raw in enumerate(items):
-            containers.append(read_container(raw, kind, f"{where}.{field_name}[{i}]", strict, source,
-                                             f"{field_name}-{i}", defaults))
+            containers.append(
+                read_container(raw, kind, f"{where}.{field_name}[{i}]", strict, source, f"{field_name}-{i}", defaults)
+            )
     overhead, _ = read_amounts(spec.get("overhead"), f"{where}.overhead", strict, source)
     claims = spec.get("resourceClaims")
-    claim_names = tuple(str(c.get("name", "")) for c in claims if isinstance(c, Mapping)) \
-        if isinstance(claims, list) else ()
-    return make_pod(containers, read_pod_resources(spec.get("resources"), f"{where}.resources", strict, source),
-                    overhead, {str(k): str(v) for k, v in (annotations or {}).items()}, claim_names, defaults)
+    claim_names = (
+        tuple(str(c.get("name", "")) for c in claims if isinstance(c, Mapping)) if isinstance(claims, list) else ()
+    )
+    return make_pod(
+        containers,
+        read_pod_resources(spec.get("resources"), f"{where}.resources", strict, source),
+        overhead,
+        {str(k): str(v) for k, v in (annotations or {}).items()},
+        claim_names,
+        defaults,
+    )
 
 
 # -- PodRequests / PodLimits -------------------------------------------------------------------------------
@@ -304,11 +339,13 @@ def pod_level_requests_set(pod: Pod) -> bool:
 def pod_level_resources_set(pod: Pod) -> bool:
     """IsPodLevelResourcesSet: pod-level requests or limits name a supported resource."""
     return pod.resources is not None and any(
-        is_supported_pod_level_resource(n) for n in (*pod.resources.requests, *pod.resources.limits))
+        is_supported_pod_level_resource(n) for n in (*pod.resources.requests, *pod.resources.limits)
+    )
 
 
-def pod_requests(pod: Pod, *, pod_level: bool = True, overhead: bool = True,
-                 non_missing: Amounts | None = None) -> dict[str, Decimal]:
+def pod_requests(
+    pod: Pod, *, pod_level: bool = True, overhead: bool = True, non_missing: Amounts | None = None
+) -> dict[str, Decimal]:
     """PodRequests: the containers' aggregate, pod-level requests where set (`pod_level` is the
     PodLevelResources gate), plus the overhead."""
     reqs = _aggregate(pod, "requests", non_missing)
@@ -419,8 +456,11 @@ def _sharing_annotation(annotations: Mapping[str, str]) -> bool:
 
 def uses_accelerators(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> bool:
     """A GPU pod: an accelerator resource, a DRA claim, or a GPU-sharing annotation (KAI, HAMi)."""
-    return (any(requests_accelerator(c, registry) or c.claims for c in pod.containers)
-            or bool(pod.resource_claims) or _sharing_annotation(pod.annotations))
+    return (
+        any(requests_accelerator(c, registry) or c.claims for c in pod.containers)
+        or bool(pod.resource_claims)
+        or _sharing_annotation(pod.annotations)
+    )
 
 
 def gpu_container_indices(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> tuple[int, ...]:

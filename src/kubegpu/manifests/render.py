@@ -31,8 +31,10 @@ class HelmSettings:
     def merged(self, other: HelmSettings) -> HelmSettings:
         """These settings, then `other`'s (later values files and --set pairs win, as in helm)."""
         return HelmSettings(
-            values=(*self.values, *other.values), set=(*self.set, *other.set),
-            release=other.release or self.release, namespace=other.namespace or self.namespace,
+            values=(*self.values, *other.values),
+            set=(*self.set, *other.set),
+            release=other.release or self.release,
+            namespace=other.namespace or self.namespace,
         )
 
 
@@ -74,8 +76,9 @@ def kustomize_command() -> list[str] | None:
 def render_chart(chart: Path, options: RenderOptions) -> Rendered:
     helm = helm_binary()
     if helm is None:
-        return Rendered(None, notice="not rendered: helm not found; install helm or pipe `helm template` output "
-                        "to `kubegpu lint -`")
+        return Rendered(
+            None, notice="not rendered: helm not found; install helm or pipe `helm template` output to `kubegpu lint -`"
+        )
     settings = options.for_chart(chart)
     command = [helm, "template", settings.release or "release-name", str(chart)]
     for values in settings.values:
@@ -99,14 +102,18 @@ def render_chart(chart: Path, options: RenderOptions) -> Rendered:
 def render_kustomization(folder: Path) -> Rendered:
     command = kustomize_command()
     if command is None:
-        return Rendered(None, notice="not rendered: neither kustomize nor kubectl found; install one or pipe "
-                        "`kustomize build` output to `kubegpu lint -`")
+        return Rendered(
+            None,
+            notice="not rendered: neither kustomize nor kubectl found; install one or pipe "
+            "`kustomize build` output to `kubegpu lint -`",
+        )
     workdir = Path(tempfile.mkdtemp(prefix="kubegpu-kustomize-"))
     try:
         target = os.path.relpath(folder.resolve(), workdir)
         (workdir / "kustomization.yaml").write_text(
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-            f"resources:\n  - {target}\nbuildMetadata: [originAnnotations, transformerAnnotations]\n")
+            f"resources:\n  - {target}\nbuildMetadata: [originAnnotations, transformerAnnotations]\n"
+        )
         result = _run([*command, str(workdir)], None)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -120,8 +127,15 @@ def render_kustomization(folder: Path) -> Rendered:
 
 def _run(command: list[str], cwd: Path | None) -> tuple[int, str, str] | str:
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=RENDER_TIMEOUT_S,
-                              check=False, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=RENDER_TIMEOUT_S,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return f"{Path(command[0]).name} did not finish within {RENDER_TIMEOUT_S} s"
     except OSError as err:

@@ -103,12 +103,16 @@ def _template_pod(template: PodTemplate) -> podmodel.Pod:
     containers = [_model_container(ref) for ref in template.containers]
     spec = template.spec
     # A TrainJob's trainer has `resources` of its own container, not pod-level ones (it has no volumes field).
-    resources = podmodel.read_pod_resources(spec.get("resources"), "spec.resources", strict=False) \
-        if template.volumes_field is not None else None
+    resources = (
+        podmodel.read_pod_resources(spec.get("resources"), "spec.resources", strict=False)
+        if template.volumes_field is not None
+        else None
+    )
     overhead, _ = podmodel.read_amounts(spec.get("overhead"), "spec.overhead", strict=False)
     claims = spec.get("resourceClaims")
-    claim_names = tuple(str(c.get("name", "")) for c in claims if isinstance(c, Mapping)) \
-        if isinstance(claims, list) else ()
+    claim_names = (
+        tuple(str(c.get("name", "")) for c in claims if isinstance(c, Mapping)) if isinstance(claims, list) else ()
+    )
     annotations = {str(k): str(v) for k, v in template.annotations.items()}
     return podmodel.make_pod(containers, resources, overhead, annotations, claim_names)
 
@@ -125,11 +129,11 @@ def _model_container(ref: ContainerRef) -> podmodel.Container:
     return podmodel.make_container(ref.name, _KINDS[ref.kind], requests, limits, names, invalid)
 
 
-def template_gpu_containers(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
-                            ) -> tuple[ContainerRef, ...]:
+def template_gpu_containers(
+    template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
+) -> tuple[ContainerRef, ...]:
     """The template's containers that use its accelerators (the pod model decides which)."""
-    return memoised(template, ("gpu_containers", tuple(prefixes)), _template_gpu_containers, template,
-                    tuple(prefixes))
+    return memoised(template, ("gpu_containers", tuple(prefixes)), _template_gpu_containers, template, tuple(prefixes))
 
 
 def _template_gpu_containers(template: PodTemplate, prefixes: tuple[str, ...]) -> tuple[ContainerRef, ...]:
@@ -139,9 +143,7 @@ def _template_gpu_containers(template: PodTemplate, prefixes: tuple[str, ...]) -
     return tuple(refs[order[i]] for i in podmodel.gpu_container_indices(model, AcceleratorRegistry(prefixes)))
 
 
-def uses_accelerators(
-    template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
-) -> bool:
+def uses_accelerators(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:
     """Does this pod ask for accelerators: a resource, a DRA claim, or a GPU-sharing annotation?
 
     Answered once per template and accelerator list: every GPU-only rule asks.
@@ -153,9 +155,7 @@ def _uses_accelerators(template: PodTemplate, prefixes: Sequence[str]) -> bool:
     return podmodel.uses_accelerators(template_pod(template), AcceleratorRegistry(tuple(prefixes)))
 
 
-def gpu_count(
-    template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
-) -> int:
+def gpu_count(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> int:
     """Whole accelerators the pod asks for (its effective requests: sidecars add, init containers a max)."""
     return podmodel.device_count(template_pod(template), AcceleratorRegistry(tuple(prefixes)))
 

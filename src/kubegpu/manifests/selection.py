@@ -14,11 +14,32 @@ import pathspec
 _IGNORE_FILE_BYTES = 1 << 20  # a .gitignore larger than this is not read
 
 # Folders no one keeps manifests to lint in: VCS data, dependencies, virtual environments, caches.
-TOOL_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".bzr", ".jj", "node_modules", "bower_components", ".venv", "venv", ".tox", ".nox",
-    "__pycache__", "__pypackages__", "site-packages", ".mypy_cache", ".ruff_cache", ".pytest_cache",
-    ".terraform", ".direnv", ".eggs", ".idea", ".vscode",
-})
+TOOL_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        ".jj",
+        "node_modules",
+        "bower_components",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "__pycache__",
+        "__pypackages__",
+        "site-packages",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".terraform",
+        ".direnv",
+        ".eggs",
+        ".idea",
+        ".vscode",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -64,8 +64,9 @@ def read_regular_stat(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result
         if not stat.S_ISREG(info.st_mode):
             raise NotReadable(_kind_of(info.st_mode))
         if info.st_size > max_bytes:
-            raise NotReadable(f"file is {info.st_size} bytes, over the {max_bytes}-byte limit "
-                              "(raise it with --max-file-size)")
+            raise NotReadable(
+                f"file is {info.st_size} bytes, over the {max_bytes}-byte limit (raise it with --max-file-size)"
+            )
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -105,7 +106,9 @@ def is_kustomization(folder: Path) -> bool:
 
 
 def discover(
-    paths: Iterable[str], selection: Selection | None = None, stdin_name: str | None = None,
+    paths: Iterable[str],
+    selection: Selection | None = None,
+    stdin_name: str | None = None,
 ) -> Iterator[tuple[str, Path | None, str]]:
     """Yield (name, path, kind) for every input; directories are walked in sorted order.
 
@@ -226,8 +229,9 @@ def read_source(name: str, path: Path | None, kind: str, max_bytes: int = DEFAUL
     except OSError as err:
         return SourceText(name, None, kind, f"cannot read: {err.strerror or err}", path)
     if len(raw) > max_bytes:
-        return SourceText(name, None, kind, f"input is over the {max_bytes}-byte limit "
-                          "(raise it with --max-file-size)", path)
+        return SourceText(
+            name, None, kind, f"input is over the {max_bytes}-byte limit (raise it with --max-file-size)", path
+        )
     if b"\x00" in raw[:8192]:
         return SourceText(name, None, kind, "binary file (contains NUL bytes), not YAML or JSON", path)
     try:

@@ -26,8 +26,20 @@ _KUBEFLOW_SPECS = {
 # KServe component fields whose value is a container (a model-server spec) rather than a pod spec.
 _KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
 _KSERVE_RUNTIME_KEYS = (
-    "model", "pytorch", "tensorflow", "triton", "sklearn", "xgboost", "onnx", "huggingface",
-    "lightgbm", "pmml", "paddle", "alibi", "art", "worker",
+    "model",
+    "pytorch",
+    "tensorflow",
+    "triton",
+    "sklearn",
+    "xgboost",
+    "onnx",
+    "huggingface",
+    "lightgbm",
+    "pmml",
+    "paddle",
+    "alibi",
+    "art",
+    "worker",
 )
 
 
@@ -108,7 +120,6 @@ def int_field(value: Any, default: int | None) -> int | None:
     return default
 
 
-
 def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRef, ...]:
     """Init containers (sidecars marked), then containers, with their paths."""
     refs: list[ContainerRef] = []
@@ -127,9 +138,7 @@ def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRe
     return tuple(refs)
 
 
-def _template(
-    doc: Document, template_path: FieldPath, role: str, replicas: int | None
-) -> Iterator[PodTemplate]:
+def _template(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> Iterator[PodTemplate]:
     """A PodTemplateSpec at `template_path` (metadata + spec)."""
     template = get_path(doc.data, template_path)
     if not isinstance(template, Mapping):
@@ -138,8 +147,16 @@ def _template(
     if not isinstance(spec, Mapping):
         return
     spec_path = (*template_path, "spec")
-    yield PodTemplate(doc, spec_path, spec, (*template_path, "metadata"), as_mapping(template.get("metadata")),
-                      role, replicas, containers_of(spec, spec_path))
+    yield PodTemplate(
+        doc,
+        spec_path,
+        spec,
+        (*template_path, "metadata"),
+        as_mapping(template.get("metadata")),
+        role,
+        replicas,
+        containers_of(spec, spec_path),
+    )
 
 
 def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | None) -> Iterator[PodTemplate]:
@@ -190,8 +207,12 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
         yield from _job_template(doc, ("spec",), "", 1)
     elif kind == "Job" and group == "batch.volcano.sh":
         for i, task in enumerate(_list(spec.get("tasks"))):
-            yield from _template(doc, ("spec", "tasks", i, "template"), str(task.get("name") or f"task-{i}"),
-                                 int_field(task.get("replicas"), 1))
+            yield from _template(
+                doc,
+                ("spec", "tasks", i, "template"),
+                str(task.get("name") or f"task-{i}"),
+                int_field(task.get("replicas"), 1),
+            )
     elif kind == "CronJob":
         yield from _job_template(doc, ("spec", "jobTemplate", "spec"), "", 1)
     elif kind == "JobSet":
@@ -234,8 +255,9 @@ def _jobset(doc: Document, spec_path: FieldPath) -> Iterator[PodTemplate]:
     spec = as_mapping(get_path(doc.data, spec_path))
     for i, rjob in enumerate(_list(spec.get("replicatedJobs"))):
         name = str(rjob.get("name") or f"job-{i}")
-        yield from _job_template(doc, (*spec_path, "replicatedJobs", i, "template", "spec"), name,
-                                 int_field(rjob.get("replicas"), 1))
+        yield from _job_template(
+            doc, (*spec_path, "replicatedJobs", i, "template", "spec"), name, int_field(rjob.get("replicas"), 1)
+        )
 
 
 def _trainjob(doc: Document) -> Iterator[PodTemplate]:
@@ -278,8 +300,9 @@ def _ray(doc: Document) -> Iterator[PodTemplate]:
         replicas = int_field(group.get("replicas"), int_field(group.get("minReplicas"), 1))
         hosts = int_field(group.get("numOfHosts"), 1) or 1
         name = str(group.get("groupName") or f"workers-{i}")
-        yield from _template(doc, (*base, "workerGroupSpecs", i, "template"), name,
-                             None if replicas is None else replicas * hosts)
+        yield from _template(
+            doc, (*base, "workerGroupSpecs", i, "template"), name, None if replicas is None else replicas * hosts
+        )
 
 
 def _kserve(doc: Document) -> Iterator[PodTemplate]:
@@ -299,8 +322,16 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
         worker = comp.get("workerSpec")
         if isinstance(worker, Mapping):
             wpath: FieldPath = (*path, "workerSpec")
-            yield PodTemplate(doc, wpath, worker, ("metadata",), doc.metadata, f"{component}-worker",
-                              int_field(worker.get("pipelineParallelSize"), None), containers_of(worker, wpath))
+            yield PodTemplate(
+                doc,
+                wpath,
+                worker,
+                ("metadata",),
+                doc.metadata,
+                f"{component}-worker",
+                int_field(worker.get("pipelineParallelSize"), None),
+                containers_of(worker, wpath),
+            )
 
 
 def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
@@ -322,8 +353,16 @@ def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
                     nodes = int_field(parallelism.get("data"), None) or 1
                     local = int_field(parallelism.get("dataLocal"), None) or 1
                     count = count * max(1, nodes // local - 1)
-                yield PodTemplate(doc, path, pod, ("metadata",), doc.metadata, f"{role}-{key}" if base else key,
-                                  count, containers_of(pod, path))
+                yield PodTemplate(
+                    doc,
+                    path,
+                    pod,
+                    ("metadata",),
+                    doc.metadata,
+                    f"{role}-{key}" if base else key,
+                    count,
+                    containers_of(pod, path),
+                )
 
 
 def _argo(doc: Document) -> Iterator[PodTemplate]:
@@ -345,8 +384,17 @@ def _argo(doc: Document) -> Iterator[PodTemplate]:
         # Volumes are declared workflow-wide; the template's own metadata labels its pods.
         pseudo = dict(template)
         pseudo.setdefault("volumes", wf.get("volumes") or [])
-        yield PodTemplate(doc, path, pseudo, (*path, "metadata"), as_mapping(template.get("metadata")),
-                          str(template.get("name") or f"template-{i}"), 1, tuple(refs), (*base, "volumes"))
+        yield PodTemplate(
+            doc,
+            path,
+            pseudo,
+            (*path, "metadata"),
+            as_mapping(template.get("metadata")),
+            str(template.get("name") or f"template-{i}"),
+            1,
+            tuple(refs),
+            (*base, "volumes"),
+        )
 
 
 def _appwrapper(doc: Document) -> Iterator[PodTemplate]:
@@ -355,7 +403,14 @@ def _appwrapper(doc: Document) -> Iterator[PodTemplate]:
         embedded = component.get("template")
         if not isinstance(embedded, Mapping):
             continue
-        inner = Document(source=doc.source, index=doc.index, data=embedded, node=doc.node,
-                         prefix=(*doc.prefix, "spec", "components", i, "template"),
-                         start_line=doc.start_line, line_offset=doc.line_offset, is_json=doc.is_json)
+        inner = Document(
+            source=doc.source,
+            index=doc.index,
+            data=embedded,
+            node=doc.node,
+            prefix=(*doc.prefix, "spec", "components", i, "template"),
+            start_line=doc.start_line,
+            line_offset=doc.line_offset,
+            is_json=doc.is_json,
+        )
         yield from _find_templates(inner)

@@ -141,9 +141,7 @@ def _numa(gpu: GPUDevice) -> str:
 def _check_gpus(gpus: tuple[GPUDevice, ...], how: str) -> CheckResult:
     if not gpus:
         return CheckResult("gpus", Status.warn, f"no GPU visible to this container ({how})")
-    return CheckResult(
-        "gpus", Status.passed, f"{len(gpus)} GPU(s) visible via {how}: {_names(gpus)}"
-    )
+    return CheckResult("gpus", Status.passed, f"{len(gpus)} GPU(s) visible via {how}: {_names(gpus)}")
 
 
 def _gpu_nodes(gpus: tuple[GPUDevice, ...]) -> set[int] | None:
@@ -151,9 +149,7 @@ def _gpu_nodes(gpus: tuple[GPUDevice, ...]) -> set[int] | None:
     return nodes or None
 
 
-def _check_cpu_numa(
-    node: NodeTopology, view: ContainerView, gpus: tuple[GPUDevice, ...]
-) -> CheckResult:
+def _check_cpu_numa(node: NodeTopology, view: ContainerView, gpus: tuple[GPUDevice, ...]) -> CheckResult:
     name = "cpu-numa-alignment"
     if not gpus:
         return CheckResult(name, Status.passed, "no GPU to align with")
@@ -176,8 +172,7 @@ def _check_cpu_numa(
         return CheckResult(
             name,
             Status.passed,
-            f"all {len(known)} CPUs ({format_cpulist(known)}) are on the GPUs' NUMA node(s) "
-            f"{gpu_text}",
+            f"all {len(known)} CPUs ({format_cpulist(known)}) are on the GPUs' NUMA node(s) {gpu_text}",
         )
     if not inside:
         return CheckResult(
@@ -194,15 +189,11 @@ def _check_cpu_numa(
     )
 
 
-def _check_mem_numa(
-    node: NodeTopology, view: ContainerView, gpus: tuple[GPUDevice, ...]
-) -> CheckResult:
+def _check_mem_numa(node: NodeTopology, view: ContainerView, gpus: tuple[GPUDevice, ...]) -> CheckResult:
     name = "memory-numa-alignment"
     wanted = _gpu_nodes(gpus)
     if not gpus or wanted is None:
-        return CheckResult(
-            name, Status.passed, "nothing to align (no GPU, or GPUs without NUMA node)"
-        )
+        return CheckResult(name, Status.passed, "nothing to align (no GPU, or GPUs without NUMA node)")
     mems = view.mems
     if mems is None:
         return CheckResult(name, Status.warn, "the container's memory node list could not be read")
@@ -210,9 +201,7 @@ def _check_mem_numa(
     host = [m for m in mems if m not in gpu_memory]  # GPU memory nodes (GB200) are not host memory
     gpu_text = ", ".join(map(str, sorted(wanted)))
     if host and set(host) <= wanted:
-        return CheckResult(
-            name, Status.passed, f"memory nodes {format_cpulist(host)} are the GPUs' ({gpu_text})"
-        )
+        return CheckResult(name, Status.passed, f"memory nodes {format_cpulist(host)} are the GPUs' ({gpu_text})")
     if not set(host) & wanted:
         return CheckResult(
             name,

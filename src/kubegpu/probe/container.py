@@ -159,18 +159,14 @@ def read_cgroup(cgroup_root: Path, proc: Path) -> CgroupView:
         mems_file = _first_existing(cpuset_root, rel, "cpuset.effective_mems") or _first_existing(
             cpuset_root, rel, "cpuset.mems"
         )
-        cpu_dir = next(
-            (cgroup_root / d for d in ("cpu,cpuacct", "cpu") if (cgroup_root / d).is_dir()), None
-        )
+        cpu_dir = next((cgroup_root / d for d in ("cpu,cpuacct", "cpu") if (cgroup_root / d).is_dir()), None)
         cpu_rel = paths.get("cpu", rel)
         quota = None
         if cpu_dir is not None:
             q = _first_existing(cpu_dir, cpu_rel, "cpu.cfs_quota_us")
             p = _first_existing(cpu_dir, cpu_rel, "cpu.cfs_period_us")
             quota = _v1_quota(q, p)
-        mem_file = _first_existing(
-            cgroup_root / "memory", paths.get("memory", rel), "memory.limit_in_bytes"
-        )
+        mem_file = _first_existing(cgroup_root / "memory", paths.get("memory", rel), "memory.limit_in_bytes")
         return CgroupView(
             version=1,
             path=rel,
@@ -179,9 +175,7 @@ def read_cgroup(cgroup_root: Path, proc: Path) -> CgroupView:
             cpu_quota=quota,
             memory_limit=_limit(None if mem_file is None else _read(mem_file), mem_file),
         )
-    return CgroupView(
-        version=None, path="", cpus=None, mems=None, cpu_quota=None, memory_limit=None
-    )
+    return CgroupView(version=None, path="", cpus=None, mems=None, cpu_quota=None, memory_limit=None)
 
 
 def _v2_quota(path: Path | None) -> float | None:

@@ -99,11 +99,7 @@ def probe_daemonset(
                         "nodeAffinity": {
                             "requiredDuringSchedulingIgnoredDuringExecution": {
                                 "nodeSelectorTerms": [
-                                    {
-                                        "matchExpressions": [
-                                            {"key": key, "operator": "In", "values": ["true"]}
-                                        ]
-                                    }
+                                    {"matchExpressions": [{"key": key, "operator": "In", "values": ["true"]}]}
                                     for key in GPU_NODE_LABELS
                                 ]
                             }
@@ -113,9 +109,7 @@ def probe_daemonset(
                     "automountServiceAccountToken": False,
                     "initContainers": [probe],
                     "containers": [pause],
-                    "volumes": [
-                        {"name": "host-sys", "hostPath": {"path": "/sys", "type": "Directory"}}
-                    ],
+                    "volumes": [{"name": "host-sys", "hostPath": {"path": "/sys", "type": "Directory"}}],
                 },
             },
         },
@@ -169,17 +163,13 @@ def probe_job(
             "backoffLimit": 0,
             "ttlSecondsAfterFinished": 3600,
             "template": {
-                "metadata": {
-                    "labels": {APP_LABEL: NAME, "app.kubernetes.io/component": "pod-check"}
-                },
+                "metadata": {"labels": {APP_LABEL: NAME, "app.kubernetes.io/component": "pod-check"}},
                 "spec": {
                     "restartPolicy": "Never",
                     "automountServiceAccountToken": False,
                     "tolerations": [dict(t) for t in GPU_TOLERATIONS],
                     "containers": [container],
-                    "volumes": [
-                        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}
-                    ],
+                    "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}],
                 },
             },
         },

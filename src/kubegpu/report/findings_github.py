@@ -20,6 +20,8 @@ def render_github(result: LintResult) -> str:
     for f in result.findings:
         loc = f.location
         title = _escape_property(f"{f.code} {f.name}")
-        lines.append(f"::{_COMMAND[f.severity.value]} file={_escape_property(loc.file)},line={loc.line},"
-                     f"col={loc.column},title={title}::{_escape_data(f.message)}")
+        lines.append(
+            f"::{_COMMAND[f.severity.value]} file={_escape_property(loc.file)},line={loc.line},"
+            f"col={loc.column},title={title}::{_escape_data(f.message)}"
+        )
     return "\n".join(lines)

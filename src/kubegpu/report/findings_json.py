@@ -28,7 +28,9 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "message": finding.message,
         "object": None if obj is None else {"kind": obj.kind, "namespace": obj.namespace, "name": obj.name},
         "path": finding.location.dotted_path,
-        "fix": None if finding.fix is None else {
+        "fix": None
+        if finding.fix is None
+        else {
             "description": finding.fix.description,
             "safety": finding.fix.safety.value,
         },
@@ -47,14 +49,22 @@ def finding_line(finding: Finding, dotted: dict[FieldPath, str] | None = None) -
         if dotted is not None:
             dotted[where.path] = path
     namespace = "null" if obj is None or obj.namespace is None else _quote(obj.namespace)
-    obj_text = "null" if obj is None else (
-        f'{{"kind": {_quote(obj.kind)}, "namespace": {namespace}, "name": {_quote(obj.name)}}}')
-    fix_text = "null" if fix is None else (
-        f'{{"description": {_quote(fix.description)}, "safety": {_quote(fix.safety.value)}}}')
-    return (f'{{"file": {_quote(where.file)}, "line": {where.line:d}, "column": {where.column:d}, '
-            f'"rule": {_quote(finding.code)}, "name": {_quote(finding.name)}, '
-            f'"severity": {_quote(finding.severity.value)}, "message": {_quote(finding.message)}, '
-            f'"object": {obj_text}, "path": {_quote(path)}, "fix": {fix_text}}}')
+    obj_text = (
+        "null"
+        if obj is None
+        else (f'{{"kind": {_quote(obj.kind)}, "namespace": {namespace}, "name": {_quote(obj.name)}}}')
+    )
+    fix_text = (
+        "null"
+        if fix is None
+        else (f'{{"description": {_quote(fix.description)}, "safety": {_quote(fix.safety.value)}}}')
+    )
+    return (
+        f'{{"file": {_quote(where.file)}, "line": {where.line:d}, "column": {where.column:d}, '
+        f'"rule": {_quote(finding.code)}, "name": {_quote(finding.name)}, '
+        f'"severity": {_quote(finding.severity.value)}, "message": {_quote(finding.message)}, '
+        f'"object": {obj_text}, "path": {_quote(path)}, "fix": {fix_text}}}'
+    )
 
 
 def render_json(result: LintResult) -> str:

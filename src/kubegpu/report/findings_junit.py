@@ -27,12 +27,14 @@ def render_junit(result: LintResult, fail_on: Severity = Severity.WARNING) -> st
         findings = by_file.get(file, [])
         passed = clean.get(file, [])
         failures = sum(1 for f in findings if f.severity.rank >= fail_on.rank)
-        suite = ET.SubElement(suites, "testsuite", name=file, tests=str(len(findings) + len(passed)),
-                              failures=str(failures))
+        suite = ET.SubElement(
+            suites, "testsuite", name=file, tests=str(len(findings) + len(passed)), failures=str(failures)
+        )
         for f in findings:
             obj = f"{f.obj.kind}/{f.obj.name}" if f.obj else file
-            case = ET.SubElement(suite, "testcase", classname=obj, name=f"{f.code} {f.name}",
-                                 file=file, line=str(f.location.line))
+            case = ET.SubElement(
+                suite, "testcase", classname=obj, name=f"{f.code} {f.name}", file=file, line=str(f.location.line)
+            )
             detail = f"{file}:{f.location.line}:{f.location.column} {f.location.dotted_path}\n{f.message}"
             if f.severity.rank >= fail_on.rank:
                 failure = ET.SubElement(case, "failure", type=f.severity.value, message=f.message)

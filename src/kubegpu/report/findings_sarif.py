@@ -36,9 +36,17 @@ def _fingerprint(finding: Finding) -> str:
     The same Deployment in two namespaces gives two alerts; editing lines above a finding keeps its alert.
     """
     obj = finding.obj
-    key = "|".join([finding.code, _uri(finding.location.file), obj.kind if obj else "",
-                    (obj.namespace or "") if obj else "", obj.name if obj else "", finding.location.dotted_path,
-                    "" if obj or finding.location.path else str(finding.location.line)])
+    key = "|".join(
+        [
+            finding.code,
+            _uri(finding.location.file),
+            obj.kind if obj else "",
+            (obj.namespace or "") if obj else "",
+            obj.name if obj else "",
+            finding.location.dotted_path,
+            "" if obj or finding.location.path else str(finding.location.line),
+        ]
+    )
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
@@ -65,31 +73,48 @@ def render_sarif(result: LintResult) -> str:
             "ruleIndex": index[finding.code],
             "level": _LEVEL[finding.severity.value],
             "message": {"text": finding.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(finding.location.file)},
-                    "region": {"startLine": finding.location.line, "startColumn": finding.location.column},
-                },
-                "logicalLocations": [{"fullyQualifiedName": finding.location.dotted_path or "(document)",
-                                      "kind": "member"}],
-            }],
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(finding.location.file)},
+                        "region": {"startLine": finding.location.line, "startColumn": finding.location.column},
+                    },
+                    "logicalLocations": [
+                        {"fullyQualifiedName": finding.location.dotted_path or "(document)", "kind": "member"}
+                    ],
+                }
+            ],
             "partialFingerprints": {"kubegpuFinding/v2": _fingerprint(finding)},
         }
         if finding.obj is not None:
-            entry["properties"] = {"object": {"kind": finding.obj.kind, "namespace": finding.obj.namespace,
-                                              "name": finding.obj.name}}
+            entry["properties"] = {
+                "object": {"kind": finding.obj.kind, "namespace": finding.obj.namespace, "name": finding.obj.name}
+            }
         results.append(entry)
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "kubegpu", "version": __version__, "semanticVersion": __version__,
-                                "informationUri": "https://github.com/kubegpu/kubegpu", "rules": driver_rules}},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-            "invocations": [{"executionSuccessful": not result.unreadable,
-                             "workingDirectory": {"uri": Path(os.getcwd()).as_uri()}}],
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "kubegpu",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://github.com/kubegpu/kubegpu",
+                        "rules": driver_rules,
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+                "invocations": [
+                    {
+                        "executionSuccessful": not result.unreadable,
+                        "workingDirectory": {"uri": Path(os.getcwd()).as_uri()},
+                    }
+                ],
+            }
+        ],
     }
     return json.dumps(log, indent=2)

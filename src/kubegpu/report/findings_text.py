@@ -54,8 +54,10 @@ def render_text(result: LintResult, console: Console, show_source: bool = True, 
     n_fixable = sum(1 for f in result.findings if f.fix)
     console.print(
         f"\n{result.files} file(s), {result.documents} object(s), {result.gpu_templates} GPU pod template(s): "
-        f"{summary}" + (f"; {n_fixable} fixable with `kubegpu fix`" if n_fixable else "")
-        + (f"; {result.suppressed} suppressed" if result.suppressed else ""), highlight=False
+        f"{summary}"
+        + (f"; {n_fixable} fixable with `kubegpu fix`" if n_fixable else "")
+        + (f"; {result.suppressed} suppressed" if result.suppressed else ""),
+        highlight=False,
     )
     for line in skipped_summary(result):
         console.print(line, highlight=False, markup=False)
@@ -65,17 +67,22 @@ def render_text(result: LintResult, console: Console, show_source: bool = True, 
 
 
 def skipped_summary(result: LintResult) -> list[str]:
-    """"3 files are not Kubernetes objects (--verbose lists them)", and the same for kinds not checked."""
+    """ "3 files are not Kubernetes objects (--verbose lists them)", and the same for kinds not checked."""
     lines = []
     if result.generic:
         were = "s were" if result.generic != 1 else " was"
-        lines.append(f"{result.generic} object{were} of kinds with no known mapping: their pod specs were found by a "
-                     "generic search (their findings say so)")
+        lines.append(
+            f"{result.generic} object{were} of kinds with no known mapping: their pod specs were found by a "
+            "generic search (their findings say so)"
+        )
     files, objects = len(result.skipped_files), len(result.skipped_objects)
     if files:
-        lines.append(f"{files} file{'s are' if files != 1 else ' is'} not Kubernetes objects (skipped; "
-                     "--verbose lists them)")
+        lines.append(
+            f"{files} file{'s are' if files != 1 else ' is'} not Kubernetes objects (skipped; --verbose lists them)"
+        )
     if objects:
-        lines.append(f"{objects} object{'s are' if objects != 1 else ' is'} of kinds kubegpu does not check "
-                     "(skipped; --verbose lists them)")
+        lines.append(
+            f"{objects} object{'s are' if objects != 1 else ' is'} of kinds kubegpu does not check "
+            "(skipped; --verbose lists them)"
+        )
     return lines

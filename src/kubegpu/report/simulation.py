@@ -83,32 +83,65 @@ def summaries_text(summaries: Sequence[Summary], fmt: Format, title: str) -> str
     if fmt is Format.markdown:
         return summaries_markdown(summaries, title)
     table = Table(title=title)
-    for col in ("workload", "policy", "seeds", "ours %", "± std", "published %", "Δ", "unallocated GPUs",
-                "failed pods"):
+    for col in (
+        "workload",
+        "policy",
+        "seeds",
+        "ours %",
+        "± std",
+        "published %",
+        "Δ",
+        "unallocated GPUs",
+        "failed pods",
+    ):
         table.add_column(col, justify="right" if col not in ("workload", "policy") else "left")
     for s in summaries:
         pub = s.published_mean
-        table.add_row(s.workload, s.policy, f"{s.seeds[0]}-{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0]),
-                      f"{s.gpu_alloc_ratio_mean:.2f}", f"{s.gpu_alloc_ratio_std:.2f}",
-                      "" if pub is None else f"{pub:.2f}",
-                      "" if pub is None else f"{s.gpu_alloc_ratio_mean - pub:+.2f}",
-                      f"{s.unallocated_gpus_mean:.0f}", f"{s.failed_pods_mean:.0f}")
+        table.add_row(
+            s.workload,
+            s.policy,
+            f"{s.seeds[0]}-{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0]),
+            f"{s.gpu_alloc_ratio_mean:.2f}",
+            f"{s.gpu_alloc_ratio_std:.2f}",
+            "" if pub is None else f"{pub:.2f}",
+            "" if pub is None else f"{s.gpu_alloc_ratio_mean - pub:+.2f}",
+            f"{s.unallocated_gpus_mean:.0f}",
+            f"{s.failed_pods_mean:.0f}",
+        )
     return table
 
 
 # -- what-if on a snapshot -----------------------------------------------------------------------------------
 
-_WHATIF_HEADER = ("policy", "seed", "placed", "of pending", "GPU alloc before %", "after %", "frag GPUs before",
-                  "after")
+_WHATIF_HEADER = (
+    "policy",
+    "seed",
+    "placed",
+    "of pending",
+    "GPU alloc before %",
+    "after %",
+    "frag GPUs before",
+    "after",
+)
 
 
 def whatif_text(results: Sequence[WhatIfResult], fmt: Format) -> str | Table:
     """Pending pods placed per policy and seed, with GPU allocation and fragmentation before and after."""
     if fmt is Format.json:
         return json.dumps([r.to_dict() for r in results], indent=2)
-    rows = [(r.policy, str(r.seed), str(r.placed_pods), str(r.pending_pods), f"{r.gpu_alloc_before_pct:.2f}",
-             f"{r.gpu_alloc_after_pct:.2f}", f"{r.frag_gpus_before:.2f}", f"{r.frag_gpus_after:.2f}")
-            for r in results]
+    rows = [
+        (
+            r.policy,
+            str(r.seed),
+            str(r.placed_pods),
+            str(r.pending_pods),
+            f"{r.gpu_alloc_before_pct:.2f}",
+            f"{r.gpu_alloc_after_pct:.2f}",
+            f"{r.frag_gpus_before:.2f}",
+            f"{r.frag_gpus_after:.2f}",
+        )
+        for r in results
+    ]
     if fmt is Format.csv:
         return "\n".join(",".join(row) for row in (_WHATIF_HEADER, *rows))
     if fmt is Format.markdown:
@@ -117,7 +150,10 @@ def whatif_text(results: Sequence[WhatIfResult], fmt: Format) -> str | Table:
     first = results[0] if results else None
     title = "kubegpu simulate --snapshot" + (
         f": {first.nodes} nodes, {first.total_gpus:g} GPUs, {first.running_pods} running, "
-        f"{first.pending_pods} pending GPU pods" if first else "")
+        f"{first.pending_pods} pending GPU pods"
+        if first
+        else ""
+    )
     table = Table(*_WHATIF_HEADER, title=title)
     for row in rows:
         table.add_row(*row)

@@ -43,12 +43,15 @@ def _check_unadmittable(template: PodTemplate, ctx: RuleContext) -> Iterator[Raw
     state = _node_state(ctx, node)
     configured = "its kubelet configuration" if isinstance(ctx.kubelet_config, Mapping) else "kubelet defaults"
     if isinstance(state, KubeletStartupError):
-        yield RawFinding(template.path, f"admission not checked on node '{node.name}': with {configured} the kubelet "
-                         f"would not start ({state.component}: {state.message})", severity=Severity.INFO)
+        yield RawFinding(
+            template.path,
+            f"admission not checked on node '{node.name}': with {configured} the kubelet "
+            f"would not start ({state.component}: {state.message})",
+            severity=Severity.INFO,
+        )
         return
     if isinstance(state, KubegpuError):
-        yield RawFinding(template.path, f"admission not checked on node '{node.name}': {state}",
-                         severity=Severity.INFO)
+        yield RawFinding(template.path, f"admission not checked on node '{node.name}': {state}", severity=Severity.INFO)
         return
     model = template_pod(template)  # the pod `kubegpu admit` reads: pod-level resources and overhead included
     if any(c.invalid or any(v < 0 for v in (*c.requests.values(), *c.limits.values())) for c in model.containers):
@@ -69,10 +72,14 @@ def _check_unadmittable(template: PodTemplate, ctx: RuleContext) -> Iterator[Raw
 
 
 GPU_POD_UNADMITTABLE = Rule(
-    code="KG901", name="gpu-pod-unadmittable", practice=_PRACTICE, severity=Severity.ERROR,
+    code="KG901",
+    name="gpu-pod-unadmittable",
+    practice=_PRACTICE,
+    severity=Severity.ERROR,
     summary="With --node, the kubelet of that node would reject the GPU pod (TopologyAffinityError, "
     "SMTAlignmentError, OutOf<resource>).",
-    target=Target.TEMPLATE, check=_check_unadmittable,
+    target=Target.TEMPLATE,
+    check=_check_unadmittable,
     rationale="The scheduler does not know NUMA: it binds a pod to a node with enough free GPUs and CPUs, and the "
     "kubelet then rejects it when its topology manager cannot align GPUs, CPUs and memory (TopologyAffinityError), "
     "when full-pcpus-only meets an odd CPU count (SMTAlignmentError), or when the node lacks the resource. The "
@@ -80,8 +87,8 @@ GPU_POD_UNADMITTABLE = Rule(
     "otherwise the kubelet defaults) kubegpu runs its kubelet v1.35 admission model for each GPU pod on an empty "
     "node of that kind; `kubegpu admit` shows the hints behind each verdict.",
     bad_example="# --node dgx-h100 --kubelet-config single-numa-node.yaml\nresources:\n"
-    "  limits: {cpu: \"16\", memory: 128Gi, nvidia.com/gpu: 8}   # 4 GPUs per NUMA node",
-    good_example="resources:\n  limits: {cpu: \"16\", memory: 128Gi, nvidia.com/gpu: 4}",
+    '  limits: {cpu: "16", memory: 128Gi, nvidia.com/gpu: 8}   # 4 GPUs per NUMA node',
+    good_example='resources:\n  limits: {cpu: "16", memory: 128Gi, nvidia.com/gpu: 4}',
 )
 
 RULES: tuple[Rule, ...] = (GPU_POD_UNADMITTABLE,)

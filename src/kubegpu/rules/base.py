@@ -118,14 +118,22 @@ class Rule:
 
 
 # What a check may read besides its own object. Checks look objects of these kinds up (documents_of):
-LOOKED_UP_KINDS = frozenset({
-    "TrainingRuntime", "ClusterTrainingRuntime",  # a TrainJob's runtime: gang policy, /dev/shm
-    "Workload", "PodGroup",  # the gang a pod template names
-    "LocalModelCache", "ClusterLocalModel", "PersistentVolumeClaim",  # where model weights are cached
-    "ComputeDomain", "ResourceClaimTemplate", "ResourceClaim",  # GB200 NVLink domains
-    "KubeSchedulerConfiguration",  # bin-packing profiles
-    "ConfigMap",  # Python code a GPU container mounts (model downloads)
-})
+LOOKED_UP_KINDS = frozenset(
+    {
+        "TrainingRuntime",
+        "ClusterTrainingRuntime",  # a TrainJob's runtime: gang policy, /dev/shm
+        "Workload",
+        "PodGroup",  # the gang a pod template names
+        "LocalModelCache",
+        "ClusterLocalModel",
+        "PersistentVolumeClaim",  # where model weights are cached
+        "ComputeDomain",
+        "ResourceClaimTemplate",
+        "ResourceClaim",  # GB200 NVLink domains
+        "KubeSchedulerConfiguration",  # bin-packing profiles
+        "ConfigMap",  # Python code a GPU container mounts (model downloads)
+    }
+)
 # ...and checks of objects of these kinds read the whole input (whole_input): an autoscaler's scale
 # target, a PodGroup's or Workload's member pods can be any object.
 WHOLE_INPUT_KINDS = frozenset({"HorizontalPodAutoscaler", "ScaledObject", "PodGroup", "Workload"})

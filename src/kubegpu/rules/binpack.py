@@ -24,7 +24,6 @@ LEAST, MOST, RTCR = "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio
 MAX_WEIGHT = 100
 
 
-
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -88,12 +87,16 @@ def profile_scoring(doc: Document) -> list[ProfileScoring]:
                     other = f"{entry.get('name')} scores with {other_type}"
         strategy_args = as_mapping(args.get("scoringStrategy"))
         strategy = str(strategy_args.get("type") or LEAST)
-        resources = tuple((str(as_mapping(r).get("name")), as_mapping(r).get("weight", 1))
-                          for r in _list(strategy_args.get("resources"))) or (("cpu", 1), ("memory", 1))
+        resources = tuple(
+            (str(as_mapping(r).get("name")), as_mapping(r).get("weight", 1))
+            for r in _list(strategy_args.get("resources"))
+        ) or (("cpu", 1), ("memory", 1))
         if _disabled(plugins, "score") or _disabled(plugins, "multiPoint"):
             strategy = ""
-        packs = strategy == MOST or (strategy == RTCR and _rtcr_packs(
-            _list(as_mapping(strategy_args.get("requestedToCapacityRatio")).get("shape"))))
+        packs = strategy == MOST or (
+            strategy == RTCR
+            and _rtcr_packs(_list(as_mapping(strategy_args.get("requestedToCapacityRatio")).get("shape")))
+        )
         out.append(ProfileScoring(i, name, strategy, resources, packs, args_path, other))
     return out
 
@@ -144,29 +147,46 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         for k, resource in enumerate(raw):
             weight = as_mapping(resource).get("weight")
             if isinstance(weight, int) and not isinstance(weight, bool) and (weight < 0 or weight > MAX_WEIGHT):
-                yield RawFinding((*strategy_path, "resources", k, "weight"),
-                                 f"profile '{profile.name}': resource weight {weight} of "
-                                 f"{as_mapping(resource).get('name')} is not in (0, {MAX_WEIGHT}]: kube-scheduler "
-                                 "rejects the configuration and does not start", severity=Severity.ERROR)
+                yield RawFinding(
+                    (*strategy_path, "resources", k, "weight"),
+                    f"profile '{profile.name}': resource weight {weight} of "
+                    f"{as_mapping(resource).get('name')} is not in (0, {MAX_WEIGHT}]: kube-scheduler "
+                    "rejects the configuration and does not start",
+                    severity=Severity.ERROR,
+                )
         type_path = (*strategy_path, "type")
         if profile.strategy in (LEAST, RTCR) and not profile.packs and profile.gpu_weighted(accelerators):
-            fix = Fix(f"score with {MOST} (bin-packing) in profile '{profile.name}'", Safety.UNSAFE,
-                      (Edit("add", type_path, MOST),)) if profile.strategy == LEAST else None
-            yield RawFinding(type_path if _has(doc, type_path) else strategy_path,
-                             f"profile '{profile.name}' scores GPUs with {profile.strategy} spreading: every GPU pod "
-                             "goes to the emptiest node, leaving a few free GPUs on every node so that an 8-GPU job "
-                             f"fits nowhere; use {MOST} (or a rising RequestedToCapacityRatio shape)", fix)
+            fix = (
+                Fix(
+                    f"score with {MOST} (bin-packing) in profile '{profile.name}'",
+                    Safety.UNSAFE,
+                    (Edit("add", type_path, MOST),),
+                )
+                if profile.strategy == LEAST
+                else None
+            )
+            yield RawFinding(
+                type_path if _has(doc, type_path) else strategy_path,
+                f"profile '{profile.name}' scores GPUs with {profile.strategy} spreading: every GPU pod "
+                "goes to the emptiest node, leaving a few free GPUs on every node so that an 8-GPU job "
+                f"fits nowhere; use {MOST} (or a rising RequestedToCapacityRatio shape)",
+                fix,
+            )
         elif profile.packs and not profile.gpu_weighted(accelerators):
             resources_path = (*strategy_path, "resources")
             entry = {"name": "nvidia.com/gpu", "weight": 10}
-            edit = Edit("add", (*resources_path, "-"), entry) if raw else \
-                Edit("add", resources_path, [entry, {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}])
-            yield RawFinding(resources_path if raw else strategy_path,
-                             f"profile '{profile.name}' bin-packs with {profile.strategy} but its resources leave out "
-                             "nvidia.com/gpu: extended resources are scored only when listed, so GPU pods are packed "
-                             "by CPU and memory alone and GPUs still fragment; add {name: nvidia.com/gpu, weight: 10}",
-                             Fix("score nvidia.com/gpu (weight 10) in the bin-packing strategy", Safety.UNSAFE,
-                                 (edit,)))
+            edit = (
+                Edit("add", (*resources_path, "-"), entry)
+                if raw
+                else Edit("add", resources_path, [entry, {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}])
+            )
+            yield RawFinding(
+                resources_path if raw else strategy_path,
+                f"profile '{profile.name}' bin-packs with {profile.strategy} but its resources leave out "
+                "nvidia.com/gpu: extended resources are scored only when listed, so GPU pods are packed "
+                "by CPU and memory alone and GPUs still fragment; add {name: nvidia.com/gpu, weight: 10}",
+                Fix("score nvidia.com/gpu (weight 10) in the bin-packing strategy", Safety.UNSAFE, (edit,)),
+            )
     if any(p.packs and p.gpu_weighted(accelerators) for p in profiles):
         return
     spreading = [p for p in profiles if p.strategy == LEAST and not p.gpu_weighted(accelerators)]
@@ -174,14 +194,16 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         return
     names = ", ".join(f"'{p.name}'" for p in spreading)
     others = "; ".join(p.other_scoring for p in spreading if p.other_scoring)
-    yield RawFinding(("profiles",) if "profiles" in as_mapping(doc.data) else ("kind",),
-                     f"no profile of this KubeSchedulerConfiguration bin-packs GPUs: {names} "
-                     f"score{'s' if len(spreading) == 1 else ''} with "
-                     f"NodeResourcesFit {LEAST} on {_resource_names(spreading[0])}"
-                     + (f" ({others})" if others else "")
-                     + ", which spreads pods and fragments GPUs; add a profile with scoringStrategy MostAllocated "
-                     "weighting nvidia.com/gpu (a gpu-binpack profile, as `kubegpu gen scheduler` writes) and "
-                     "point GPU pods at it")
+    yield RawFinding(
+        ("profiles",) if "profiles" in as_mapping(doc.data) else ("kind",),
+        f"no profile of this KubeSchedulerConfiguration bin-packs GPUs: {names} "
+        f"score{'s' if len(spreading) == 1 else ''} with "
+        f"NodeResourcesFit {LEAST} on {_resource_names(spreading[0])}"
+        + (f" ({others})" if others else "")
+        + ", which spreads pods and fragments GPUs; add a profile with scoringStrategy MostAllocated "
+        "weighting nvidia.com/gpu (a gpu-binpack profile, as `kubegpu gen scheduler` writes) and "
+        "point GPU pods at it",
+    )
 
 
 def _resource_names(profile: ProfileScoring) -> str:
@@ -225,10 +247,16 @@ def _check_unused(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindin
 
 
 SCHEDULER_SPREADS_GPUS = Rule(
-    code="KG701", name="scheduler-spreads-gpus", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG701",
+    name="scheduler-spreads-gpus",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A KubeSchedulerConfiguration spreads GPU pods (LeastAllocated), packs without nvidia.com/gpu, or has "
     "weights outside 1..100.",
-    target=Target.DOCUMENT, check=_check_spreads, gpu_only=False, fixable=True,
+    target=Target.DOCUMENT,
+    check=_check_spreads,
+    gpu_only=False,
+    fixable=True,
     rationale="kube-scheduler's default NodeResourcesFit strategy is LeastAllocated on cpu and memory: it puts each "
     "pod on the emptiest node. With GPUs that leaves 16 free GPUs spread 2 per node, and an 8-GPU job fits "
     "nowhere. A bin-packing profile scores with MostAllocated (or a rising RequestedToCapacityRatio shape) and "
@@ -240,9 +268,14 @@ SCHEDULER_SPREADS_GPUS = Rule(
     "weight: 10}\n        - {name: cpu, weight: 1}\n        - {name: memory, weight: 1}",
 )
 BINPACK_PROFILE_UNUSED = Rule(
-    code="KG702", name="binpack-profile-unused", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG702",
+    name="binpack-profile-unused",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU pod runs on the default scheduler while the input defines a GPU bin-packing profile.",
-    target=Target.TEMPLATE, check=_check_unused, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check_unused,
+    fixable=True,
     rationale="A bin-packing profile only affects pods that name it in spec.schedulerName; GPU pods left on the "
     "default scheduler keep spreading and fragmenting GPUs. Runs when a KubeSchedulerConfiguration with a "
     "MostAllocated (or rising RequestedToCapacityRatio) profile weighting GPUs is linted together with the "

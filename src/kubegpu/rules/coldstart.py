@@ -68,19 +68,28 @@ def _fix(container: ContainerRef, prediction: Prediction) -> Fix | None:
         assert isinstance(probe, Mapping)
         edits = tuple(
             Edit("replace" if key in probe else "add", (*budget.path, key), value)
-            for key, value in (("failureThreshold", suggestion["failureThreshold"]),
-                               ("periodSeconds", suggestion["periodSeconds"]))
-            if probe.get(key) != value)
+            for key, value in (
+                ("failureThreshold", suggestion["failureThreshold"]),
+                ("periodSeconds", suggestion["periodSeconds"]),
+            )
+            if probe.get(key) != value
+        )
         return Fix(f"let the startupProbe wait {_wait(suggestion)} s", Safety.UNSAFE, edits)
     liveness = container.data.get("livenessProbe")
     assert isinstance(liveness, Mapping)
     handler = {k: liveness[k] for k in _HANDLERS if k in liveness}
     if not handler:
         return None
-    startup = {**handler, "periodSeconds": suggestion["periodSeconds"],
-               "failureThreshold": suggestion["failureThreshold"]}
-    return Fix(f"add a startupProbe with the livenessProbe's check that waits {_wait(suggestion)} s",
-               Safety.UNSAFE, (Edit("add", (*container.path, "startupProbe"), startup),))
+    startup = {
+        **handler,
+        "periodSeconds": suggestion["periodSeconds"],
+        "failureThreshold": suggestion["failureThreshold"],
+    }
+    return Fix(
+        f"add a startupProbe with the livenessProbe's check that waits {_wait(suggestion)} s",
+        Safety.UNSAFE,
+        (Edit("add", (*container.path, "startupProbe"), startup),),
+    )
 
 
 def _wait(suggestion: Mapping[str, int]) -> int:
@@ -100,11 +109,17 @@ def _check(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
         budget = prediction.budget
         if budget is None or not prediction.killed:
             continue
-        terms = " + ".join(f"{t.name} {t.seconds:.0f} s" + ("" if t.name == "server start" else f" ({t.arithmetic})")
-                           for t in prediction.terms if t.under_probe)
+        terms = " + ".join(
+            f"{t.name} {t.seconds:.0f} s" + ("" if t.name == "server start" else f" ({t.arithmetic})")
+            for t in prediction.terms
+            if t.under_probe
+        )
         suggestion = prediction.suggestion()
-        other = "" if budget.kind == "startupProbe" else " (there is no startupProbe, so the livenessProbe runs " \
-            "from the start)"
+        other = (
+            ""
+            if budget.kind == "startupProbe"
+            else " (there is no startupProbe, so the livenessProbe runs from the start)"
+        )
         yield RawFinding(
             budget.path,
             f"{server.name} in container '{container.name}' needs about {prediction.under_probe:.0f} s before it "
@@ -117,9 +132,14 @@ def _check(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
 
 
 STARTUP_PROBE_TOO_SHORT = Rule(
-    code="KG404", name=_NAME, practice="model loading", severity=Severity.WARNING,
+    code="KG404",
+    name=_NAME,
+    practice="model loading",
+    severity=Severity.WARNING,
     summary="A GPU inference server's startupProbe (or livenessProbe) gives up before its weights can load.",
-    target=Target.TEMPLATE, check=_check, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check,
+    fixable=True,
     rationale="A model server answers its health check only once its weights are in GPU memory: tens to hundreds "
     "of GB read at a few hundred MB/s to a few GB/s. The kubelet restarts a container whose startupProbe fails "
     "failureThreshold times in a row (first try after initialDelaySeconds, then every periodSeconds: defaults 0, "

@@ -55,16 +55,34 @@ class KnownModel:
 
 #: Weight sizes of popular Hugging Face models (lower-case ids); instruct variants share the base's size.
 KNOWN_MODELS: Mapping[str, KnownModel] = {
-    **{m: KnownModel(16_060_522_496, _INDEX_SOURCE) for m in (
-        "meta-llama/llama-3.1-8b", "meta-llama/llama-3.1-8b-instruct", "meta-llama/meta-llama-3-8b",
-        "meta-llama/meta-llama-3-8b-instruct", "meta-llama/meta-llama-3.1-8b-instruct")},
-    **{m: KnownModel(141_107_412_992, _INDEX_SOURCE) for m in (
-        "meta-llama/llama-3.1-70b", "meta-llama/llama-3.1-70b-instruct", "meta-llama/llama-3.3-70b-instruct",
-        "meta-llama/meta-llama-3-70b-instruct", "meta-llama/meta-llama-3.1-70b-instruct")},
-    **{m: KnownModel(2_471_628_800, _PARAMS_SOURCE) for m in (
-        "meta-llama/llama-3.2-1b", "meta-llama/llama-3.2-1b-instruct")},
-    **{m: KnownModel(6_425_499_648, _PARAMS_SOURCE) for m in (
-        "meta-llama/llama-3.2-3b", "meta-llama/llama-3.2-3b-instruct")},
+    **{
+        m: KnownModel(16_060_522_496, _INDEX_SOURCE)
+        for m in (
+            "meta-llama/llama-3.1-8b",
+            "meta-llama/llama-3.1-8b-instruct",
+            "meta-llama/meta-llama-3-8b",
+            "meta-llama/meta-llama-3-8b-instruct",
+            "meta-llama/meta-llama-3.1-8b-instruct",
+        )
+    },
+    **{
+        m: KnownModel(141_107_412_992, _INDEX_SOURCE)
+        for m in (
+            "meta-llama/llama-3.1-70b",
+            "meta-llama/llama-3.1-70b-instruct",
+            "meta-llama/llama-3.3-70b-instruct",
+            "meta-llama/meta-llama-3-70b-instruct",
+            "meta-llama/meta-llama-3.1-70b-instruct",
+        )
+    },
+    **{
+        m: KnownModel(2_471_628_800, _PARAMS_SOURCE)
+        for m in ("meta-llama/llama-3.2-1b", "meta-llama/llama-3.2-1b-instruct")
+    },
+    **{
+        m: KnownModel(6_425_499_648, _PARAMS_SOURCE)
+        for m in ("meta-llama/llama-3.2-3b", "meta-llama/llama-3.2-3b-instruct")
+    },
     "mistralai/mistral-7b-instruct-v0.2": KnownModel(14_483_464_192, _PARAMS_SOURCE),
     "mistralai/mixtral-8x7b-instruct-v0.1": KnownModel(93_405_585_408, _PARAMS_SOURCE),
     **{m: KnownModel(15_231_233_024, _PARAMS_SOURCE) for m in ("qwen/qwen2.5-7b", "qwen/qwen2.5-7b-instruct")},
@@ -86,6 +104,7 @@ def known_model(reference: str | None) -> tuple[str, KnownModel] | None:
 
 
 # --- inputs --------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ImageFacts:
@@ -116,6 +135,7 @@ class ModelSize:
 
 # --- outputs -------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Term:
     """One term of the prediction: what, how long, the arithmetic, and whether the probes are running then."""
@@ -127,8 +147,13 @@ class Term:
     source: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"term": self.name, "seconds": round(self.seconds, 1), "arithmetic": self.arithmetic,
-                "under_probe": self.under_probe, "source": self.source}
+        return {
+            "term": self.name,
+            "seconds": round(self.seconds, 1),
+            "arithmetic": self.arithmetic,
+            "under_probe": self.under_probe,
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True)
@@ -147,8 +172,10 @@ class ProbeBudget:
 
     @property
     def arithmetic(self) -> str:
-        return (f"initialDelaySeconds {self.initial_delay} + failureThreshold {self.failure_threshold} × "
-                f"periodSeconds {self.period} = {self.seconds} s")
+        return (
+            f"initialDelaySeconds {self.initial_delay} + failureThreshold {self.failure_threshold} × "
+            f"periodSeconds {self.period} = {self.seconds} s"
+        )
 
 
 @dataclass(frozen=True)
@@ -176,17 +203,32 @@ class Prediction:
         return suggest_probe(self.under_probe, self.budget)
 
     def as_dict(self) -> dict[str, Any]:
-        budget = None if self.budget is None else {
-            "probe": self.budget.kind, "seconds": self.budget.seconds, "initialDelaySeconds": self.budget.initial_delay,
-            "periodSeconds": self.budget.period, "failureThreshold": self.budget.failure_threshold}
-        return {"container": self.container, "server": self.server, "terms": [t.as_dict() for t in self.terms],
-                "seconds_to_ready": round(self.total, 1), "seconds_under_probe": round(self.under_probe, 1),
-                "probe_budget": budget, "killed_by_probe": self.killed,
-                "suggested_startup_probe": self.suggestion() if self.killed or self.budget is None else None,
-                "notes": list(self.notes)}
+        budget = (
+            None
+            if self.budget is None
+            else {
+                "probe": self.budget.kind,
+                "seconds": self.budget.seconds,
+                "initialDelaySeconds": self.budget.initial_delay,
+                "periodSeconds": self.budget.period,
+                "failureThreshold": self.budget.failure_threshold,
+            }
+        )
+        return {
+            "container": self.container,
+            "server": self.server,
+            "terms": [t.as_dict() for t in self.terms],
+            "seconds_to_ready": round(self.total, 1),
+            "seconds_under_probe": round(self.under_probe, 1),
+            "probe_budget": budget,
+            "killed_by_probe": self.killed,
+            "suggested_startup_probe": self.suggestion() if self.killed or self.budget is None else None,
+            "notes": list(self.notes),
+        }
 
 
 # --- the model -----------------------------------------------------------------------------------------------
+
 
 def _int(value: Any, default: int) -> int:
     if isinstance(value, bool):
@@ -203,9 +245,13 @@ def probe_budget(container: ContainerRef) -> ProbeBudget | None:
     for kind in ("startupProbe", "livenessProbe"):
         probe = container.data.get(kind)
         if isinstance(probe, Mapping):
-            return ProbeBudget(kind, _int(probe.get("initialDelaySeconds"), 0), max(1, _int(
-                probe.get("periodSeconds"), 10)), max(1, _int(probe.get("failureThreshold"), 3)),
-                (*container.path, kind))
+            return ProbeBudget(
+                kind,
+                _int(probe.get("initialDelaySeconds"), 0),
+                max(1, _int(probe.get("periodSeconds"), 10)),
+                max(1, _int(probe.get("failureThreshold"), 3)),
+                (*container.path, kind),
+            )
     return None
 
 
@@ -254,8 +300,14 @@ def _gb(n: float) -> str:
     return f"{n / 1e9:.2f} GB"
 
 
-def predict(template: PodTemplate, container: ContainerRef, server: Server | None,
-            images: Mapping[str, ImageFacts], model: ModelSize | None, rates: Rates = Rates()) -> Prediction:
+def predict(
+    template: PodTemplate,
+    container: ContainerRef,
+    server: Server | None,
+    images: Mapping[str, ImageFacts],
+    model: ModelSize | None,
+    rates: Rates = Rates(),
+) -> Prediction:
     """Seconds to ready of one GPU container of a pod on a node that has none of its images or weights cached."""
     terms: list[Term] = []
     notes: list[str] = []
@@ -273,10 +325,16 @@ def predict(template: PodTemplate, container: ContainerRef, server: Server | Non
         pulled += facts.bytes * share
         parts.append(f"{_gb(facts.bytes)}" + (f" × {share:.1%} ({lazy}, lazy)" if lazy else ""))
     if parts:
-        terms.append(Term("image pull", pulled / (rates.pull_gbps * 1e9),
-                          f"({' + '.join(parts)}) / {rates.pull_gbps:g} GB/s", False,
-                          f"sizes: {', '.join(sorted({images[i].source for i in images if i not in unknown}))}; "
-                          f"rate: {rates.pull_source}"))
+        terms.append(
+            Term(
+                "image pull",
+                pulled / (rates.pull_gbps * 1e9),
+                f"({' + '.join(parts)}) / {rates.pull_gbps:g} GB/s",
+                False,
+                f"sizes: {', '.join(sorted({images[i].source for i in images if i not in unknown}))}; "
+                f"rate: {rates.pull_source}",
+            )
+        )
     if unknown:
         notes.append(f"image size unknown, pull not counted: {', '.join(unknown)} (give --image-size)")
     if model is None:
@@ -286,21 +344,43 @@ def predict(template: PodTemplate, container: ContainerRef, server: Server | Non
         if server is not None and server.downloads and not server.streaming:
             in_pod = server.name not in ("KServe", "KServe LLMInferenceService")  # its storage initializer runs first
             if in_pod and _cached(template, container, server):
-                notes.append(f"the download cache is a persistent volume: only a pod that finds it empty also "
-                             f"downloads {_gb(model.bytes)} ({download:.0f} s at {rates.download_gbps:g} GB/s)")
+                notes.append(
+                    f"the download cache is a persistent volume: only a pod that finds it empty also "
+                    f"downloads {_gb(model.bytes)} ({download:.0f} s at {rates.download_gbps:g} GB/s)"
+                )
             else:
                 where = "by the server" if in_pod else "storage initializer"
-                terms.append(Term(f"weights download ({where})", download,
-                                  f"{_gb(model.bytes)} / {rates.download_gbps:g} GB/s", in_pod,
-                                  f"rate: {rates.download_source}"))
-        terms.append(Term("weights load", model.bytes / (rates.load_gbps * 1e9),
-                          f"{_gb(model.bytes)} / {rates.load_gbps:g} GB/s", True,
-                          f"size: {model.source}; rate: {rates.load_source}"))
+                terms.append(
+                    Term(
+                        f"weights download ({where})",
+                        download,
+                        f"{_gb(model.bytes)} / {rates.download_gbps:g} GB/s",
+                        in_pod,
+                        f"rate: {rates.download_source}",
+                    )
+                )
+        terms.append(
+            Term(
+                "weights load",
+                model.bytes / (rates.load_gbps * 1e9),
+                f"{_gb(model.bytes)} / {rates.load_gbps:g} GB/s",
+                True,
+                f"size: {model.source}; rate: {rates.load_source}",
+            )
+        )
     if server is not None:
-        terms.append(Term("server start", rates.init_seconds, f"{rates.init_seconds:g} s", True,
-                          "engine start besides the load (vLLM time to ready minus load time, Run:ai benchmarks)"))
-    return Prediction(container.name, server.name if server else None, tuple(terms), probe_budget(container),
-                      tuple(notes))
+        terms.append(
+            Term(
+                "server start",
+                rates.init_seconds,
+                f"{rates.init_seconds:g} s",
+                True,
+                "engine start besides the load (vLLM time to ready minus load time, Run:ai benchmarks)",
+            )
+        )
+    return Prediction(
+        container.name, server.name if server else None, tuple(terms), probe_budget(container), tuple(notes)
+    )
 
 
 def _cached(template: PodTemplate, container: ContainerRef, server: Server) -> bool:
@@ -341,8 +421,10 @@ def describe(predictions: Sequence[Prediction]) -> str:
             lines.append(f"  {p.budget.kind}: {p.budget.arithmetic}: {verdict}")
             if p.killed:
                 s = p.suggestion()
-                lines.append(f"  suggested startupProbe: initialDelaySeconds {s['initialDelaySeconds']}, periodSeconds "
-                             f"{s['periodSeconds']}, failureThreshold {s['failureThreshold']} "
-                             f"({s['initialDelaySeconds'] + s['periodSeconds'] * s['failureThreshold']} s)")
+                lines.append(
+                    f"  suggested startupProbe: initialDelaySeconds {s['initialDelaySeconds']}, periodSeconds "
+                    f"{s['periodSeconds']}, failureThreshold {s['failureThreshold']} "
+                    f"({s['initialDelaySeconds'] + s['periodSeconds'] * s['failureThreshold']} s)"
+                )
         lines.extend(f"  note: {note}" for note in p.notes)
     return "\n".join(lines)

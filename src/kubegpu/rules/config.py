@@ -115,9 +115,20 @@ def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
 
 
 def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Rule]) -> LintConfig:
-    allowed = {"select", "ignore", "severity", "rules", "fail-on", "accelerator-resources",
-               "extend-accelerator-resources", "max-file-size", "extend-exclude", "respect-gitignore",
-               "force-exclude", "helm"}
+    allowed = {
+        "select",
+        "ignore",
+        "severity",
+        "rules",
+        "fail-on",
+        "accelerator-resources",
+        "extend-accelerator-resources",
+        "max-file-size",
+        "extend-exclude",
+        "respect-gitignore",
+        "force-exclude",
+        "helm",
+    }
     unknown = set(table) - allowed
     if unknown:
         raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(allowed)}", file=source)
@@ -128,11 +139,13 @@ def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Ru
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"'{key}' must be a list of strings", file=source)
         for item in value:
-            if key in ("select", "ignore") and item != "ALL" and item not in names and not any(
-                r.code.startswith(item.upper()) for r in known_rules
+            if (
+                key in ("select", "ignore")
+                and item != "ALL"
+                and item not in names
+                and not any(r.code.startswith(item.upper()) for r in known_rules)
             ):
-                raise ConfigError(f"'{key}' names unknown rule {item!r}{did_you_mean(item, known_rules)}",
-                                  file=source)
+                raise ConfigError(f"'{key}' names unknown rule {item!r}{did_you_mean(item, known_rules)}", file=source)
         return tuple(value)
 
     severity: dict[str, Severity] = {}
@@ -147,8 +160,9 @@ def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Ru
             raise ConfigError(f"[rules.{key}]: unknown rule or not a table", file=source)
         bad = set(value) - set(rule.options)
         if bad:
-            raise ConfigError(f"[rules.{key}]: unknown option(s) {sorted(bad)}; "
-                              f"known: {sorted(rule.options) or 'none'}", file=source)
+            raise ConfigError(
+                f"[rules.{key}]: unknown option(s) {sorted(bad)}; known: {sorted(rule.options) or 'none'}", file=source
+            )
         options[rule.name] = dict(value)
     accelerators = DEFAULT_ACCELERATOR_RESOURCES
     if "accelerator-resources" in table:
@@ -163,8 +177,12 @@ def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Ru
         flags[key] = table.get(key, key == "respect-gitignore")
         if not isinstance(flags[key], bool):
             raise ConfigError(f"'{key}' must be true or false", file=source)
-    selection = Selection(exclude=strings("extend-exclude"), root=base, respect_gitignore=flags["respect-gitignore"],
-                          force_exclude=flags["force-exclude"])
+    selection = Selection(
+        exclude=strings("extend-exclude"),
+        root=base,
+        respect_gitignore=flags["respect-gitignore"],
+        force_exclude=flags["force-exclude"],
+    )
     return LintConfig(
         selection=selection,
         render=_render_options(table.get("helm", {}), base, source),
@@ -212,15 +230,20 @@ def _helm_settings(table: Any, base: Path, where: str, source: str) -> HelmSetti
     for key in ("release", "namespace"):
         if key in table and not isinstance(table[key], str):
             raise ConfigError(f"{where}: '{key}' must be a string", file=source)
-    return HelmSettings(values=tuple(str(base / v) for v in lists["values"]), set=lists["set"],
-                        release=table.get("release"), namespace=table.get("namespace"))
+    return HelmSettings(
+        values=tuple(str(base / v) for v in lists["values"]),
+        set=lists["set"],
+        release=table.get("release"),
+        namespace=table.get("namespace"),
+    )
 
 
 def did_you_mean(name: str, known_rules: Sequence[Rule]) -> str:
     """`; did you mean dshm-missing?` for a mistyped rule code or name, else nothing."""
     candidates = [r.name for r in known_rules] + [r.code for r in known_rules]
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6) or difflib.get_close_matches(
-        name.upper(), [r.code for r in known_rules], n=1, cutoff=0.6)
+        name.upper(), [r.code for r in known_rules], n=1, cutoff=0.6
+    )
     return f"; did you mean {close[0]}?" if close else ""
 
 

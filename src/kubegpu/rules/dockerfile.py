@@ -203,8 +203,11 @@ def _check_dockerfile(source: SourceText, ctx: RuleContext) -> Iterator[RawFindi
         via = " via stage(s) " + " -> ".join(s.name or str(s.index) for s in chain[1:][::-1])
     resolved_note = f" (resolved from ARG defaults: '{root.resolved}')" if root.base != root.resolved else ""
     variant = runtime_variant(ref) if not root.unresolved else None
-    advice = (f"copy the build output into a stage FROM {ref.with_tag(variant)}" if variant
-              else "copy the build output into a stage on the family's -runtime or -base image")
+    advice = (
+        f"copy the build output into a stage FROM {ref.with_tag(variant)}"
+        if variant
+        else "copy the build output into a stage on the family's -runtime or -base image"
+    )
     if len(all_stages) == 1:
         what = f"single-stage build on the -devel base '{root.base}'{resolved_note}"
     else:
@@ -218,9 +221,14 @@ def _check_dockerfile(source: SourceText, ctx: RuleContext) -> Iterator[RawFindi
 
 
 DOCKERFILE_DEVEL_FINAL_STAGE = Rule(
-    code="KG304", name="dockerfile-devel-final-stage", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG304",
+    name="dockerfile-devel-final-stage",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A Dockerfile's final stage (or only stage) is built on a CUDA/PyTorch `-devel` base image.",
-    target=Target.DOCKERFILE, check=_check_dockerfile, gpu_only=False,
+    target=Target.DOCKERFILE,
+    check=_check_dockerfile,
+    gpu_only=False,
     rationale="The final stage is the image that ships. On a `-devel` base it keeps the CUDA toolkit (nvcc, "
     "headers, static libraries), roughly 3x the `-runtime` image, and every GPU node pulls it. A multi-stage build "
     "compiles in the devel stage and copies the result into a `-runtime` stage. kubegpu follows `FROM` chains "

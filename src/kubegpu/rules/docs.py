@@ -35,8 +35,8 @@ def rule_doc(rule: Rule) -> str:
         "",
         "## Suppress",
         "",
-        f"Annotate the object or its pod template: `kubegpu.io/ignore: \"{rule.name}: <reason>\"`, add "
-        f"`# kubegpu: ignore[{rule.code}]` on the line, or `ignore = [\"{rule.code}\"]` in kubegpu.toml.",
+        f'Annotate the object or its pod template: `kubegpu.io/ignore: "{rule.name}: <reason>"`, add '
+        f'`# kubegpu: ignore[{rule.code}]` on the line, or `ignore = ["{rule.code}"]` in kubegpu.toml.',
         "",
     ]
     return "\n".join(parts)
@@ -69,8 +69,10 @@ def rules_index() -> str:
 
     lines = ["# Rules", "", "| code | name | practice | severity | fix | summary |", "|---|---|---|---|---|---|"]
     for rule in all_rules():
-        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.practice} | {rule.severity.value} | "
-                     f"{'yes' if rule.fixable else ''} | {rule.summary} |")
+        lines.append(
+            f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.practice} | {rule.severity.value} | "
+            f"{'yes' if rule.fixable else ''} | {rule.summary} |"
+        )
     return "\n".join(lines) + "\n"
 
 

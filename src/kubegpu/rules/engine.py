@@ -104,7 +104,11 @@ def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource
 
 
 def load_source(
-    name: str, path: Path | None, kind: str, max_file_bytes: int, render: RenderOptions | None = None,
+    name: str,
+    path: Path | None,
+    kind: str,
+    max_file_bytes: int,
+    render: RenderOptions | None = None,
 ) -> LoadedSource:
     """Read and parse one input found by `discover` (path None: stdin); charts and kustomizations are rendered."""
     if kind in (HELM, KUSTOMIZE) and path is not None:
@@ -132,9 +136,16 @@ def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions) ->
         return LoadedSource(source, (), problems, label=label, notice=rendered.notice)
     result = load_text(name, rendered.text)
     origins: HelmOrigins | KustomizeOrigins = (
-        HelmOrigins(folder, rendered.text) if kind == HELM else KustomizeOrigins(rendered.workdir or folder))
-    return LoadedSource(SourceText(name, rendered.text, kind, None, folder), tuple(result.documents),
-                        tuple(result.problems), result.other_documents, origins, label)
+        HelmOrigins(folder, rendered.text) if kind == HELM else KustomizeOrigins(rendered.workdir or folder)
+    )
+    return LoadedSource(
+        SourceText(name, rendered.text, kind, None, folder),
+        tuple(result.documents),
+        tuple(result.problems),
+        result.other_documents,
+        origins,
+        label,
+    )
 
 
 def _kustomization_file(folder: Path) -> Path:
@@ -169,8 +180,13 @@ class NoInputError(ValueError):
 
 
 def lint_paths(
-    paths: Sequence[str], config: LintConfig, jobs: int = 1, selection: Selection | None = None,
-    stdin_name: str | None = None, keep_documents: bool = True, target: NodeTarget | None = None,
+    paths: Sequence[str],
+    config: LintConfig,
+    jobs: int = 1,
+    selection: Selection | None = None,
+    stdin_name: str | None = None,
+    keep_documents: bool = True,
+    target: NodeTarget | None = None,
 ) -> LintResult:
     """Lint files, directories and `-` (stdin, named `stdin_name`) with the given configuration (and node,
     when `target` names one).
@@ -181,8 +197,10 @@ def lint_paths(
     """
     inputs = list(discover(paths, selection if selection is not None else config.selection, stdin_name))
     if not inputs:
-        raise NoInputError("no input: the paths hold no YAML, JSON, Dockerfile, chart or kustomization "
-                           "(or all of it is excluded or git-ignored)")
+        raise NoInputError(
+            "no input: the paths hold no YAML, JSON, Dockerfile, chart or kustomization "
+            "(or all of it is excluded or git-ignored)"
+        )
     if not keep_documents:
         with gc_paused():
             prepared = prepare_streaming(inputs, config)
@@ -191,8 +209,9 @@ def lint_paths(
             if processes > 1:
                 from kubegpu.rules import parallel  # it builds on this module
 
-                return parallel.lint_streaming_parallel(inputs, input_sizes(inputs), config, processes, prepared,
-                                                        target)
+                return parallel.lint_streaming_parallel(
+                    inputs, input_sizes(inputs), config, processes, prepared, target
+                )
             with gc_paused():
                 return in_order(lint_streaming(inputs, range(len(inputs)), prepared, config, target))
     if jobs != 1:
@@ -241,8 +260,13 @@ def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: Li
     return Prepared(first, looked_up)
 
 
-def lint_streaming(inputs: Sequence[tuple[str, Path | None, str]], indices: Iterable[int], prepared: Prepared,
-                   config: LintConfig, target: NodeTarget | None = None) -> LintResult:
+def lint_streaming(
+    inputs: Sequence[tuple[str, Path | None, str]],
+    indices: Iterable[int],
+    prepared: Prepared,
+    config: LintConfig,
+    target: NodeTarget | None = None,
+) -> LintResult:
     """Lint the inputs at `indices` file by file, keeping only the looked-up objects and the findings.
 
     Each file's objects are freed before the next is read (their derived facts are forgotten, so reference
@@ -252,20 +276,29 @@ def lint_streaming(inputs: Sequence[tuple[str, Path | None, str]], indices: Iter
     rendered = []
     for index in indices:
         name, path, kind = inputs[index]
-        item = prepared.first[index] if index in prepared.first else load_source(
-            name, path, kind, config.max_file_bytes, config.render)
+        item = (
+            prepared.first[index]
+            if index in prepared.first
+            else load_source(name, path, kind, config.max_file_bytes, config.render)
+        )
         if item.origins is not None:
             rendered.append(item)
             continue
-        _absorb(total, lint_loaded([item], config, context_documents=prepared.looked_up, whole_input_shared=False,
-                                   target=target))
+        _absorb(
+            total,
+            lint_loaded([item], config, context_documents=prepared.looked_up, whole_input_shared=False, target=target),
+        )
         if index not in prepared.first:
             for doc in item.documents:
                 release(doc)
         del item
     if rendered:
-        _absorb(total, lint_loaded(rendered, config, context_documents=prepared.looked_up,
-                                   whole_input_shared=False, target=target))
+        _absorb(
+            total,
+            lint_loaded(
+                rendered, config, context_documents=prepared.looked_up, whole_input_shared=False, target=target
+            ),
+        )
     return total
 
 
@@ -288,8 +321,9 @@ def lint_text(name: str, text: str, config: LintConfig | None = None, target: No
     """Lint one YAML/JSON stream given as text (used by tests, fix and the webhook)."""
     result = load_text(name, text)
     source = SourceText(name, text)
-    return lint_loaded([LoadedSource(source, tuple(result.documents), tuple(result.problems))],
-                       config or LintConfig(), target=target)
+    return lint_loaded(
+        [LoadedSource(source, tuple(result.documents), tuple(result.problems))], config or LintConfig(), target=target
+    )
 
 
 @dataclass(frozen=True)
@@ -312,8 +346,11 @@ class _RulePlan:
 
 
 def lint_loaded(
-    loaded: Sequence[LoadedSource], config: LintConfig, context_documents: Sequence[Document] | None = None,
-    whole_input_shared: bool = True, target: NodeTarget | None = None,
+    loaded: Sequence[LoadedSource],
+    config: LintConfig,
+    context_documents: Sequence[Document] | None = None,
+    whole_input_shared: bool = True,
+    target: NodeTarget | None = None,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read."""
     rules = [rule for rule in all_rules() if config.enabled(rule)]
@@ -337,8 +374,11 @@ def lint_loaded(
             lines = _Lines(item.source.text)
             if item.notice is not None:
                 result.notices.append(f"{item.label}: {item.notice}")
-            skipped = None if item.origins is not None or item.source.text is None else skipped_file(
-                item.source.name, len(item.documents), len(item.problems), item.other_documents)
+            skipped = (
+                None
+                if item.origins is not None or item.source.text is None
+                else skipped_file(item.source.name, len(item.documents), len(item.problems), item.other_documents)
+            )
             if skipped is not None:
                 result.skipped.append(skipped)
             for problem in item.problems:
@@ -446,7 +486,12 @@ def _render_location(item: LoadedSource, where: Location) -> Location:
 
 
 def _lint_document(
-    doc: Document, plan: _RulePlan, ctx: RuleContext, config: LintConfig, result: LintResult, lines: _Lines,
+    doc: Document,
+    plan: _RulePlan,
+    ctx: RuleContext,
+    config: LintConfig,
+    result: LintResult,
+    lines: _Lines,
 ) -> None:
     unchecked = unchecked_kind(doc)
     if unchecked is not None:
@@ -464,9 +509,11 @@ def _lint_document(
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
-        template_suppressed = suppressed | _annotation_suppressions(
-            template.metadata, doc, result, config, lines, template.metadata_path
-        ) if template.metadata is not doc.metadata else suppressed
+        template_suppressed = (
+            suppressed | _annotation_suppressions(template.metadata, doc, result, config, lines, template.metadata_path)
+            if template.metadata is not doc.metadata
+            else suppressed
+        )
         for rule in plan.template_gpu if is_gpu else plan.template_any:
             for raw in rule.check(template, ctx):  # type: ignore[misc]
                 message = raw.message
@@ -474,13 +521,29 @@ def _lint_document(
                     message = f"{message} ({crds.generic_note(doc)} at {format_path(template.path)})"
                 if synthesised and raw.fix is not None:
                     raw = replace(raw, fix=None)
-                _add(result, config, rule, template.document.location(raw.path), message, raw,
-                     template.document, template_suppressed, lines)
+                _add(
+                    result,
+                    config,
+                    rule,
+                    template.document.location(raw.path),
+                    message,
+                    raw,
+                    template.document,
+                    template_suppressed,
+                    lines,
+                )
 
 
 def _add(
-    result: LintResult, config: LintConfig, rule: Rule, location: Location, message: str,
-    raw: RawFinding | None, doc: Document | None, suppressed: set[str] | None, lines: _Lines,
+    result: LintResult,
+    config: LintConfig,
+    rule: Rule,
+    location: Location,
+    message: str,
+    raw: RawFinding | None,
+    doc: Document | None,
+    suppressed: set[str] | None,
+    lines: _Lines,
 ) -> None:
     if suppressed and (rule.code in suppressed or rule.name in suppressed):
         result.suppressed += 1
@@ -488,16 +551,31 @@ def _add(
     if lines.has_comments and lines.ignores(location.line, rule):
         result.suppressed += 1
         return
-    severity = config.severity.get(rule.code) or config.severity.get(rule.name) or (
-        raw.severity if raw is not None and raw.severity is not None else rule.severity)
-    result.findings.append(Finding(
-        code=rule.code, name=rule.name, severity=severity, message=message, location=location,
-        obj=doc.ref if doc is not None else None, fix=raw.fix if raw is not None else None, document=doc,
-    ))
+    severity = (
+        config.severity.get(rule.code)
+        or config.severity.get(rule.name)
+        or (raw.severity if raw is not None and raw.severity is not None else rule.severity)
+    )
+    result.findings.append(
+        Finding(
+            code=rule.code,
+            name=rule.name,
+            severity=severity,
+            message=message,
+            location=location,
+            obj=doc.ref if doc is not None else None,
+            fix=raw.fix if raw is not None else None,
+            document=doc,
+        )
+    )
 
 
 def _annotation_suppressions(
-    metadata: Mapping[str, Any], doc: Document, result: LintResult, config: LintConfig, lines: _Lines,
+    metadata: Mapping[str, Any],
+    doc: Document,
+    result: LintResult,
+    config: LintConfig,
+    lines: _Lines,
     metadata_path: tuple[str | int, ...] | None = ("metadata",),
 ) -> set[str]:
     """Rules named in `kubegpu.io/ignore: "<rule>: <reason>; <rule>: <reason>"`."""
@@ -515,10 +593,18 @@ def _annotation_suppressions(
             path = (*(metadata_path or ("metadata",)), "annotations", IGNORE_ANNOTATION)
             rule = inputs.SUPPRESSION_WITHOUT_REASON
             if config.enabled(rule):
-                _add(result, config, rule, doc.location(path),
-                     f"'{IGNORE_ANNOTATION}' names {', '.join(rules)} without a reason "
-                     f"(write '{rules[0] if rules else 'RULE'}: why it does not apply'); not suppressed",
-                     None, doc, None, lines)
+                _add(
+                    result,
+                    config,
+                    rule,
+                    doc.location(path),
+                    f"'{IGNORE_ANNOTATION}' names {', '.join(rules)} without a reason "
+                    f"(write '{rules[0] if rules else 'RULE'}: why it does not apply'); not suppressed",
+                    None,
+                    doc,
+                    None,
+                    lines,
+                )
             continue
         names.update(rules)
     return names
@@ -545,4 +631,3 @@ class _Lines:
                     if rule.code in names or rule.name in names:
                         return True
         return False
-

@@ -48,8 +48,23 @@ RAY_KINDS = frozenset({"RayJob", "RayCluster", "RayService"})
 # Kinds whose pods form one distributed program (training ranks, a multi-host model replica). RayCluster,
 # RayService and StatefulSet count only when they are one: two or more GPU workers of a fixed-size Ray cluster,
 # a StatefulSet whose GPU containers start a distributed launcher.
-JOB_KINDS = frozenset({*KUBEFLOW_KINDS, "Job", "CronJob", "JobSet", "TrainJob", "RayJob", "LeaderWorkerSet",
-                       "AppWrapper", "RayCluster", "RayService", "StatefulSet", "NIMService", "HyperPodPyTorchJob"})
+JOB_KINDS = frozenset(
+    {
+        *KUBEFLOW_KINDS,
+        "Job",
+        "CronJob",
+        "JobSet",
+        "TrainJob",
+        "RayJob",
+        "LeaderWorkerSet",
+        "AppWrapper",
+        "RayCluster",
+        "RayService",
+        "StatefulSet",
+        "NIMService",
+        "HyperPodPyTorchJob",
+    }
+)
 # What a container's command, args or env say when its pods are ranks of one program across nodes.
 _DISTRIBUTED_LAUNCH = re.compile(
     r"\bray start\b|--nnodes\b|--num[-_]nodes\b|\btorchrun\b|torch\.distributed|\bMASTER_ADDR\b|\bmpirun\b"
@@ -68,7 +83,6 @@ PODGROUP_GROUPS = {
     "scheduling.run.ai": "KAI",
 }
 NATIVE_GROUP = "scheduling.k8s.io"
-
 
 
 def _group(doc: Document) -> str:
@@ -92,7 +106,7 @@ def relative_path(doc: Document, template: PodTemplate, path: FieldPath) -> Fiel
     inner = template.document
     if inner is doc:
         return path
-    return (*inner.prefix[len(doc.prefix):], *path)
+    return (*inner.prefix[len(doc.prefix) :], *path)
 
 
 @dataclass(frozen=True)
@@ -110,8 +124,11 @@ class JobShape:
     @property
     def hedge(self) -> str:
         """The words that say the finding depends on a placeholder's rendered value ('' when it does not)."""
-        return (f" (this depends on the rendered value of {self.placeholder}: it applies when that is above 1)"
-                if self.placeholder else "")
+        return (
+            f" (this depends on the rendered value of {self.placeholder}: it applies when that is above 1)"
+            if self.placeholder
+            else ""
+        )
 
     def roles(self, templates: Sequence[PodTemplate] | None = None) -> str:
         names = [t.role or "pods" for t in (self.templates if templates is None else templates)]
@@ -148,16 +165,23 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
         if launch is None:
             return None  # replicas of a single-node server: independent, no gang needed
         total = sum(t.replicas or 0 for t in templates)
-        return JobShape(doc, templates, gpu, total, total, f"its {total} pods (their containers run '{launch}': "
-                        "ranks of one program across nodes)")
+        return JobShape(
+            doc,
+            templates,
+            gpu,
+            total,
+            total,
+            f"its {total} pods (their containers run '{launch}': ranks of one program across nodes)",
+        )
     if kind == "LeaderWorkerSet":
         size = int_field(get_path(doc.data, ("spec", "leaderWorkerTemplate", "size")), 1)
         if size is None:
             return None
         leader = [t for t in templates if t.role == "leader"]
         gpu_roles = {t.role for t in gpu}
-        gpu_pods = (1 if "leader" in gpu_roles and leader else 0) + (size - (1 if leader else 0)
-                                                                       if "worker" in gpu_roles else 0)
+        gpu_pods = (1 if "leader" in gpu_roles and leader else 0) + (
+            size - (1 if leader else 0) if "worker" in gpu_roles else 0
+        )
         return JobShape(doc, templates, gpu, size, gpu_pods, f"each group of {size} pods")
     if kind == "InferenceService":
         workers = [t for t in templates if t.role.endswith("-worker")]
@@ -169,8 +193,14 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
         nodes = int_field(get_path(doc.data, ("spec", "multiNode", "parallelism", "pipeline")), 1) or 1
         if nodes < 2:
             return None
-        return JobShape(doc, templates, gpu, nodes, nodes, f"each model replica's {nodes} pods (the LeaderWorkerSet "
-                        "the NIM operator creates)")
+        return JobShape(
+            doc,
+            templates,
+            gpu,
+            nodes,
+            nodes,
+            f"each model replica's {nodes} pods (the LeaderWorkerSet the NIM operator creates)",
+        )
     if kind == "LLMInferenceService":
         if not any(t.role.endswith("worker") for t in gpu):
             return None
@@ -203,8 +233,9 @@ def _ray_spans_nodes(doc: Document, cluster: Mapping[str, Any]) -> bool:
     if any((int_field(g.get("numOfHosts"), 1) or 1) > 1 for g in mapping_items(cluster.get("workerGroupSpecs"))):
         return True
     texts = [str(get_path(doc.data, ("spec", "serveConfigV2")) or "")]
-    texts.extend(str(c.data.get(key) or "") for t in pod_templates(doc) for c in t.containers
-                 for key in ("command", "args"))
+    texts.extend(
+        str(c.data.get(key) or "") for t in pod_templates(doc) for c in t.containers for key in ("command", "args")
+    )
     return any(_PIPELINE_ACROSS.search(text) for text in texts)
 
 
@@ -291,18 +322,23 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
         if policy:
             return GangVerdict(f"the TrainingRuntime's podGroupPolicy ({policy})")
         if policy is None and runtime:
-            return GangVerdict(None, f"its runtime '{runtime}' is not in the input: it is a gang only if that runtime "
-                               "sets podGroupPolicy (coscheduling or volcano)")
+            return GangVerdict(
+                None,
+                f"its runtime '{runtime}' is not in the input: it is a gang only if that runtime "
+                "sets podGroupPolicy (coscheduling or volcano)",
+            )
     labels = object_labels(doc)
-    if doc.kind in RAY_KINDS and (labels.get(RAY_SCHEDULER_LABEL) or labels.get(VOLCANO_QUEUE_LABEL)
-                                  or labels.get(RAY_GANG_LABEL) == "true"):
+    if doc.kind in RAY_KINDS and (
+        labels.get(RAY_SCHEDULER_LABEL) or labels.get(VOLCANO_QUEUE_LABEL) or labels.get(RAY_GANG_LABEL) == "true"
+    ):
         return GangVerdict("KubeRay batch scheduler (it creates the PodGroup)")
     natives = [native_group(t) for t in templates]
     if all(natives):
         basic = [ref for ref in natives if ref is not None and _native_policy(ref, doc, ctx) == "basic"]
         if basic:
-            return GangVerdict(None, f"its pods reference the Workload API group {basic[0][1]!r}, whose policy is "
-                               "'basic' (no gang)")
+            return GangVerdict(
+                None, f"its pods reference the Workload API group {basic[0][1]!r}, whose policy is 'basic' (no gang)"
+            )
         return GangVerdict("the Workload API (a gang PodGroup)")
     refs = [podgroup_reference(t) for t in templates]
     if all(refs):
@@ -312,21 +348,30 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
     if schedulers == {KAI_SCHEDULER}:
         if doc.kind in KAI_GANG_KINDS:
             return GangVerdict("KAI Scheduler (its pod-grouper gangs this kind)")
-        return GangVerdict(None, f"KAI's pod-grouper does not gang a {doc.kind}: a batch Job's pods each get their "
-                           f"own PodGroup; annotate the pods with {KAI_POD_GROUP_ANNOTATION} pointing at a PodGroup "
-                           "with minMember, or use a kind KAI gangs (PyTorchJob, MPIJob, RayJob, LeaderWorkerSet)")
+        return GangVerdict(
+            None,
+            f"KAI's pod-grouper does not gang a {doc.kind}: a batch Job's pods each get their "
+            f"own PodGroup; annotate the pods with {KAI_POD_GROUP_ANNOTATION} pointing at a PodGroup "
+            "with minMember, or use a kind KAI gangs (PyTorchJob, MPIJob, RayJob, LeaderWorkerSet)",
+        )
     if len(schedulers) == 1 and schedulers <= OPERATOR_GANG_SCHEDULERS and doc.kind in KUBEFLOW_KINDS:
         return GangVerdict(f"the operator's PodGroup for {next(iter(schedulers))}")
     partial = [t for t, ref in zip(templates, refs, strict=True) if ref is None]
     if any(refs) and partial:
         return GangVerdict(None, f"only some roles join a PodGroup; {shape.roles(partial)} do not")
     if VOLCANO_SCHEDULER in schedulers:
-        return GangVerdict(None, "schedulerName: volcano alone is not a gang: Volcano gives pods without a "
-                           "scheduling.k8s.io/group-name annotation a PodGroup of one member; use a Volcano Job "
-                           "or a PodGroup with minMember")
+        return GangVerdict(
+            None,
+            "schedulerName: volcano alone is not a gang: Volcano gives pods without a "
+            "scheduling.k8s.io/group-name annotation a PodGroup of one member; use a Volcano Job "
+            "or a PodGroup with minMember",
+        )
     if any(t.labels.get(KUEUE_QUEUE_LABEL) for t in templates):
-        return GangVerdict(None, f"the {KUEUE_QUEUE_LABEL} label sits on the pod template, but Kueue reads it "
-                           f"from the {doc.kind}'s own metadata.labels")
+        return GangVerdict(
+            None,
+            f"the {KUEUE_QUEUE_LABEL} label sits on the pod template, but Kueue reads it "
+            f"from the {doc.kind}'s own metadata.labels",
+        )
     return GangVerdict(None)
 
 
@@ -353,8 +398,9 @@ def _native_policy(ref: tuple[str, str], doc: Document, ctx: RuleContext) -> str
             workload, _, group = key.partition("/")
             if name != workload:
                 continue
-            for entry in mapping_items(get_path(other.data, ("spec", "podGroups")) or
-                               get_path(other.data, ("spec", "podGroupTemplates"))):
+            for entry in mapping_items(
+                get_path(other.data, ("spec", "podGroups")) or get_path(other.data, ("spec", "podGroupTemplates"))
+            ):
                 if entry.get("name") == group:
                     policy = as_mapping(entry.get("policy") or entry.get("schedulingPolicy"))
                     return "gang" if "gang" in policy else ("basic" if "basic" in policy else None)
@@ -362,7 +408,6 @@ def _native_policy(ref: tuple[str, str], doc: Document, ctx: RuleContext) -> str
             policy = as_mapping(get_path(other.data, ("spec", "schedulingPolicy")))
             return "gang" if "gang" in policy else ("basic" if "basic" in policy else None)
     return None
-
 
 
 def _same_namespace(a: Document, b: Document) -> bool:
@@ -390,26 +435,36 @@ def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
     queue = ctx.option("gang-missing", "queue", None)
     fix = None
     if queue:
-        labels_path: FieldPath = ("spec", "jobTemplate", "metadata", "labels") if doc.kind == "CronJob" else \
-            ("metadata", "labels")
-        fix = Fix(f"add the Kueue label {KUEUE_QUEUE_LABEL}: {queue} to the {doc.kind} (Kueue then suspends it "
-                  "until the whole workload fits its quota)", Safety.UNSAFE,
-                  (Edit("add", (*labels_path, KUEUE_QUEUE_LABEL), str(queue)),))
+        labels_path: FieldPath = (
+            ("spec", "jobTemplate", "metadata", "labels") if doc.kind == "CronJob" else ("metadata", "labels")
+        )
+        fix = Fix(
+            f"add the Kueue label {KUEUE_QUEUE_LABEL}: {queue} to the {doc.kind} (Kueue then suspends it "
+            "until the whole workload fits its quota)",
+            Safety.UNSAFE,
+            (Edit("add", (*labels_path, KUEUE_QUEUE_LABEL), str(queue)),),
+        )
     serving = " (a serving group: its leader and workers only work together)" if doc.kind == "LeaderWorkerSet" else ""
     reason = f"; {verdict.reason}" if verdict.reason else ""
     job_spec: FieldPath = ("spec", "jobTemplate", "spec") if doc.kind == "CronJob" else ("spec",)
-    work_queue = doc.kind in ("Job", "CronJob") and not is_volcano_job(doc) and \
-        get_path(doc.data, (*job_spec, "completionMode")) != "Indexed"
+    work_queue = (
+        doc.kind in ("Job", "CronJob")
+        and not is_volcano_job(doc)
+        and get_path(doc.data, (*job_spec, "completionMode")) != "Indexed"
+    )
     if work_queue:
-        reason += ("; this Job is not Indexed, so its pods may be independent workers of a work queue (then "
-                   "suppress this finding with a reason); distributed ranks need completionMode: Indexed")
+        reason += (
+            "; this Job is not Indexed, so its pods may be independent workers of a work queue (then "
+            "suppress this finding with a reason); distributed ranks need completionMode: Indexed"
+        )
     yield RawFinding(
         metadata_anchor(doc),
         f"{doc.kind} '{doc.ref.name}' needs {shape.unit} ({shape.roles()}) running at once{serving}, but nothing "
         f"admits them all-or-nothing{reason}: the scheduler binds pods one by one, so partly placed jobs hold GPUs "
         f"while they wait and can deadlock each other; add the label {KUEUE_QUEUE_LABEL} to the {doc.kind}, or use "
         "Volcano (PodGroup minMember), KAI Scheduler, coscheduling or the Workload API"
-        + ("" if queue else " (give --queue or the rule option `queue` for an automatic fix)") + shape.hedge,
+        + ("" if queue else " (give --queue or the rule option `queue` for an automatic fix)")
+        + shape.hedge,
         fix,
         Severity.INFO if work_queue or shape.placeholder else None,
     )
@@ -434,18 +489,23 @@ def _check_gang_partial(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
         minimum = int_field(get_path(doc.data, ("spec", "runPolicy", "schedulingPolicy", "minAvailable")), None)
         elastic = get_path(doc.data, ("spec", "elasticPolicy")) is not None
         if minimum is not None and minimum < shape.unit_pods and not elastic:
-            yield RawFinding(("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
-                             f"runPolicy.schedulingPolicy.minAvailable is {minimum} but the job has {shape.unit_pods} "
-                             f"pods ({shape.roles()}): the gang starts with {minimum} and the others wait holding "
-                             "nothing, while the started ranks hold their GPUs waiting for the rest (this job has no "
-                             f"elasticPolicy); set it to {shape.unit_pods} or remove it")
+            yield RawFinding(
+                ("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
+                f"runPolicy.schedulingPolicy.minAvailable is {minimum} but the job has {shape.unit_pods} "
+                f"pods ({shape.roles()}): the gang starts with {minimum} and the others wait holding "
+                "nothing, while the started ranks hold their GPUs waiting for the rest (this job has no "
+                f"elasticPolicy); set it to {shape.unit_pods} or remove it",
+            )
     elif doc.kind == "Job" and kueue_managed(doc):
         minimum = int_field(object_annotations(doc).get(KUEUE_MIN_PARALLELISM), None)
         if minimum is not None and minimum < shape.unit_pods:
-            yield RawFinding(("metadata", "annotations", KUEUE_MIN_PARALLELISM),
-                             f"{KUEUE_MIN_PARALLELISM}: {minimum} lets Kueue admit this Job with only {minimum} of "
-                             f"its {shape.unit_pods} pods (partial admission); a distributed training job with a fixed "
-                             "world size then never completes its rendezvous", severity=Severity.INFO)
+            yield RawFinding(
+                ("metadata", "annotations", KUEUE_MIN_PARALLELISM),
+                f"{KUEUE_MIN_PARALLELISM}: {minimum} lets Kueue admit this Job with only {minimum} of "
+                f"its {shape.unit_pods} pods (partial admission); a distributed training job with a fixed "
+                "world size then never completes its rendezvous",
+                severity=Severity.INFO,
+            )
 
 
 def _check_volcano_job(doc: Document, shape: JobShape) -> Iterator[RawFinding]:
@@ -454,23 +514,31 @@ def _check_volcano_job(doc: Document, shape: JobShape) -> Iterator[RawFinding]:
     job_min = int_field(get_path(doc.data, ("spec", "minAvailable")), None)
     if job_min is not None and job_min > 0:
         if job_min > total:
-            yield RawFinding(("spec", "minAvailable"), f"minAvailable {job_min} is more than the {total} pods of the "
-                             "tasks: Volcano's admission webhook rejects the Job", severity=Severity.ERROR)
+            yield RawFinding(
+                ("spec", "minAvailable"),
+                f"minAvailable {job_min} is more than the {total} pods of the "
+                "tasks: Volcano's admission webhook rejects the Job",
+                severity=Severity.ERROR,
+            )
         elif job_min < total:
-            yield RawFinding(("spec", "minAvailable"),
-                             f"minAvailable {job_min} is below the {total} pods of the tasks ({shape.roles()}): "
-                             f"Volcano starts the job once {job_min} pods fit and the other {total - job_min} wait, "
-                             f"while the started ranks hold their GPUs; set minAvailable: {total} unless the job is "
-                             "elastic")
+            yield RawFinding(
+                ("spec", "minAvailable"),
+                f"minAvailable {job_min} is below the {total} pods of the tasks ({shape.roles()}): "
+                f"Volcano starts the job once {job_min} pods fit and the other {total - job_min} wait, "
+                f"while the started ranks hold their GPUs; set minAvailable: {total} unless the job is "
+                "elastic",
+            )
         return
     for i, task in enumerate(tasks):
         replicas = int_field(task.get("replicas"), 1) or 0
         task_min = int_field(task.get("minAvailable"), None)
         if task_min is not None and task_min < replicas:
-            yield RawFinding(("spec", "tasks", i, "minAvailable"),
-                             f"task '{task.get('name')}' has minAvailable {task_min} of {replicas} replicas and the "
-                             "Job sets no minAvailable, so Volcano's gang is the sum of the task minimums: the job "
-                             f"starts without {replicas - task_min} of these pods")
+            yield RawFinding(
+                ("spec", "tasks", i, "minAvailable"),
+                f"task '{task.get('name')}' has minAvailable {task_min} of {replicas} replicas and the "
+                "Job sets no minAvailable, so Volcano's gang is the sum of the task minimums: the job "
+                f"starts without {replicas - task_min} of these pods",
+            )
 
 
 def _referencing_pods(group_doc: Document, ctx: RuleContext) -> tuple[int | None, bool]:
@@ -514,12 +582,19 @@ def _check_podgroup(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
 def _compare(path: FieldPath, what: str, minimum: int, pods: int) -> Iterator[RawFinding]:
     field = path[-1]
     if minimum < pods:
-        yield RawFinding(path, f"{what} has {field} {minimum} but {pods} GPU-job pods in the input belong to it: the "
-                         f"scheduler starts the group once {minimum} fit and the other {pods - minimum} wait while the "
-                         f"started pods hold their GPUs; set {field}: {pods}")
+        yield RawFinding(
+            path,
+            f"{what} has {field} {minimum} but {pods} GPU-job pods in the input belong to it: the "
+            f"scheduler starts the group once {minimum} fit and the other {pods - minimum} wait while the "
+            f"started pods hold their GPUs; set {field}: {pods}",
+        )
     elif minimum > pods:
-        yield RawFinding(path, f"{what} has {field} {minimum} but only {pods} pods in the input belong to it: the "
-                         "group never becomes schedulable", severity=Severity.ERROR)
+        yield RawFinding(
+            path,
+            f"{what} has {field} {minimum} but only {pods} pods in the input belong to it: the "
+            "group never becomes schedulable",
+            severity=Severity.ERROR,
+        )
 
 
 def _check_workload(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
@@ -541,14 +616,23 @@ def _check_workload(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
                 gpu = gpu or uses_accelerators(template, ctx.accelerator_resources)
                 pods = None if pods is None or template.replicas is None else pods + template.replicas
         if gpu and pods:
-            yield from _compare(("spec", key, i, policy_key, "gang", "minCount"),
-                                f"Workload '{name}' group '{group.get('name')}'", minimum, pods)
+            yield from _compare(
+                ("spec", key, i, policy_key, "gang", "minCount"),
+                f"Workload '{name}' group '{group.get('name')}'",
+                minimum,
+                pods,
+            )
 
 
 GANG_MISSING = Rule(
-    code="KG501", name="gang-missing", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG501",
+    name="gang-missing",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A multi-pod GPU job has no all-or-nothing admission (Kueue, Volcano, KAI, coscheduling, Workload API).",
-    target=Target.DOCUMENT, check=_check_gang_missing, fixable=True,
+    target=Target.DOCUMENT,
+    check=_check_gang_missing,
+    fixable=True,
     options={"queue": "Kueue LocalQueue for the fix's kueue.x-k8s.io/queue-name label (`kubegpu fix --queue`)"},
     rationale="Distributed training needs every rank at once. The default scheduler binds pods one at a time, so "
     "two jobs that each got half their pods both hold GPUs and wait forever. Kueue admits a whole workload or "
@@ -568,9 +652,13 @@ GANG_MISSING = Rule(
     good_example="metadata:\n  name: train\n  labels: {kueue.x-k8s.io/queue-name: team-a}",
 )
 GANG_PARTIAL = Rule(
-    code="KG502", name="gang-partial", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG502",
+    name="gang-partial",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A gang's minimum (minAvailable, minMember, minCount) is below the pods the GPU job needs.",
-    target=Target.DOCUMENT, check=_check_gang_partial,
+    target=Target.DOCUMENT,
+    check=_check_gang_partial,
     rationale="A gang smaller than the job starts some ranks while the rest wait: the started pods hold GPUs "
     "without making progress (NCCL and torchrun rendezvous wait for the full world size). Checked: Volcano Job "
     "minAvailable against the tasks' replicas (and task minAvailable when the job sets none), Kubeflow "

@@ -181,8 +181,11 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
             continue
         image, ref = parsed
         # The GPU container's image is the multi-GB one; a sidecar's or helper's is not, but the pod still waits.
-        what = "the multi-GB image is" if container.path in gpu else \
-            "this helper's image is (not the GPU container's, but the pod waits for it)"
+        what = (
+            "the multi-GB image is"
+            if container.path in gpu
+            else "this helper's image is (not the GPU container's, but the pod waits for it)"
+        )
         policy = container.data.get("imagePullPolicy")
         slot = undecided_tag(container)
         pinned = slot is None and (bool(ref.digest) or (ref.tag != "latest" and tag_is_version(ref.tag, extra)))
@@ -192,7 +195,8 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
                 f"{_describe(container)} pulls '{image}' with no imagePullPolicy: Kubernetes defaults it to Always "
                 f"when the tag is latest or missing, and here the tag depends on the rendered value of {slot}; "
                 "check the rendered manifest (this GPU pod would re-pull its image on every start)",
-                None, Severity.INFO,
+                None,
+                Severity.INFO,
             )
             continue
         if policy == "Always":
@@ -201,14 +205,19 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
             edit = Edit("replace", path, "IfNotPresent")
         elif policy in (None, "") and ref.kube_tag == "latest":
             path = (*container.path, "image")
-            how = (f"pulls '{image}' with no imagePullPolicy, which Kubernetes defaults to Always because the tag "
-                   f"is {'missing (so latest)' if not ref.tag else 'latest'}")
+            how = (
+                f"pulls '{image}' with no imagePullPolicy, which Kubernetes defaults to Always because the tag "
+                f"is {'missing (so latest)' if not ref.tag else 'latest'}"
+            )
             edit = Edit("add", (*container.path, "imagePullPolicy"), "IfNotPresent")
         else:
             continue
         fix = Fix("set imagePullPolicy: IfNotPresent (the image is pinned)", Safety.SAFE, (edit,)) if pinned else None
-        advice = ("the image is pinned, so IfNotPresent gives the same guarantee without the registry round trip"
-                  if pinned else "pin a version tag or a digest, then set IfNotPresent")
+        advice = (
+            "the image is pinned, so IfNotPresent gives the same guarantee without the registry round trip"
+            if pinned
+            else "pin a version tag or a digest, then set IfNotPresent"
+        )
         yield RawFinding(
             path,
             f"{_describe(container)} {how}: each start of this GPU pod asks the registry first, and whenever the "
@@ -234,7 +243,8 @@ def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
                 (*container.path, "image"),
                 f"{_describe(container)} image '{image}': whether its tag is pinned depends on the rendered value of "
                 f"{slot}; a moving tag (latest, main) lets replicas of one GPU job run different code",
-                None, Severity.INFO,
+                None,
+                Severity.INFO,
             )
             continue
         if not ref.tag:
@@ -268,8 +278,11 @@ def _check_devel(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding
             new_image = ref.with_tag(variant)
             suggestion = f"use '{new_image}'"
             if not ref.digest:
-                fix = Fix(f"use the runtime variant {new_image}", Safety.UNSAFE,
-                          (Edit("replace", (*container.path, "image"), new_image),))
+                fix = Fix(
+                    f"use the runtime variant {new_image}",
+                    Safety.UNSAFE,
+                    (Edit("replace", (*container.path, "image"), new_image),),
+                )
             else:
                 suggestion += " (pinned by its own digest)"
         yield RawFinding(
@@ -282,9 +295,14 @@ def _check_devel(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding
 
 
 IMAGE_PULL_ALWAYS = Rule(
-    code="KG301", name="image-pull-always", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG301",
+    name="image-pull-always",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU pod pulls an image with imagePullPolicy Always (set, or defaulted from a :latest or missing tag).",
-    target=Target.TEMPLATE, check=_check_pull_always, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check_pull_always,
+    fixable=True,
     rationale="GPU images are 10-30 GB. With Always the kubelet resolves the tag at the registry on every container "
     "start; when the tag has moved, or the image was garbage-collected, the whole image is pulled again while the "
     "pod already holds its GPUs, and a registry outage or rate limit stops a restart that could have used the "
@@ -297,11 +315,17 @@ IMAGE_PULL_ALWAYS = Rule(
     good_example="image: nvcr.io/nvidia/pytorch:24.05-py3\nimagePullPolicy: IfNotPresent",
 )
 IMAGE_TAG_MUTABLE = Rule(
-    code="KG302", name="image-tag-mutable", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG302",
+    name="image-tag-mutable",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU pod's image has no tag, `latest`, or a tag that is not a version (main, stable, nightly, gpu).",
-    target=Target.TEMPLATE, check=_check_tag_mutable,
-    options={"immutable-tags": "regular expressions (full match) of further tags your registry keeps immutable, "
-             "e.g. [\"build-[0-9]+\"]"},
+    target=Target.TEMPLATE,
+    check=_check_tag_mutable,
+    options={
+        "immutable-tags": "regular expressions (full match) of further tags your registry keeps immutable, "
+        'e.g. ["build-[0-9]+"]'
+    },
     rationale="A moving tag makes the node's cache lie: nodes that pulled it earlier keep the old image, new nodes "
     "get the new one, and a multi-node job can start with mixed code. It also forces imagePullPolicy Always to get "
     "updates, which re-pulls 10-30 GB images. A tag counts as a version when one of its dash-separated parts starts "
@@ -314,9 +338,14 @@ IMAGE_TAG_MUTABLE = Rule(
     good_example="image: vllm/vllm-openai:v0.8.5\n---\nimage: myorg/trainer@sha256:3f9a...",
 )
 IMAGE_DEVEL_RUNTIME = Rule(
-    code="KG303", name="image-devel-runtime", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG303",
+    name="image-devel-runtime",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU pod runs a CUDA/PyTorch `-devel` image instead of the `-runtime` variant.",
-    target=Target.TEMPLATE, check=_check_devel, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check_devel,
+    fixable=True,
     rationale="`-devel` images add nvcc, headers and static libraries to the runtime: nvidia/cuda devel images "
     "are about 3x their runtime variants (e.g. 4.2 GB vs 1.3 GB), every byte pulled while the pod holds GPUs. A "
     "workload needs them only when it compiles CUDA code at start (DeepSpeed JIT ops, "

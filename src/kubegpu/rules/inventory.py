@@ -12,8 +12,9 @@ from kubegpu.manifests import Document, crds
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
 
 # Files that carry apiVersion and kind but are read by tools, not served by the API server.
-_TOOL_CONFIG = frozenset({("kustomize.config.k8s.io", "Kustomization"), ("kustomize.config.k8s.io", "Component"),
-                          ("", "Config")})
+_TOOL_CONFIG = frozenset(
+    {("kustomize.config.k8s.io", "Kustomization"), ("kustomize.config.k8s.io", "Component"), ("", "Config")}
+)
 
 
 @dataclass(frozen=True)
@@ -44,5 +45,9 @@ def unchecked_kind(doc: Document) -> Skipped | None:
     if crds.coverage(doc) is not crds.Coverage.NOT_CHECKED:  # one classification for lint's rules and its summary
         return None
     name = doc.ref.name
-    return Skipped(doc.source, f"{doc.kind}{'/' + name if name else ''} ({doc.api_version}): a kind kubegpu does "
-                   "not check, without a pod template", "object")
+    return Skipped(
+        doc.source,
+        f"{doc.kind}{'/' + name if name else ''} ({doc.api_version}): a kind kubegpu does "
+        "not check, without a pod template",
+        "object",
+    )

@@ -33,19 +33,42 @@ from kubegpu.rules.resources_util import gpu_containers
 _PRACTICE = "model loading"
 
 # Volume sources that outlive the pod (a cache); emptyDir, generic ephemeral volumes and projected data do not.
-PERSISTENT_SOURCES = frozenset({
-    "persistentVolumeClaim", "hostPath", "nfs", "csi", "image", "iscsi", "cephfs", "rbd", "glusterfs", "azureFile",
-    "azureDisk", "awsElasticBlockStore", "gcePersistentDisk", "cinder", "fc", "flexVolume", "portworxVolume",
-    "quobyte", "storageos", "vsphereVolume", "photonPersistentDisk", "scaleIO",
-})
+PERSISTENT_SOURCES = frozenset(
+    {
+        "persistentVolumeClaim",
+        "hostPath",
+        "nfs",
+        "csi",
+        "image",
+        "iscsi",
+        "cephfs",
+        "rbd",
+        "glusterfs",
+        "azureFile",
+        "azureDisk",
+        "awsElasticBlockStore",
+        "gcePersistentDisk",
+        "cinder",
+        "fc",
+        "flexVolume",
+        "portworxVolume",
+        "quobyte",
+        "storageos",
+        "vsphereVolume",
+        "photonPersistentDisk",
+        "scaleIO",
+    }
+)
 PER_POD_SOURCES = frozenset({"emptyDir", "ephemeral"})
 _SHARED_FILESYSTEMS = frozenset({"nfs", "cephfs", "glusterfs", "azureFile", "quobyte"})
 _HF_TOKENS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN")
 _REMOTE = re.compile(r"^(?:s3|gs|gcs|az|abfss?|wasbs?|https?|hf|oss|r2)://", re.IGNORECASE)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _STREAMING_FORMATS = frozenset({"runai_streamer", "runai_streamer_sharded", "tensorizer"})
-_RAY_HF_HINT = re.compile(r"transformers|diffusers|vllm|huggingface|sentence[-_]transformers|from_pretrained|"
-                          r"model_id|llm_configs|ray\[llm\]")
+_RAY_HF_HINT = re.compile(
+    r"transformers|diffusers|vllm|huggingface|sentence[-_]transformers|from_pretrained|"
+    r"model_id|llm_configs|ray\[llm\]"
+)
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _LOCAL_CACHE_KINDS = frozenset({"LocalModelCache", "ClusterLocalModel"})
 _SERVER_HINT = re.compile(r"vllm|text-generation|sglang|triton|nvcr\.io/nim/|llm-d")
@@ -53,7 +76,8 @@ _OBJECT_URI = re.compile(r"(?:s3|gs|az)://[^\s\"',}]+")
 # Python model loaders in a command, args or block scalar: the call and its first literal argument, if any.
 _LOADER = re.compile(
     r"\b(?P<call>from_pretrained|snapshot_download|hf_hub_download|LLM|pipeline)\(\s*"
-    r"(?:(?:repo_id|pretrained_model_name_or_path|model|task)\s*=\s*)?(?:[\"'](?P<model>[^\"'\s]+)[\"'])?")
+    r"(?:(?:repo_id|pretrained_model_name_or_path|model|task)\s*=\s*)?(?:[\"'](?P<model>[^\"'\s]+)[\"'])?"
+)
 _PIPELINE_MODEL = re.compile(r"\bpipeline\([^)]*?\bmodel\s*=\s*[\"'](?P<model>[^\"'\s]+)[\"']")
 _LOADER_HINT = re.compile(r"from_pretrained|snapshot_download|hf_hub_download|\bllm\(|pipeline\(")
 
@@ -225,8 +249,12 @@ def recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
 def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     kind = template.kind
     raw = _raw_text(container)
-    if kind not in ("InferenceService", "LLMInferenceService", "RayService") and not _SERVER_HINT.search(raw) \
-            and not _LOADER_HINT.search(raw) and not (kind == "RayJob" and _LOADER_HINT.search(_entrypoint(template))):
+    if (
+        kind not in ("InferenceService", "LLMInferenceService", "RayService")
+        and not _SERVER_HINT.search(raw)
+        and not _LOADER_HINT.search(raw)
+        and not (kind == "RayJob" and _LOADER_HINT.search(_entrypoint(template)))
+    ):
         return None  # cheap exit before shell-splitting: most GPU containers are not inference servers
     tokens = _tokens(container)
     env, env_index = _env(container)
@@ -253,15 +281,23 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
             return None
         cache = hf_cache_dir(env, _home(container, template))
         evidence = "a Hugging Face token is set" if hf_token else "the serve config uses Hugging Face libraries"
-        return Server("Ray Serve", container, None, cpath, True, False,
-                      (cache,) if cache else (), (), evidence)
+        return Server("Ray Serve", container, None, cpath, True, False, (cache,) if cache else (), (), evidence)
     if name is None:
         return _python_loader(template, container, env, env_index)
     home = _home(container, template)
     if name == "NIM":
         cache = env.get("NIM_CACHE_PATH", "/opt/nim/.cache")
-        return Server(name, container, str(container.data.get("image")), (*cpath, "image"), True, False,
-                      (cache,) if _known(cache) else (), (), "NIM pulls its model profile from NGC")
+        return Server(
+            name,
+            container,
+            str(container.data.get("image")),
+            (*cpath, "image"),
+            True,
+            False,
+            (cache,) if _known(cache) else (),
+            (),
+            "NIM pulls its model profile from NGC",
+        )
     if name == "Triton":
         repos = [t for t in tokens if t.text.startswith(("--model-repository", "--model-store", "--triton_model_repo"))]
         values: list[Token] = []
@@ -273,14 +309,26 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
         local = tuple(v.text for v in values if _model_kind(v.text) == "local")
         where: FieldPath = (*cpath, (values[0].field if values else repos[0].field if repos else "command"))
         cache = hf_cache_dir(env, home) if hf_token else None
-        return Server(name, container, remote.text if remote else (values[0].text if values else None), where,
-                      remote is not None or hf_token, False, (cache,) if cache else (), local,
-                      "a Hugging Face token is set" if hf_token else "")
+        return Server(
+            name,
+            container,
+            remote.text if remote else (values[0].text if values else None),
+            where,
+            remote is not None or hf_token,
+            False,
+            (cache,) if cache else (),
+            local,
+            "a Hugging Face token is set" if hf_token else "",
+        )
     model_token = _flag(tokens, "--model", "--model-path", "--model-id")
     if model_token is None:
         for i, token in enumerate(tokens[:-1]):
-            if token.text == "serve" and i > 0 and tokens[i - 1].text.endswith("vllm") \
-                    and not tokens[i + 1].text.startswith("-"):
+            if (
+                token.text == "serve"
+                and i > 0
+                and tokens[i - 1].text.endswith("vllm")
+                and not tokens[i + 1].text.startswith("-")
+            ):
                 model_token = tokens[i + 1]
                 break
     model_path: FieldPath = (*cpath, model_token.field) if model_token else cpath
@@ -298,13 +346,24 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     else:
         cache = hf_cache_dir(env, home)
     load_format = _flag(tokens, "--load-format")
-    streaming = load_format is not None and load_format.text in _STREAMING_FORMATS and (
-        model_kind == "remote" or "s3://" in " ".join(t.text for t in tokens))
+    streaming = (
+        load_format is not None
+        and load_format.text in _STREAMING_FORMATS
+        and (model_kind == "remote" or "s3://" in " ".join(t.text for t in tokens))
+    )
     offline = any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
     downloads = not offline and (model_kind in ("hub", "remote") or (model_kind is None and hf_token))
-    return Server(name, container, model, model_path, downloads, streaming, (cache,) if cache else (),
-                  (model,) if model_kind == "local" and model else (),
-                  "a Hugging Face token is set" if hf_token else "")
+    return Server(
+        name,
+        container,
+        model,
+        model_path,
+        downloads,
+        streaming,
+        (cache,) if cache else (),
+        (model,) if model_kind == "local" and model else (),
+        "a Hugging Face token is set" if hf_token else "",
+    )
 
 
 def _loader_calls(text: str) -> Iterator[tuple[str, str | None]]:
@@ -325,8 +384,9 @@ def _entrypoint(template: PodTemplate) -> str:
     return str(value).lower() if isinstance(value, str) else ""
 
 
-def _python_loader(template: PodTemplate, container: ContainerRef, env: Mapping[str, str],
-                   env_index: Mapping[str, int]) -> Server | None:
+def _python_loader(
+    template: PodTemplate, container: ContainerRef, env: Mapping[str, str], env_index: Mapping[str, int]
+) -> Server | None:
     """Weights loaded from Python in the command, args or a RayJob entrypoint: from_pretrained, snapshot_download,
     hf_hub_download, vLLM's LLM(model=...), transformers' pipeline(model=...)."""
     sources: list[tuple[FieldPath, str]] = []
@@ -345,8 +405,17 @@ def _python_loader(template: PodTemplate, container: ContainerRef, env: Mapping[
             if offline:
                 return None
             cache = hf_cache_dir(env, _home(container, template))
-            return Server(f"Python code calling {call}()", container, model if kind else None, where, True, False,
-                          (cache,) if cache else (), (), f"its code calls {call}() at start")
+            return Server(
+                f"Python code calling {call}()",
+                container,
+                model if kind else None,
+                where,
+                True,
+                False,
+                (cache,) if cache else (),
+                (),
+                f"its code calls {call}() at start",
+            )
     return None
 
 
@@ -358,7 +427,8 @@ def _configmap_loader(template: PodTemplate, container: ContainerRef, ctx: RuleC
         name = as_mapping(view.volume.get("configMap")).get("name")
         for doc in ctx.documents_of("ConfigMap"):
             if doc.metadata.get("name") != name or not _same_namespace(
-                    doc.metadata.get("namespace"), template.document.metadata.get("namespace")):
+                doc.metadata.get("namespace"), template.document.metadata.get("namespace")
+            ):
                 continue
             for key, value in as_mapping(doc.data.get("data")).items():
                 for call, model in _loader_calls(str(value)):
@@ -369,10 +439,17 @@ def _configmap_loader(template: PodTemplate, container: ContainerRef, ctx: RuleC
                     if any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
                         return None
                     cache = hf_cache_dir(env, _home(container, template))
-                    return Server(f"Python code calling {call}()", container, model if kind else None,
-                                  (*container.path, "volumeMounts", view.index), True, False,
-                                  (cache,) if cache else (), (),
-                                  f"its code in ConfigMap '{name}' ({key}) calls {call}() at start")
+                    return Server(
+                        f"Python code calling {call}()",
+                        container,
+                        model if kind else None,
+                        (*container.path, "volumeMounts", view.index),
+                        True,
+                        False,
+                        (cache,) if cache else (),
+                        (),
+                        f"its code in ConfigMap '{name}' ({key}) calls {call}() at start",
+                    )
     return None
 
 
@@ -510,8 +587,11 @@ def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[Ra
             view = mount_for(views, path)
             if view is not None and view.source in PERSISTENT_SOURCES:
                 continue
-            where = (f"on the {view.source} volume '{view.mount.get('name')}', which starts empty in every pod"
-                     if view is not None else "on no volume at all (the container's writable layer)")
+            where = (
+                f"on the {view.source} volume '{view.mount.get('name')}', which starts empty in every pod"
+                if view is not None
+                else "on no volume at all (the container's writable layer)"
+            )
             yield RawFinding(
                 server.model_path,
                 f"{what} downloads {server.source} at every start into '{path}', {where}: each replica and "
@@ -540,8 +620,7 @@ def _init_filler(template: PodTemplate, view: MountView) -> str:
 
 def _pvc_modes(ctx: RuleContext, claim: str, namespace: str | None) -> list[str] | None:
     for doc in ctx.documents_of("PersistentVolumeClaim"):
-        if doc.ref.name == claim and _same_namespace(doc.ref.namespace,
-                                                                                             namespace):
+        if doc.ref.name == claim and _same_namespace(doc.ref.namespace, namespace):
             modes = as_mapping(doc.data.get("spec")).get("accessModes")
             return [str(m) for m in modes] if isinstance(modes, list) else []
     return None
@@ -596,10 +675,12 @@ def _check_writable_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[
             mount_path = (*container.path, "volumeMounts", view.index)
             edit = Edit("replace" if "readOnly" in view.mount else "add", (*mount_path, "readOnly"), True)
             if writes:
-                fix = Fix("mount the cache read-only (the server downloads into it: fill it from one Job first)",
-                          Safety.UNSAFE, (edit,))
-                tail = ("the server also downloads into it, so fill the cache from one Job and mount it read-only "
-                        "here")
+                fix = Fix(
+                    "mount the cache read-only (the server downloads into it: fill it from one Job first)",
+                    Safety.UNSAFE,
+                    (edit,),
+                )
+                tail = "the server also downloads into it, so fill the cache from one Job and mount it read-only here"
             else:
                 fix = Fix("mount the model cache read-only", Safety.SAFE, (edit,))
                 tail = "the server only reads it, so mount it readOnly: true"
@@ -647,7 +728,7 @@ def _int_value(value: Any) -> int | None:
     return None
 
 
-_COLD = ("the next request waits for a GPU node, the image pull and the model load: minutes for a large model")
+_COLD = "the next request waits for a GPU node, the image pull and the model load: minutes for a large model"
 
 
 def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
@@ -660,11 +741,12 @@ def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
         minimum = _int_value(spec.get("minReplicas"))
         target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
         if minimum == 0 and target is not None and _gpu_templates(target, ctx):
-            yield RawFinding(("spec", "minReplicas"),
-                             f"HPA minReplicas 0 scales the GPU {target.kind} '{target.ref.name}' to zero "
-                             f"(HPAScaleToZero): {_COLD}; keep at least one warm replica",
-                             Fix("keep one warm replica", Safety.UNSAFE,
-                                 (Edit("replace", ("spec", "minReplicas"), 1),)))
+            yield RawFinding(
+                ("spec", "minReplicas"),
+                f"HPA minReplicas 0 scales the GPU {target.kind} '{target.ref.name}' to zero "
+                f"(HPAScaleToZero): {_COLD}; keep at least one warm replica",
+                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicas"), 1),)),
+            )
     elif kind == "ScaledObject" and group == "keda.sh":
         target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
         if target is None or not _gpu_templates(target, ctx):
@@ -672,30 +754,44 @@ def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
         minimum = _int_value(spec.get("minReplicaCount"))
         name = f"the GPU {target.kind} '{target.ref.name}'"
         if "minReplicaCount" not in spec:
-            yield RawFinding(("spec",), f"KEDA ScaledObject has no minReplicaCount, and KEDA's default is 0: it scales "
-                             f"{name} to zero when idle; {_COLD}; set minReplicaCount: 1 or more",
-                             Fix("keep one warm replica", Safety.UNSAFE,
-                                 (Edit("add", ("spec", "minReplicaCount"), 1),)))
+            yield RawFinding(
+                ("spec",),
+                f"KEDA ScaledObject has no minReplicaCount, and KEDA's default is 0: it scales "
+                f"{name} to zero when idle; {_COLD}; set minReplicaCount: 1 or more",
+                Fix("keep one warm replica", Safety.UNSAFE, (Edit("add", ("spec", "minReplicaCount"), 1),)),
+            )
         elif minimum == 0:
-            yield RawFinding(("spec", "minReplicaCount"), f"KEDA minReplicaCount 0 scales {name} to zero when idle; "
-                             f"{_COLD}",
-                             Fix("keep one warm replica", Safety.UNSAFE,
-                                 (Edit("replace", ("spec", "minReplicaCount"), 1),)))
+            yield RawFinding(
+                ("spec", "minReplicaCount"),
+                f"KEDA minReplicaCount 0 scales {name} to zero when idle; {_COLD}",
+                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicaCount"), 1),)),
+            )
         if _int_value(spec.get("idleReplicaCount")) == 0 and (minimum or 0) > 0:
-            yield RawFinding(("spec", "idleReplicaCount"), f"KEDA idleReplicaCount 0 scales {name} to zero whenever "
-                             f"no trigger is active, below minReplicaCount; {_COLD}",
-                             Fix("drop idleReplicaCount", Safety.UNSAFE,
-                                 (Edit("remove", ("spec", "idleReplicaCount")),)))
+            yield RawFinding(
+                ("spec", "idleReplicaCount"),
+                f"KEDA idleReplicaCount 0 scales {name} to zero whenever "
+                f"no trigger is active, below minReplicaCount; {_COLD}",
+                Fix("drop idleReplicaCount", Safety.UNSAFE, (Edit("remove", ("spec", "idleReplicaCount")),)),
+            )
     elif kind == "VLLMRuntime" and group == "production-stack.vllm.ai":
         # vllm-project/production-stack vllmruntime_types.go: autoscalingConfig (KEDA) minReplicas, default 1
         scaling = spec.get("autoscalingConfig")
-        if isinstance(scaling, Mapping) and scaling.get("enabled") is True and \
-                _int_value(scaling.get("minReplicas")) == 0 and _gpu_templates(doc, ctx):
-            yield RawFinding(("spec", "autoscalingConfig", "minReplicas"),
-                             f"VLLMRuntime '{doc.ref.name}' autoscalingConfig.minReplicas 0 lets KEDA scale its GPU "
-                             f"pods to zero when idle: {_COLD}; keep at least one warm replica",
-                             Fix("keep one warm replica", Safety.UNSAFE,
-                                 (Edit("replace", ("spec", "autoscalingConfig", "minReplicas"), 1),)))
+        if (
+            isinstance(scaling, Mapping)
+            and scaling.get("enabled") is True
+            and _int_value(scaling.get("minReplicas")) == 0
+            and _gpu_templates(doc, ctx)
+        ):
+            yield RawFinding(
+                ("spec", "autoscalingConfig", "minReplicas"),
+                f"VLLMRuntime '{doc.ref.name}' autoscalingConfig.minReplicas 0 lets KEDA scale its GPU "
+                f"pods to zero when idle: {_COLD}; keep at least one warm replica",
+                Fix(
+                    "keep one warm replica",
+                    Safety.UNSAFE,
+                    (Edit("replace", ("spec", "autoscalingConfig", "minReplicas"), 1),),
+                ),
+            )
     elif kind == "Service" and group == "serving.knative.dev":
         for template in _gpu_templates(doc, ctx):
             yield from _knative(template)
@@ -705,18 +801,21 @@ def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
             if template.path[-1] == "workerSpec":
                 continue
             if _int_value(component.get("minReplicas")) == 0:
-                yield RawFinding((*template.path, "minReplicas"),
-                                 f"KServe {template.role} minReplicas 0 lets the autoscaler (Knative in Serverless "
-                                 f"mode, KEDA in Standard mode) scale the GPU model server to zero; {_COLD}; keep at "
-                                 "least 1 (KServe's default)",
-                                 Fix("keep one warm replica", Safety.UNSAFE,
-                                     (Edit("replace", (*template.path, "minReplicas"), 1),)))
+                yield RawFinding(
+                    (*template.path, "minReplicas"),
+                    f"KServe {template.role} minReplicas 0 lets the autoscaler (Knative in Serverless "
+                    f"mode, KEDA in Standard mode) scale the GPU model server to zero; {_COLD}; keep at "
+                    "least 1 (KServe's default)",
+                    Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", (*template.path, "minReplicas"), 1),)),
+                )
     elif kind == "RayService" and group == "ray.io" and _gpu_templates(doc, ctx):
         for name in _ray_serve_scale_to_zero(spec.get("serveConfigV2")):
-            yield RawFinding(("spec", "serveConfigV2"),
-                             f"Ray Serve deployment '{name}' asks for GPUs with autoscaling_config.min_replicas 0: "
-                             f"Serve drops its last replica when idle and the GPU worker can be released; {_COLD}; "
-                             "set min_replicas: 1")
+            yield RawFinding(
+                ("spec", "serveConfigV2"),
+                f"Ray Serve deployment '{name}' asks for GPUs with autoscaling_config.min_replicas 0: "
+                f"Serve drops its last replica when idle and the GPU worker can be released; {_COLD}; "
+                "set min_replicas: 1",
+            )
 
 
 def _ray_serve_scale_to_zero(config: Any) -> Iterator[str]:
@@ -736,8 +835,13 @@ def _ray_serve_scale_to_zero(config: Any) -> Iterator[str]:
             autoscaling = deployment.get("autoscaling_config")
             actor = deployment.get("ray_actor_options")
             gpus = actor.get("num_gpus") if isinstance(actor, Mapping) else None
-            if (isinstance(autoscaling, Mapping) and _int_value(autoscaling.get("min_replicas")) == 0
-                    and isinstance(gpus, (int, float)) and not isinstance(gpus, bool) and gpus > 0):
+            if (
+                isinstance(autoscaling, Mapping)
+                and _int_value(autoscaling.get("min_replicas")) == 0
+                and isinstance(gpus, (int, float))
+                and not isinstance(gpus, bool)
+                and gpus > 0
+            ):
                 yield str(deployment.get("name") or "?")
 
 
@@ -747,10 +851,11 @@ def _knative(template: PodTemplate) -> Iterator[RawFinding]:
     key = next((k for k in _KNATIVE_MIN if k in annotations), None)
     if key is not None:
         if _int_value(annotations[key]) == 0:
-            yield RawFinding((*meta, "annotations", key),
-                             f"Knative {key}: \"0\" lets the GPU revision scale to zero; {_COLD}",
-                             Fix("keep one warm replica", Safety.UNSAFE,
-                                 (Edit("replace", (*meta, "annotations", key), "1"),)))
+            yield RawFinding(
+                (*meta, "annotations", key),
+                f'Knative {key}: "0" lets the GPU revision scale to zero; {_COLD}',
+                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", (*meta, "annotations", key), "1"),)),
+            )
         return
     if str(annotations.get(_KNATIVE_CLASS, "kpa.autoscaling.knative.dev")).startswith("hpa."):
         return  # the HPA class never scales to zero; its minimum defaults to 1
@@ -764,16 +869,23 @@ def _knative(template: PodTemplate) -> Iterator[RawFinding]:
     else:
         edit = Edit("add", meta, {"annotations": {_KNATIVE_MIN[0]: "1"}})
         path = meta[:-1]
-    yield RawFinding(path, "Knative revision template has no autoscaling.knative.dev/min-scale; with the default "
-                     "KPA class and scale-to-zero enabled (Knative's defaults) the minimum is 0, so the GPU service "
-                     f"scales to zero when idle; {_COLD}",
-                     Fix("keep one warm replica", Safety.UNSAFE, (edit,)))
+    yield RawFinding(
+        path,
+        "Knative revision template has no autoscaling.knative.dev/min-scale; with the default "
+        "KPA class and scale-to-zero enabled (Knative's defaults) the minimum is 0, so the GPU service "
+        f"scales to zero when idle; {_COLD}",
+        Fix("keep one warm replica", Safety.UNSAFE, (edit,)),
+    )
 
 
 MODEL_CACHE_MISSING = Rule(
-    code="KG401", name="model-cache-missing", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG401",
+    name="model-cache-missing",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="An inference server downloads its weights into each pod instead of reading a cache volume.",
-    target=Target.TEMPLATE, check=_check_cache_missing,
+    target=Target.TEMPLATE,
+    check=_check_cache_missing,
     rationale="A cold replica of a large model moves tens to hundreds of GB before it can serve; downloading them "
     "from the Hub or object storage at every start multiplies that by replicas and restarts, hits Hub rate limits, "
     "and keeps GPUs idle. Recognised servers: vLLM and llm-d, SGLang, TGI, Triton (and TensorRT-LLM on Triton), "
@@ -792,9 +904,14 @@ MODEL_CACHE_MISSING = Rule(
     "volumes: [{name: weights, persistentVolumeClaim: {claimName: llama-weights}}]",
 )
 MODEL_CACHE_WRITABLE_SHARED = Rule(
-    code="KG402", name="model-cache-writable-shared", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG402",
+    name="model-cache-writable-shared",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A shared model cache (RWX/ROX PVC, hostPath, NFS) is mounted read-write into an inference server.",
-    target=Target.TEMPLATE, check=_check_writable_shared, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check_writable_shared,
+    fixable=True,
     rationale="A cache shared by many replicas should be filled once (a Job, an init step on one node) and read "
     "by every server: a read-write mount lets one replica's interrupted or corrupt download become every "
     "replica's weights, and Hugging Face's file locks are unreliable on network filesystems. A volume counts as "
@@ -808,15 +925,21 @@ MODEL_CACHE_WRITABLE_SHARED = Rule(
     good_example="volumeMounts: [{name: weights, mountPath: /models, readOnly: true}]",
 )
 INFERENCE_SCALE_TO_ZERO = Rule(
-    code="KG403", name="inference-scale-to-zero", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG403",
+    name="inference-scale-to-zero",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU inference workload can scale to zero (HPA/KEDA/Knative/KServe minimum of 0 replicas).",
-    target=Target.DOCUMENT, check=_check_scale_to_zero, gpu_only=False, fixable=True,
+    target=Target.DOCUMENT,
+    check=_check_scale_to_zero,
+    gpu_only=False,
+    fixable=True,
     rationale="With no warm replica the first request after an idle period waits for a GPU node, the 10-30 GB "
     "image and the model load: minutes for large models. Flagged: an HPA with minReplicas 0 (needs the "
     "HPAScaleToZero gate) whose target in the input uses GPUs; a KEDA ScaledObject with minReplicaCount 0 or "
     "absent (KEDA's default is 0) or idleReplicaCount 0; a RayService whose Serve config gives a GPU deployment "
     "(ray_actor_options.num_gpus in the config) autoscaling_config.min_replicas 0 (Ray Serve's default is 1); a "
-    "Knative Service whose GPU revision sets min-scale \"0\" or omits it (under the default KPA class with "
+    'Knative Service whose GPU revision sets min-scale "0" or omits it (under the default KPA class with '
     "scale-to-zero enabled the minimum defaults to 0; the HPA class "
     "is exempt); a KServe InferenceService component with minReplicas 0 (KServe's default is 1). Scaling to zero "
     "can be a deliberate cost choice: suppress with a reason then. The fix (unsafe: it keeps a GPU allocated) sets "

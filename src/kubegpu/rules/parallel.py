@@ -96,8 +96,9 @@ def lint_inputs_parallel(
 
 def _swap(own: bytes, connections: Sequence[Connection]) -> list[bytes]:
     """Send `own` to every worker while receiving theirs, so that both sides pickle and send at once."""
-    senders = [threading.Thread(target=_send_quietly, args=(connection, own), daemon=True)
-               for connection in connections]
+    senders = [
+        threading.Thread(target=_send_quietly, args=(connection, own), daemon=True) for connection in connections
+    ]
     for sender in senders:
         sender.start()
     try:
@@ -126,21 +127,26 @@ def _split(inputs: Sequence[Input], sizes: Sequence[int], processes: int) -> lis
 
 
 def _load(share: _Share, config: LintConfig) -> list[LoadedSource]:
-    return [load_source(name, path, kind, config.max_file_bytes, config.render)
-            for _i, name, path, kind in share.entries]
+    return [
+        load_source(name, path, kind, config.max_file_bytes, config.render) for _i, name, path, kind in share.entries
+    ]
 
 
 def _reads_whole_input(loaded: Sequence[LoadedSource]) -> bool:
     return any(doc.kind in WHOLE_INPUT_KINDS for item in loaded for doc in item.documents)
 
 
-def _portable(
-    share: _Share, loaded: Sequence[LoadedSource], whole: bool
-) -> list[tuple[int, list[_PortableDocument]]]:
+def _portable(share: _Share, loaded: Sequence[LoadedSource], whole: bool) -> list[tuple[int, list[_PortableDocument]]]:
     """The plain data of the share's objects: all of them, or only those of kinds that checks look up."""
     return [
-        (entry[0], [(d.source, d.index, d.data, d.prefix, d.start_line, d.line_offset, d.is_json)
-                    for d in item.documents if whole or d.kind in LOOKED_UP_KINDS])
+        (
+            entry[0],
+            [
+                (d.source, d.index, d.data, d.prefix, d.start_line, d.line_offset, d.is_json)
+                for d in item.documents
+                if whole or d.kind in LOOKED_UP_KINDS
+            ],
+        )
         for entry, item in zip(share.entries, loaded, strict=True)
     ]
 
@@ -155,9 +161,18 @@ def _all_documents(
         if index in own:
             out.extend(own[index])
         else:
-            out.extend(Document(source=source, index=i, data=data, prefix=prefix, start_line=line,
-                                line_offset=offset, is_json=is_json)
-                       for source, i, data, prefix, line, offset, is_json in portable[index])
+            out.extend(
+                Document(
+                    source=source,
+                    index=i,
+                    data=data,
+                    prefix=prefix,
+                    start_line=line,
+                    line_offset=offset,
+                    is_json=is_json,
+                )
+                for source, i, data, prefix, line, offset, is_json in portable[index]
+            )
     return tuple(out)
 
 
@@ -184,7 +199,11 @@ def _worker(share: _Share, config: LintConfig, target: NodeTarget | None, connec
 
 
 def lint_streaming_parallel(
-    inputs: Sequence[Input], sizes: Sequence[int], config: LintConfig, processes: int, prepared: Prepared,
+    inputs: Sequence[Input],
+    sizes: Sequence[int],
+    config: LintConfig,
+    processes: int,
+    prepared: Prepared,
     target: NodeTarget | None = None,
 ) -> LintResult:
     """Stream the inputs in `processes` processes: each lints its share file by file.
@@ -198,8 +217,9 @@ def lint_streaming_parallel(
     try:
         for share in shares[1:]:
             ours, theirs = fork.Pipe(duplex=False)
-            worker = fork.Process(target=_stream_worker, args=(inputs, share, prepared, config, target, theirs),
-                                  daemon=True)
+            worker = fork.Process(
+                target=_stream_worker, args=(inputs, share, prepared, config, target, theirs), daemon=True
+            )
             worker.start()
             theirs.close()
             workers.append((worker, ours))
@@ -219,15 +239,22 @@ def lint_streaming_parallel(
 
 def _payload(result: LintResult) -> bytes:
     """A process's result as the parent merges it (`_merge`): counts, findings as tuples, and the lists."""
-    payload = ((result.files, result.documents, result.templates, result.gpu_templates, result.suppressed,
-                result.generic),
-               [_finding_tuple(f) for f in result.findings],
-               (result.skipped, result.notices, result.checked, result.internal_errors))
+    payload = (
+        (result.files, result.documents, result.templates, result.gpu_templates, result.suppressed, result.generic),
+        [_finding_tuple(f) for f in result.findings],
+        (result.skipped, result.notices, result.checked, result.internal_errors),
+    )
     return pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
 
 
-def _stream_worker(inputs: Sequence[Input], share: _Share, prepared: Prepared, config: LintConfig,
-                   target: NodeTarget | None, connection: Connection) -> None:
+def _stream_worker(
+    inputs: Sequence[Input],
+    share: _Share,
+    prepared: Prepared,
+    config: LintConfig,
+    target: NodeTarget | None,
+    connection: Connection,
+) -> None:
     """A forked process: stream its share of the inputs, send the findings and counts back."""
     try:
         with gc_paused():
@@ -242,15 +269,25 @@ def _stream_worker(inputs: Sequence[Input], share: _Share, prepared: Prepared, c
 _OK = b"k"
 _FAILED = b"x"
 # A finding as plain data: code, name, severity, message, file, line, column, path, object, fix.
-_FindingTuple = tuple[str, str, str, str, str, int, int, tuple[str | int, ...],
-                      tuple[str, str, str | None, str] | None, Fix | None]
+_FindingTuple = tuple[
+    str, str, str, str, str, int, int, tuple[str | int, ...], tuple[str, str, str | None, str] | None, Fix | None
+]
 
 
 def _finding_tuple(finding: Finding) -> _FindingTuple:
     where, obj = finding.location, finding.obj
-    return (finding.code, finding.name, finding.severity.value, finding.message, where.file, where.line,
-            where.column, where.path, None if obj is None else (obj.kind, obj.name, obj.namespace, obj.api_version),
-            finding.fix)
+    return (
+        finding.code,
+        finding.name,
+        finding.severity.value,
+        finding.message,
+        where.file,
+        where.line,
+        where.column,
+        where.path,
+        None if obj is None else (obj.kind, obj.name, obj.namespace, obj.api_version),
+        finding.fix,
+    )
 
 
 def _receive(connection: Connection) -> bytes:
@@ -263,8 +300,11 @@ def _receive(connection: Connection) -> bytes:
     return message[1:]
 
 
-def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int, int], list[_FindingTuple], Any],
-           refs: dict[tuple[str, str, str | None, str], ObjectRef]) -> None:
+def _merge(
+    into: LintResult,
+    part: tuple[tuple[int, int, int, int, int, int], list[_FindingTuple], Any],
+    refs: dict[tuple[str, str, str | None, str], ObjectRef],
+) -> None:
     counts, findings, (skipped, notices, checked, internal_errors) = part
     into.skipped.extend(skipped)
     into.notices.extend(notices)
@@ -283,5 +323,6 @@ def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int, int], li
             ref = refs.get(obj)
             if ref is None:
                 ref = refs[obj] = ObjectRef(*obj)
-        into.findings.append(Finding(code, name, severities[severity], message, Location(file, line, column, path),
-                                     ref, fix))
+        into.findings.append(
+            Finding(code, name, severities[severity], message, Location(file, line, column, path), ref, fix)
+        )

@@ -27,29 +27,48 @@ KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 KUEUE_SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 KUEUE_TAS_ANNOTATIONS = (KUEUE_REQUIRED, KUEUE_PREFERRED, KUEUE_SLICE_REQUIRED)
 KAI_TOPOLOGY_ANNOTATIONS = ("kai.scheduler/topology-required-placement", "kai.scheduler/topology-preferred-placement")
-LWS_TOPOLOGY_ANNOTATIONS = ("leaderworkerset.sigs.k8s.io/exclusive-topology",
-                            "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology")
+LWS_TOPOLOGY_ANNOTATIONS = (
+    "leaderworkerset.sigs.k8s.io/exclusive-topology",
+    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
+)
 JOBSET_TOPOLOGY_ANNOTATION = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 COMPUTE_DOMAIN_CLASS_PREFIX = "compute-domain"
 HOSTNAME = "kubernetes.io/hostname"
 # Node labels that name a network block, rack, leaf switch or NVLink domain (Kueue docs, GKE, EKS, OCI, NVIDIA GFD).
-KNOWN_TOPOLOGY_LABELS = frozenset({
-    "cloud.provider.com/topology-block", "cloud.provider.com/topology-rack",
-    "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
-    "cloud.google.com/gce-topology-host",
-    "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
-    "topology.k8s.aws/network-node-layer-3", "topology.k8s.aws/network-node-layer-4",
-    "topology.k8s.aws/ultraserver-id",
-    "nvidia.com/gpu.clique",
-    "oci.oraclecloud.com/rdma.local_block_id", "oci.oraclecloud.com/rdma.network_block_id",
-    "oci.oraclecloud.com/rdma.hpc_island_id", "oci.oraclecloud.com/host.rack_id",
-    "oci.oraclecloud.com/host.network_block_id",
-})
-_TOPOLOGY_WORDS = ("rack", "block", "clique", "nvlink", "spine", "leaf", "switch", "ultraserver", "network-node-layer",
-                   "superpod", "island")
+KNOWN_TOPOLOGY_LABELS = frozenset(
+    {
+        "cloud.provider.com/topology-block",
+        "cloud.provider.com/topology-rack",
+        "cloud.google.com/gce-topology-block",
+        "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host",
+        "topology.k8s.aws/network-node-layer-1",
+        "topology.k8s.aws/network-node-layer-2",
+        "topology.k8s.aws/network-node-layer-3",
+        "topology.k8s.aws/network-node-layer-4",
+        "topology.k8s.aws/ultraserver-id",
+        "nvidia.com/gpu.clique",
+        "oci.oraclecloud.com/rdma.local_block_id",
+        "oci.oraclecloud.com/rdma.network_block_id",
+        "oci.oraclecloud.com/rdma.hpc_island_id",
+        "oci.oraclecloud.com/host.rack_id",
+        "oci.oraclecloud.com/host.network_block_id",
+    }
+)
+_TOPOLOGY_WORDS = (
+    "rack",
+    "block",
+    "clique",
+    "nvlink",
+    "spine",
+    "leaf",
+    "switch",
+    "ultraserver",
+    "network-node-layer",
+    "superpod",
+    "island",
+)
 _GB200_HINTS = ("gb200", "gb300", "nvl72", "gpu.clique")
-
-
 
 
 def topology_label(key: str, extra: Iterable[str] = ()) -> bool:
@@ -74,8 +93,10 @@ def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str |
     affinity = as_mapping(template.spec.get("affinity"))
     pod_affinity = as_mapping(affinity.get("podAffinity"))
     terms = list(mapping_items(pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")))
-    terms += [as_mapping(t.get("podAffinityTerm")) for t in
-              mapping_items(pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))]
+    terms += [
+        as_mapping(t.get("podAffinityTerm"))
+        for t in mapping_items(pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
+    ]
     for term in terms:
         key = str(term.get("topologyKey") or "")
         if topology_label(key, extra) or key == HOSTNAME:
@@ -88,8 +109,12 @@ def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str |
     for term in mapping_items(required.get("nodeSelectorTerms")):
         for expression in mapping_items(term.get("matchExpressions")):
             values = expression.get("values")
-            if topology_label(str(expression.get("key") or ""), extra) and expression.get("operator") == "In" \
-                    and isinstance(values, list) and len(values) == 1:
+            if (
+                topology_label(str(expression.get("key") or ""), extra)
+                and expression.get("operator") == "In"
+                and isinstance(values, list)
+                and len(values) == 1
+            ):
                 return f"nodeAffinity {expression.get('key')} In {values}"
     return None
 
@@ -108,7 +133,8 @@ def _compute_domain_templates(ctx: RuleContext) -> set[str]:
                 spec = as_mapping(spec.get("spec"))
             for request in mapping_items(as_mapping(spec.get("devices")).get("requests")):
                 device_class = request.get("deviceClassName") or as_mapping(request.get("exactly")).get(
-                    "deviceClassName")
+                    "deviceClassName"
+                )
                 if str(device_class or "").startswith(COMPUTE_DOMAIN_CLASS_PREFIX):
                     names.add(str(doc.metadata.get("name") or ""))
     return names
@@ -170,35 +196,52 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
             path = relative_path(doc, template, (*template.metadata_path, "annotations", KUEUE_PREFERRED))
             edits.append(Edit("add", path, str(level)))
         if edits:
-            fix = Fix(f"add {KUEUE_PREFERRED}: {level} to the GPU pod templates (effective when Kueue manages the "
-                      "job)", Safety.UNSAFE, tuple(edits))
+            fix = Fix(
+                f"add {KUEUE_PREFERRED}: {level} to the GPU pod templates (effective when Kueue manages the job)",
+                Safety.UNSAFE,
+                tuple(edits),
+            )
     first = loose[0]
-    has_metadata = first.metadata_path is not None and first.metadata is not first.document.metadata and \
-        isinstance(get_path(first.document.data, first.metadata_path), Mapping)
+    has_metadata = (
+        first.metadata_path is not None
+        and first.metadata is not first.document.metadata
+        and isinstance(get_path(first.document.data, first.metadata_path), Mapping)
+    )
     anchor = first.metadata_path if has_metadata and first.metadata_path is not None else first.path
-    hints = [f"add {KUEUE_PREFERRED} (or -required-) on the pod template(s) with a Kueue-managed job, a required "
-             "podAffinity on a rack/block label, or a Volcano/KAI topology constraint"]
+    hints = [
+        f"add {KUEUE_PREFERRED} (or -required-) on the pod template(s) with a Kueue-managed job, a required "
+        "podAffinity on a rack/block label, or a Volcano/KAI topology constraint"
+    ]
     if _gb200(first, ctx):
         hints.append("on GB200 NVL72 claim a DRA ComputeDomain channel so the pods share one NVLink domain")
     note = ""
     if unmanaged:
-        note = (f"; the Kueue topology annotation on {shape.roles(unmanaged)} has no effect because the {doc.kind} "
-                "has no kueue.x-k8s.io/queue-name label")
+        note = (
+            f"; the Kueue topology annotation on {shape.roles(unmanaged)} has no effect because the {doc.kind} "
+            "has no kueue.x-k8s.io/queue-name label"
+        )
     yield RawFinding(
         relative_path(doc, first, anchor),
         f"{doc.kind} '{doc.ref.name}' runs {shape.unit_gpu_pods} GPU pods together ({shape.roles(loose)} without a "
         f"placement constraint){note}: the scheduler may put them on nodes under different leaf switches or racks, "
-        "and every NCCL collective then crosses the spine; " + "; ".join(hints)
-        + ("" if level else " (give the rule option `topology-level` for an automatic fix)") + shape.hedge,
+        "and every NCCL collective then crosses the spine; "
+        + "; ".join(hints)
+        + ("" if level else " (give the rule option `topology-level` for an automatic fix)")
+        + shape.hedge,
         fix,
         Severity.INFO if shape.placeholder else None,
     )
 
 
 TOPOLOGY_MISSING = Rule(
-    code="KG601", name="topology-missing", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG601",
+    name="topology-missing",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A multi-node GPU job has no placement constraint on racks, blocks or an NVLink domain.",
-    target=Target.DOCUMENT, check=_check_topology_missing, fixable=True,
+    target=Target.DOCUMENT,
+    check=_check_topology_missing,
+    fixable=True,
     options={
         "topology-level": "node label for the fix's kueue.x-k8s.io/podset-preferred-topology annotation "
         "(e.g. cloud.provider.com/topology-rack)",

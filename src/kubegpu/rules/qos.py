@@ -43,7 +43,7 @@ def _pod_level(template: PodTemplate) -> tuple[_Values, _Values, FieldPath] | No
     for section in ("requests", "limits"):
         values = resources.get(section)
         out: dict[str, ResourceValue] = {}
-        for name, raw in (values.items() if isinstance(values, Mapping) else ()):
+        for name, raw in values.items() if isinstance(values, Mapping) else ():
             try:
                 out[str(name)] = ResourceValue(str(name), raw, (*path, section, str(name)), parse_quantity(raw))
             except QuantityError as err:
@@ -52,8 +52,9 @@ def _pod_level(template: PodTemplate) -> tuple[_Values, _Values, FieldPath] | No
     return sections[0], sections[1], path
 
 
-def _problems(requests: _Values, limits: _Values, path: FieldPath,
-              defaulted: Mapping[str, Decimal] | None = None) -> tuple[list[str], Fix | None]:
+def _problems(
+    requests: _Values, limits: _Values, path: FieldPath, defaulted: Mapping[str, Decimal] | None = None
+) -> tuple[list[str], Fix | None]:
     """What keeps one set of requests and limits from Guaranteed, and the edits that fix it (if derivable).
 
     `defaulted` are the requests after API defaulting where that is not simply the limit (pod-level requests
@@ -83,8 +84,9 @@ def _problems(requests: _Values, limits: _Values, path: FieldPath,
         if request is None:
             default = (defaulted or {}).get(name, limit.quantity.value)
             if default != limit.quantity.value:
-                problems.append(f"{name} request defaults to the containers' {format_quantity(default)}, "
-                                f"not the limit {limit.raw}")
+                problems.append(
+                    f"{name} request defaults to the containers' {format_quantity(default)}, not the limit {limit.raw}"
+                )
                 edits.append(Edit("add", (*path, "requests", name), limit.raw))
             continue  # otherwise the API server defaults the request to the limit
         assert request.quantity is not None
@@ -96,8 +98,10 @@ def _problems(requests: _Values, limits: _Values, path: FieldPath,
     return problems, fix
 
 
-_NOT_GUARANTEED = ("the pod is not Guaranteed, so the static CPU manager gives it no exclusive CPUs and the "
-                   "memory manager no NUMA-local memory")
+_NOT_GUARANTEED = (
+    "the pod is not Guaranteed, so the static CPU manager gives it no exclusive CPUs and the "
+    "memory manager no NUMA-local memory"
+)
 
 
 def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
@@ -114,11 +118,12 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         problems, fix = _problems(*pod_level, model.requests if model is not None else None)
         if not guaranteed:
             if not pod_level[0] and not pod_level[1]:
-                problems = ["an empty `resources` at pod level decides the QoS class alone (BestEffort), whatever "
-                            "the containers set; remove it"]
+                problems = [
+                    "an empty `resources` at pod level decides the QoS class alone (BestEffort), whatever "
+                    "the containers set; remove it"
+                ]
             if problems:
-                yield RawFinding(pod_level[2], f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}",
-                                 fix)
+                yield RawFinding(pod_level[2], f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}", fix)
         else:
             yield RawFinding(
                 pod_level[2],
@@ -126,7 +131,8 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
                 "with pod-level resources unless the alpha PodLevelResourceManagers feature gate is on: the GPU "
                 "pod gets no exclusive CPUs or NUMA-local memory; set equal cpu and memory requests and limits "
                 "on every container instead",
-                None, Severity.INFO,
+                None,
+                Severity.INFO,
             )
         return
     if guaranteed:
@@ -151,8 +157,15 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
             edits.extend(fix.edits)
     if anchor is None:
         return
-    fix_all = Fix(f"make requests equal limits in every container ({len(parts)}) for Guaranteed QoS",
-                  Safety.UNSAFE, tuple(edits)) if fixable and edits else None
+    fix_all = (
+        Fix(
+            f"make requests equal limits in every container ({len(parts)}) for Guaranteed QoS",
+            Safety.UNSAFE,
+            tuple(edits),
+        )
+        if fixable and edits
+        else None
+    )
     yield RawFinding(anchor, f"{', '.join(parts)}: {_NOT_GUARANTEED}", fix_all)
 
 
@@ -230,17 +243,24 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         # Only Guaranteed pods get exclusive CPUs, so only they are rejected; a Burstable pod will be once
         # gpu-pod-not-guaranteed is fixed, so it is still reported, as a warning.
         guaranteed = qos_class(template) == "Guaranteed"
-        when = "the kubelet rejects the pod" if guaranteed else \
-            "once the pod is Guaranteed (gpu-pod-not-guaranteed), the kubelet rejects it"
-        node = (f"the {smt} threads per core assumed for x86 GPU servers (give --smt 1, --node or the "
-                "threads-per-core option for Grace and other hosts without SMT)") if assumed else \
-            f"the node's {smt} threads per core"
+        when = (
+            "the kubelet rejects the pod"
+            if guaranteed
+            else "once the pod is Guaranteed (gpu-pod-not-guaranteed), the kubelet rejects it"
+        )
+        node = (
+            (
+                f"the {smt} threads per core assumed for x86 GPU servers (give --smt 1, --node or the "
+                "threads-per-core option for Grace and other hosts without SMT)"
+            )
+            if assumed
+            else f"the node's {smt} threads per core"
+        )
         yield RawFinding(
             res.resources_path,
             f"container '{_label(container)}' asks for {int(value)} CPUs, not a multiple of {node}: with "
             f"full-pcpus-only {when} (SMTAlignmentError); use {rounded}",
-            Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE,
-                _cpu_edits(res, Decimal(rounded))),
+            Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE, _cpu_edits(res, Decimal(rounded))),
             None if guaranteed and not assumed else Severity.WARNING,
         )
 
@@ -258,11 +278,17 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
                     request.path,
                     f"container '{_label(container)}' requests {name} without a limit: the API server rejects "
                     "extended resources without limits (requests must equal limits)",
-                    Fix(f"set the {name} limit to the request", Safety.SAFE,
-                        (Edit("add", (*res.resources_path, "limits", name), request.raw),)),
+                    Fix(
+                        f"set the {name} limit to the request",
+                        Safety.SAFE,
+                        (Edit("add", (*res.resources_path, "limits", name), request.raw),),
+                    ),
                 )
-            elif (request.quantity is not None and limit.quantity is not None
-                  and request.quantity.value != limit.quantity.value):
+            elif (
+                request.quantity is not None
+                and limit.quantity is not None
+                and request.quantity.value != limit.quantity.value
+            ):
                 yield RawFinding(
                     request.path,
                     f"container '{_label(container)}': {name} request {request.raw} != limit {limit.raw}; the API "
@@ -270,14 +296,22 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
                 )
         for name, value in {**accel_requests, **accel_limits}.items():
             if value.quantity is not None and not value.quantity.is_integer():
-                yield RawFinding(value.path, f"container '{_label(container)}': {name} is {value.raw}; extended "
-                                 "resources must be whole numbers (use a GPU-sharing mechanism for fractions)")
+                yield RawFinding(
+                    value.path,
+                    f"container '{_label(container)}': {name} is {value.raw}; extended "
+                    "resources must be whole numbers (use a GPU-sharing mechanism for fractions)",
+                )
 
 
 GPU_POD_NOT_GUARANTEED = Rule(
-    code="KG101", name="gpu-pod-not-guaranteed", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG101",
+    name="gpu-pod-not-guaranteed",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU pod is not in the Guaranteed QoS class (every container: cpu and memory requests = limits).",
-    target=Target.TEMPLATE, check=_check_guaranteed, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check_guaranteed,
+    fixable=True,
     rationale="The static CPU manager pins CPUs and the memory manager places memory only for Guaranteed "
     "pods; a Burstable GPU pod shares CPUs with everything else on the node, and its DataLoader and "
     "launch threads starve the GPU. Init containers and restartable sidecars count: one Burstable "
@@ -289,36 +323,57 @@ GPU_POD_NOT_GUARANTEED = Rule(
     "simulator compute the same class. One finding per pod template names every container that breaks "
     "Guaranteed QoS; its unsafe fix covers all of them or is withheld, since a partial fix leaves the pod "
     "Burstable.",
-    bad_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n  limits: {nvidia.com/gpu: 1}",
-    good_example="resources:\n  requests: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}\n"
-    "  limits: {cpu: \"8\", memory: 64Gi, nvidia.com/gpu: 1}",
+    bad_example='resources:\n  requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}\n  limits: {nvidia.com/gpu: 1}',
+    good_example='resources:\n  requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}\n'
+    '  limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}',
 )
 GPU_CPU_NOT_INTEGER = Rule(
-    code="KG102", name="gpu-cpu-not-integer", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG102",
+    name="gpu-cpu-not-integer",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU container asks for a fractional number of CPUs, so it cannot get exclusive cores.",
-    target=Target.TEMPLATE, check=_check_cpu_integer, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check_cpu_integer,
+    fixable=True,
     rationale="The static CPU manager assigns exclusive CPUs only to Guaranteed containers with an integer "
     "CPU request; `7500m` runs on the shared pool. `3000m` is an integer.",
-    bad_example="cpu: 7500m", good_example="cpu: \"8\"",
+    bad_example="cpu: 7500m",
+    good_example='cpu: "8"',
 )
 GPU_CPU_NOT_SMT_MULTIPLE = Rule(
-    code="KG103", name="gpu-cpu-not-smt-multiple", practice=_PRACTICE, severity=Severity.ERROR,
+    code="KG103",
+    name="gpu-cpu-not-smt-multiple",
+    practice=_PRACTICE,
+    severity=Severity.ERROR,
     summary="A GPU container's CPU count is not a multiple of the node's threads per core (SMTAlignmentError).",
-    target=Target.TEMPLATE, check=_check_cpu_smt, fixable=True,
-    options={"threads-per-core": "threads per core of the target nodes when no --smt or --node is given "
-             "(default 2; 1 for Grace and other hosts without SMT)", "smt": "older name of threads-per-core"},
+    target=Target.TEMPLATE,
+    check=_check_cpu_smt,
+    fixable=True,
+    options={
+        "threads-per-core": "threads per core of the target nodes when no --smt or --node is given "
+        "(default 2; 1 for Grace and other hosts without SMT)",
+        "smt": "older name of threads-per-core",
+    },
     rationale="With cpuManagerPolicyOptions full-pcpus-only the kubelet admits only CPU counts that fill whole "
     "physical cores and rejects the rest with SMTAlignmentError. The SMT level comes from `--smt N`, "
     "`--node PRESET` or the `threads-per-core` option; without any, two threads per core are assumed (x86 GPU "
     "servers) and the finding says so, as a warning. A given --kubelet-config without full-pcpus-only turns the "
     "check off. Only Guaranteed pods get exclusive CPUs, so a pod that is not Guaranteed yet is reported as a "
     "warning: fixing gpu-pod-not-guaranteed gets it rejected.",
-    bad_example="cpu: \"7\"   # on a 2-threads-per-core node", good_example="cpu: \"8\"",
+    bad_example='cpu: "7"   # on a 2-threads-per-core node',
+    good_example='cpu: "8"',
 )
 GPU_REQUEST_LIMIT_MISMATCH = Rule(
-    code="KG104", name="gpu-request-limit-mismatch", practice=_PRACTICE, severity=Severity.ERROR,
+    code="KG104",
+    name="gpu-request-limit-mismatch",
+    practice=_PRACTICE,
+    severity=Severity.ERROR,
     summary="A GPU (extended resource) request differs from its limit, lacks one, or is fractional.",
-    target=Target.TEMPLATE, check=_check_gpu_request_limit, fixable=True, gpu_only=False,
+    target=Target.TEMPLATE,
+    check=_check_gpu_request_limit,
+    fixable=True,
+    gpu_only=False,
     rationale="The API server rejects containers whose extended-resource requests differ from limits or "
     "are not whole numbers; the error only shows at apply time, often deep in a CI pipeline.",
     bad_example="requests: {nvidia.com/gpu: 2}\nlimits: {nvidia.com/gpu: 1}",
@@ -326,5 +381,8 @@ GPU_REQUEST_LIMIT_MISMATCH = Rule(
 )
 
 RULES: tuple[Rule, ...] = (
-    GPU_POD_NOT_GUARANTEED, GPU_CPU_NOT_INTEGER, GPU_CPU_NOT_SMT_MULTIPLE, GPU_REQUEST_LIMIT_MISMATCH,
+    GPU_POD_NOT_GUARANTEED,
+    GPU_CPU_NOT_INTEGER,
+    GPU_CPU_NOT_SMT_MULTIPLE,
+    GPU_REQUEST_LIMIT_MISMATCH,
 )

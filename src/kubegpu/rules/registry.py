@@ -23,8 +23,20 @@ from kubegpu.rules import (
 )
 from kubegpu.rules.base import Rule
 
-_MODULES = (inputs, qos, shm, kubelet_config, images, models, coldstart, dockerfile, gang, placement, binpack,
-            admission)
+_MODULES = (
+    inputs,
+    qos,
+    shm,
+    kubelet_config,
+    images,
+    models,
+    coldstart,
+    dockerfile,
+    gang,
+    placement,
+    binpack,
+    admission,
+)
 
 
 @cache

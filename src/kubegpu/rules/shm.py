@@ -51,8 +51,11 @@ def _find_pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[st
     out: list[tuple[FieldPath, Mapping[str, Any]]] = []
     if template.kind in SYNTHESISED_KINDS:  # the operator adds these volumes; the object does not list them
         volumes = template.spec.get("volumes")
-        return [((*template.volumes_field, i), v) for i, v in enumerate(volumes if isinstance(volumes, list) else [])
-                if isinstance(v, Mapping)]
+        return [
+            ((*template.volumes_field, i), v)
+            for i, v in enumerate(volumes if isinstance(volumes, list) else [])
+            if isinstance(v, Mapping)
+        ]
     for field in dict.fromkeys((template.volumes_field, (*template.path, "volumes"))):
         raw = get_path(template.document.data, field)
         for i, volume in enumerate(raw if isinstance(raw, list) else []):
@@ -149,7 +152,8 @@ def _trainjob_runtime(template: PodTemplate, ctx: RuleContext) -> Document | Non
         return None
     for doc in ctx.documents_of(kind):
         if doc.metadata.get("name") == ref.get("name") and (
-                kind == "ClusterTrainingRuntime" or doc.ref.namespace == template.document.ref.namespace):
+            kind == "ClusterTrainingRuntime" or doc.ref.namespace == template.document.ref.namespace
+        ):
             return doc
     return None
 
@@ -175,8 +179,11 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     memory_volumes = _memory_volumes(template)
     if template.spec.get("hostIPC") is True:
         return  # the pod shares the host's /dev/shm: KG203 reports that, and it is not the 64 MiB default
-    missing = [c for c, _res in gpu_containers(template, ctx) if _shm_volume_name(c) not in memory_volumes
-               and not _host_path_shm(template, c)]
+    missing = [
+        c
+        for c, _res in gpu_containers(template, ctx)
+        if _shm_volume_name(c) not in memory_volumes and not _host_path_shm(template, c)
+    ]
     if not missing:
         return
     names = ", ".join(f"'{_label(c)}'" for c in missing)
@@ -186,17 +193,25 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     hint = ""
     if fix is None:
         if runtime is not None:
-            hint = (f"; its pods come from {runtime.kind} '{runtime.ref.name}': mount a memory-backed emptyDir at "
-                    "/dev/shm in that runtime's trainer pod template")
+            hint = (
+                f"; its pods come from {runtime.kind} '{runtime.ref.name}': mount a memory-backed emptyDir at "
+                "/dev/shm in that runtime's trainer pod template"
+            )
         elif template.volumes_field is None:
-            hint = ("; this object has no volumes of its own: mount a memory-backed emptyDir at /dev/shm in the "
-                    "pod template of the runtime it refers to")
+            hint = (
+                "; this object has no volumes of its own: mount a memory-backed emptyDir at /dev/shm in the "
+                "pod template of the runtime it refers to"
+            )
         elif (memory := _pod_memory_limit(template)) is None:
-            hint = ("; set memory limits so a size can be derived, then mount an emptyDir "
-                    "{medium: Memory, sizeLimit: ...} at /dev/shm")
+            hint = (
+                "; set memory limits so a size can be derived, then mount an emptyDir "
+                "{medium: Memory, sizeLimit: ...} at /dev/shm"
+            )
         elif not shm_sizable(memory):
-            hint = (f"; the pod's memory limit ({_bytes_text(memory)}) leaves /dev/shm no more than the 64 MiB "
-                    "default: raise the memory limit, then mount an emptyDir {medium: Memory, sizeLimit: ...} there")
+            hint = (
+                f"; the pod's memory limit ({_bytes_text(memory)}) leaves /dev/shm no more than the 64 MiB "
+                "default: raise the memory limit, then mount an emptyDir {medium: Memory, sizeLimit: ...} there"
+            )
         else:
             hint = "; mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm instead"
     yield RawFinding(
@@ -208,7 +223,8 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
 
 
 def _dshm_fix(
-    template: PodTemplate, missing: list[ContainerRef],
+    template: PodTemplate,
+    missing: list[ContainerRef],
     memory_volumes: Mapping[str, tuple[FieldPath, Mapping[str, Any]]],
 ) -> Fix | None:
     """Make /dev/shm memory-backed: turn a mounted disk emptyDir into one, share the volume another container
@@ -281,20 +297,29 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
             fix = None
             if limit is not None and shm_sizable(limit):
                 size = shm_size_text(limit)
-                fix = Fix(f"set sizeLimit {size} (half the pod's memory limit)", Safety.SAFE,
-                          (Edit("add", (*volume_path, "sizeLimit"), size),))
-            yield RawFinding(volume_path, f"the /dev/shm emptyDir '{name}' has no sizeLimit: it can grow to the "
-                             "node's memory and the pod is evicted or OOM-killed instead of failing clearly", fix)
+                fix = Fix(
+                    f"set sizeLimit {size} (half the pod's memory limit)",
+                    Safety.SAFE,
+                    (Edit("add", (*volume_path, "sizeLimit"), size),),
+                )
+            yield RawFinding(
+                volume_path,
+                f"the /dev/shm emptyDir '{name}' has no sizeLimit: it can grow to the "
+                "node's memory and the pod is evicted or OOM-killed instead of failing clearly",
+                fix,
+            )
             continue
         try:
             size_bytes = parse_quantity(size_raw).ceil
         except Exception:
             continue
         if limit is not None and size_bytes > limit:
-            yield RawFinding((*volume_path, "sizeLimit"),
-                             f"/dev/shm sizeLimit {size_raw} is above the pod's memory limit "
-                             f"({_bytes_text(limit)}): shm pages "
-                             "are charged to that limit, so the container is OOM-killed before /dev/shm is full")
+            yield RawFinding(
+                (*volume_path, "sizeLimit"),
+                f"/dev/shm sizeLimit {size_raw} is above the pod's memory limit "
+                f"({_bytes_text(limit)}): shm pages "
+                "are charged to that limit, so the container is OOM-killed before /dev/shm is full",
+            )
 
 
 def _bytes_text(value: int) -> str:
@@ -304,20 +329,30 @@ def _bytes_text(value: int) -> str:
 
 def _check_host_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     if template.spec.get("hostIPC") is True:
-        yield RawFinding((*template.path, "hostIPC"), "hostIPC: true shares the node's /dev/shm and IPC namespace "
-                         "with every such pod: no isolation, no size limit per pod; use a memory-backed emptyDir")
+        yield RawFinding(
+            (*template.path, "hostIPC"),
+            "hostIPC: true shares the node's /dev/shm and IPC namespace "
+            "with every such pod: no isolation, no size limit per pod; use a memory-backed emptyDir",
+        )
     for path, volume in _pod_volumes(template):
         host = volume.get("hostPath")
         if isinstance(host, Mapping) and str(host.get("path", "")).rstrip("/") == SHM_PATH:
-            yield RawFinding((*path, "hostPath"),
-                             f"volume '{volume.get('name')}' mounts the node's /dev/shm: pods share and can fill "
-                             "the host's shared memory; use an emptyDir with medium: Memory and a sizeLimit")
+            yield RawFinding(
+                (*path, "hostPath"),
+                f"volume '{volume.get('name')}' mounts the node's /dev/shm: pods share and can fill "
+                "the host's shared memory; use an emptyDir with medium: Memory and a sizeLimit",
+            )
 
 
 DSHM_MISSING = Rule(
-    code="KG201", name="dshm-missing", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG201",
+    name="dshm-missing",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU container has no memory-backed emptyDir mounted at /dev/shm.",
-    target=Target.TEMPLATE, check=_check_missing, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check_missing,
+    fixable=True,
     rationale="Container runtimes give /dev/shm 64 MiB. PyTorch DataLoader workers pass batches through "
     "shared memory and NCCL uses it for intra-node transport; both crash or slow down. The fix makes a "
     "disk-backed emptyDir already mounted there memory-backed, shares the volume another container mounts "
@@ -330,20 +365,31 @@ DSHM_MISSING = Rule(
     "containers:\n- name: train\n  volumeMounts:\n  - {name: dshm, mountPath: /dev/shm}",
 )
 DSHM_UNSIZED = Rule(
-    code="KG202", name="dshm-unsized", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG202",
+    name="dshm-unsized",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="The /dev/shm emptyDir has no sizeLimit, or one above the pod's memory limit.",
-    target=Target.TEMPLATE, check=_check_unsized, fixable=True,
+    target=Target.TEMPLATE,
+    check=_check_unsized,
+    fixable=True,
     rationale="Memory-backed emptyDir pages are charged to the pod's memory limit. Without a sizeLimit a "
     "runaway writer fills the node; with one above the limit, the container is OOM-killed first.",
-    bad_example="emptyDir: {medium: Memory}", good_example="emptyDir: {medium: Memory, sizeLimit: 32Gi}",
+    bad_example="emptyDir: {medium: Memory}",
+    good_example="emptyDir: {medium: Memory, sizeLimit: 32Gi}",
 )
 DSHM_HOST_SHARED = Rule(
-    code="KG203", name="dshm-host-shared", practice=_PRACTICE, severity=Severity.WARNING,
+    code="KG203",
+    name="dshm-host-shared",
+    practice=_PRACTICE,
+    severity=Severity.WARNING,
     summary="A GPU pod shares the host's /dev/shm (hostPath /dev/shm or hostIPC).",
-    target=Target.TEMPLATE, check=_check_host_shared,
+    target=Target.TEMPLATE,
+    check=_check_host_shared,
     rationale="Sharing the node's /dev/shm removes isolation between pods and any per-pod size limit; a "
     "memory-backed emptyDir gives each pod its own, sized, accounted shared memory.",
-    bad_example="hostIPC: true", good_example="volumes:\n- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 32Gi}",
+    bad_example="hostIPC: true",
+    good_example="volumes:\n- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 32Gi}",
 )
 
 RULES: tuple[Rule, ...] = (DSHM_MISSING, DSHM_UNSIZED, DSHM_HOST_SHARED)

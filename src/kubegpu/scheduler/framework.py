@@ -66,8 +66,7 @@ class ScorePlugin(Protocol):
 
     name: str
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         """Raw integer scores for `nodes` (indices into the cluster)."""
         ...
 
@@ -119,8 +118,7 @@ class Framework:
         self.rng = np.random.default_rng(seed)
         self.next_start = 0
 
-    def feasible_nodes(self, cluster: GpuCluster, pod: GpuPod,
-                       restrict: BoolArray | None = None) -> IntArray:
+    def feasible_nodes(self, cluster: GpuCluster, pod: GpuPod, restrict: BoolArray | None = None) -> IntArray:
         """Feasible node indices in search order, cut at numFeasibleNodesToFind from the rotating start.
 
         `restrict` limits the search to some nodes (a nodeSelector, a topology domain).
@@ -174,6 +172,5 @@ class Framework:
         if len(nodes) == 0:
             return None
         if len(nodes) == 1 or not self.scorers:
-            return int(nodes[0]) if len(nodes) == 1 else self.select_host(
-                nodes, np.zeros(len(nodes), dtype=np.int64))
+            return int(nodes[0]) if len(nodes) == 1 else self.select_host(nodes, np.zeros(len(nodes), dtype=np.int64))
         return self.select_host(nodes, self.total_scores(cluster, pod, nodes))

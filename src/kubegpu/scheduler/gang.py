@@ -28,8 +28,7 @@ class GangMode(StrEnum):
 class GpuSelector(Protocol):
     """What picks GPU indices on the chosen node and follows binds (a policy plugin)."""
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod,
-                    rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
         """GPU indices for the pod on `node`."""
         ...
 
@@ -61,8 +60,7 @@ class GangResult:
         return not self.waiting
 
 
-def bind(cluster: GpuCluster, selector: GpuSelector, framework: Framework, pod: GpuPod,
-         node: int) -> Binding:
+def bind(cluster: GpuCluster, selector: GpuSelector, framework: Framework, pod: GpuPod, node: int) -> Binding:
     """Choose GPUs, bind, and let the selector's caches follow."""
     gpus = selector.select_gpus(cluster, node, pod, framework.rng)
     cluster.bind(node, pod, gpus)
@@ -77,9 +75,14 @@ def unbind(cluster: GpuCluster, selector: GpuSelector, binding: Binding) -> None
 
 
 def place_group(
-    cluster: GpuCluster, framework: Framework, selector: GpuSelector, pods: Sequence[GpuPod],
-    mode: GangMode, min_member: int | None = None,
-    restrict: BoolArray | None = None, plan: dict[int, int] | None = None,
+    cluster: GpuCluster,
+    framework: Framework,
+    selector: GpuSelector,
+    pods: Sequence[GpuPod],
+    mode: GangMode,
+    min_member: int | None = None,
+    restrict: BoolArray | None = None,
+    plan: dict[int, int] | None = None,
 ) -> GangResult:
     """Schedule each pod in turn; all-or-nothing rolls everything back unless `min_member` pods fit.
 

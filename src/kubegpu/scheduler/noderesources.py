@@ -127,7 +127,9 @@ def most_allocated(requested: Sequence[int], allocatable: Sequence[int], weights
 
 
 def requested_to_capacity_ratio(
-    requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int],
+    requested: Sequence[int],
+    allocatable: Sequence[int],
+    weights: Sequence[int],
     scaled_shape: Sequence[ShapePoint],
 ) -> int:
     """Round(Σ f(u_r) × w_r / Σ w_r) over resources whose shape score f(u_r) is above 0."""

@@ -74,8 +74,11 @@ def pod_request(
     """A pod given as lists of `{"requests": {...}}` (app containers, sidecars started after the init
     containers, init containers): the scheduler's view through the pod model."""
     parts: list[podmodel.Container] = []
-    for kind, group in ((podmodel.KIND_INIT, init_containers), (podmodel.KIND_SIDECAR, sidecars),
-                        (podmodel.KIND_APP, containers)):
+    for kind, group in (
+        (podmodel.KIND_INIT, init_containers),
+        (podmodel.KIND_SIDECAR, sidecars),
+        (podmodel.KIND_APP, containers),
+    ):
         for i, container in enumerate(group):
             raw = container.get("requests") or {}
             if not isinstance(raw, Mapping):

@@ -60,8 +60,7 @@ def pods_that_fit(cluster: GpuCluster, pod: GpuPod) -> IntArray:
     """Copies of `pod` each node can still take: min over cpu, memory, pod slots and GPUs."""
     big = np.iinfo(np.int64).max // 4
     cpu = (cluster.cpu_cap - cluster.cpu_used) // pod.cpu_milli if pod.cpu_milli else np.full(cluster.size, big)
-    mem = ((cluster.mem_cap - cluster.mem_used) // pod.memory_bytes if pod.memory_bytes
-           else np.full(cluster.size, big))
+    mem = (cluster.mem_cap - cluster.mem_used) // pod.memory_bytes if pod.memory_bytes else np.full(cluster.size, big)
     slots = cluster.pods_cap - cluster.pods_used
     count = np.minimum(np.minimum(cpu, mem), slots)
     if pod.is_gpu:
@@ -84,8 +83,7 @@ class TopologyTree:
         for spec in cluster.nodes:
             labels = dict(spec.labels)
             labels.setdefault(HOSTNAME, spec.name)
-            paths.append([tuple(labels.get(lv, "") for lv in self.levels[: i + 1])
-                          for i in range(len(self.levels))])
+            paths.append([tuple(labels.get(lv, "") for lv in self.levels[: i + 1]) for i in range(len(self.levels))])
         # domain_of[level][node] -> domain id at that level; names keep the label path
         self.domain_of: list[IntArray] = []
         self.domain_names: list[list[tuple[str, ...]]] = []
@@ -108,8 +106,9 @@ class TopologyTree:
 
     def counts(self, per_node: IntArray, level: int) -> IntArray:
         """Pod counts summed per domain of a level."""
-        out: IntArray = np.bincount(self.domain_of[level], weights=per_node,
-                                    minlength=len(self.domain_names[level])).astype(np.int64)
+        out: IntArray = np.bincount(
+            self.domain_of[level], weights=per_node, minlength=len(self.domain_names[level])
+        ).astype(np.int64)
         return out
 
     def spanned(self, nodes: Sequence[int]) -> dict[str, int]:
@@ -117,8 +116,7 @@ class TopologyTree:
         return {lv: len({int(self.domain_of[i][n]) for n in nodes}) for i, lv in enumerate(self.levels)}
 
 
-def _order(counts: IntArray, candidates: IntArray, names: Sequence[tuple[str, ...]],
-           algorithm: Algorithm) -> list[int]:
+def _order(counts: IntArray, candidates: IntArray, names: Sequence[tuple[str, ...]], algorithm: Algorithm) -> list[int]:
     if algorithm is Algorithm.BEST_FIT:
         return sorted(candidates.tolist(), key=lambda d: (-int(counts[d]), names[d]))
     return sorted(candidates.tolist(), key=lambda d: (int(counts[d]), names[d]))
@@ -144,8 +142,13 @@ def _pick(counts: IntArray, ordered: list[int], need: int, algorithm: Algorithm)
     return taken if left <= 0 else []
 
 
-def assign(tree: TopologyTree, per_node: IntArray, need: int, request: TopologyRequest | None,
-           algorithm: Algorithm | None = None) -> Assignment | None:
+def assign(
+    tree: TopologyTree,
+    per_node: IntArray,
+    need: int,
+    request: TopologyRequest | None,
+    algorithm: Algorithm | None = None,
+) -> Assignment | None:
     """Kueue's findTopologyAssignment for one pod set of `need` identical pods; None when it cannot fit."""
     mode = request.mode if request is not None else Mode.UNCONSTRAINED
     algo = algorithm or algorithm_for(mode)

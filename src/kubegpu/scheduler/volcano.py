@@ -26,8 +26,9 @@ class BinpackArgs:
             raise ConfigError("binpack.weight must not be negative")
 
 
-def binpack_score(request: Mapping[str, float], allocatable: Mapping[str, float],
-                  used: Mapping[str, float], args: BinpackArgs) -> float:
+def binpack_score(
+    request: Mapping[str, float], allocatable: Mapping[str, float], used: Mapping[str, float], args: BinpackArgs
+) -> float:
     """(Σ_r w_r (used_r + req_r) / alloc_r) / Σ_r w_r × 100 × binpack.weight, 0 on overflow."""
     score = 0.0
     weight_sum = 0

@@ -70,12 +70,18 @@ def load_cluster_spec(path: Path) -> ClusterSpec:
         raise InputError(f"cannot read: {err.strerror}", file=where) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        raise InputError(f"invalid YAML: {getattr(err, 'problem', err)}", file=where,
-                         line=(mark.line + 1) if mark is not None else None) from None
+        raise InputError(
+            f"invalid YAML: {getattr(err, 'problem', err)}",
+            file=where,
+            line=(mark.line + 1) if mark is not None else None,
+        ) from None
     if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), list) or not data["nodes"]:
         raise InputError("a cluster spec needs a non-empty `nodes:` list", file=where)
-    levels = tuple(data.get("topology", {}).get("levels", DEFAULT_LEVELS)) if isinstance(
-        data.get("topology", {}), Mapping) else DEFAULT_LEVELS
+    levels = (
+        tuple(data.get("topology", {}).get("levels", DEFAULT_LEVELS))
+        if isinstance(data.get("topology", {}), Mapping)
+        else DEFAULT_LEVELS
+    )
     nodes: list[NodeSpec] = []
     profiles: list[NodeTopology | None] = []
     for gi, group in enumerate(data["nodes"]):
@@ -92,9 +98,11 @@ def load_cluster_spec(path: Path) -> ClusterSpec:
         per_rack = -(-count // (blocks * racks))
         for i in range(count):
             rack_global = i // per_rack
-            labels = {BLOCK: f"{prefix}-b{rack_global // racks}",
-                      RACK: f"{prefix}-r{rack_global}",
-                      HOSTNAME: f"{prefix}-{i:04d}"}
+            labels = {
+                BLOCK: f"{prefix}-b{rack_global // racks}",
+                RACK: f"{prefix}-r{rack_global}",
+                HOSTNAME: f"{prefix}-{i:04d}",
+            }
             labels.update({str(k): str(v) for k, v in extra.items()})
             nodes.append(NodeSpec(labels[HOSTNAME], cpu, memory, gpus, model, 110, labels))
             profiles.append(topo)

@@ -59,8 +59,14 @@ class Workload:
         """The jobs of one run (synthetic jobs depend on the seed)."""
         if self.synthetic is not None:
             s = self.synthetic
-            return synthetic_jobs(s.count, seed, s.rate_per_hour / SECONDS_PER_HOUR, s.gang_sizes, s.gpus_per_pod,
-                                  s.duration_hours * SECONDS_PER_HOUR)
+            return synthetic_jobs(
+                s.count,
+                seed,
+                s.rate_per_hour / SECONDS_PER_HOUR,
+                s.gang_sizes,
+                s.gpus_per_pod,
+                s.duration_hours * SECONDS_PER_HOUR,
+            )
         if all(p.suffix.lower() == ".csv" for p in self.files):
             return [j for p in self.files for j in jobs_from_pods(read_pods(p))]
         return load_job_manifests(self.files)
@@ -80,9 +86,19 @@ class EventsPlan:
     kubelet: KubeletConfig | None = None
 
     def configs(self) -> list[SimConfig]:
-        return [SimConfig(policy=p, seed=s, gang=g, tas_algorithm=self.tas_algorithm, tie_break=self.tie_break,
-                          kubelet=self.kubelet)
-                for p in self.policies for s in self.seeds for g in self.gangs]
+        return [
+            SimConfig(
+                policy=p,
+                seed=s,
+                gang=g,
+                tas_algorithm=self.tas_algorithm,
+                tie_break=self.tie_break,
+                kubelet=self.kubelet,
+            )
+            for p in self.policies
+            for s in self.seeds
+            for g in self.gangs
+        ]
 
 
 @dataclass(frozen=True)
@@ -104,10 +120,17 @@ def run_events(plan: EventsPlan, on_done: Callable[[], None] = lambda: None) -> 
     runs: list[EventsRun] = []
     cluster = plan.cluster
     for config in plan.configs():
-        result = Simulation(cluster.nodes, plan.workload.jobs(config.seed), config, cluster.levels,
-                            cluster.profiles).run()
-        runs.append(EventsRun(config, result.summary(), tuple(result.times),
-                              tuple(100.0 * a / result.capacity_milli for a in result.allocated_milli)))
+        result = Simulation(
+            cluster.nodes, plan.workload.jobs(config.seed), config, cluster.levels, cluster.profiles
+        ).run()
+        runs.append(
+            EventsRun(
+                config,
+                result.summary(),
+                tuple(result.times),
+                tuple(100.0 * a / result.capacity_milli for a in result.allocated_milli),
+            )
+        )
         on_done()
     return runs
 

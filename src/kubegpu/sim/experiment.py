@@ -26,8 +26,7 @@ PAPER_WEIGHT = 1000  # every artifact run enables one score plugin with weight 1
 DEFAULT_SEEDS = tuple(range(42, 52))
 
 
-def inflate(pods: Sequence[GpuPod], capacity_milli: int, ratio: float,
-            rng: np.random.Generator) -> list[GpuPod]:
+def inflate(pods: Sequence[GpuPod], capacity_milli: int, ratio: float, rng: np.random.Generator) -> list[GpuPod]:
     """Shuffle the trace, then append clones sampled with replacement until the GPU request would
     pass ratio × capacity (the stop test uses the clone's per-GPU milli, as the artifact does)."""
     ordered = sorted(pods, key=lambda p: p.name)
@@ -42,8 +41,16 @@ def inflate(pods: Sequence[GpuPod], capacity_milli: int, ratio: float,
         if total + clone.gpu_milli > target:
             break
         total += clone.total_gpu_milli
-        out.append(GpuPod(f"{clone.name}-tuned-{serial}", clone.cpu_milli, clone.memory_bytes,
-                          clone.gpu_count, clone.gpu_milli, clone.gpu_models))
+        out.append(
+            GpuPod(
+                f"{clone.name}-tuned-{serial}",
+                clone.cpu_milli,
+                clone.memory_bytes,
+                clone.gpu_count,
+                clone.gpu_milli,
+                clone.gpu_models,
+            )
+        )
         serial += 1
     return out
 
@@ -81,8 +88,7 @@ class RunResult:
         return (self.capacity_milli - (self.allocated_milli[-1] if self.allocated_milli else 0)) / 1000
 
 
-def discretize(arrived: Sequence[int], allocated: Sequence[int], capacity: int,
-               top: int = 130) -> dict[int, float]:
+def discretize(arrived: Sequence[int], allocated: Sequence[int], capacity: int, top: int = 130) -> dict[int, float]:
     """merge_alloc_discrete: column k is the mean allocation % over events whose rounded arrived %
     equals k (±1 when none does), rounded to 2 decimals."""
     arr = np.round(np.asarray(arrived, dtype=np.float64) / capacity * 100, 0)
@@ -99,9 +105,14 @@ def discretize(arrived: Sequence[int], allocated: Sequence[int], capacity: int,
 
 
 def run_policy(
-    nodes: Sequence[NodeSpec], trace: Sequence[GpuPod], policy: str, seed: int,
-    arrival: float = 1.3, workload: str = "custom",
-    progress: Callable[[int], None] | None = None, tie_break: str = "lowest-name",
+    nodes: Sequence[NodeSpec],
+    trace: Sequence[GpuPod],
+    policy: str,
+    seed: int,
+    arrival: float = 1.3,
+    workload: str = "custom",
+    progress: Callable[[int], None] | None = None,
+    tie_break: str = "lowest-name",
 ) -> RunResult:
     """One run of the paper's method for one policy and seed (deterministic for a given seed)."""
     cluster = GpuCluster(nodes)
@@ -112,8 +123,7 @@ def run_policy(
     # creating them, and its scheduler fork breaks score ties by the smallest name.
     name_rank = rng.permutation(cluster.size).astype(np.int64)
     plugin = make_policy(policy, typical)
-    framework = Framework([Weighted(plugin, PAPER_WEIGHT)], seed=seed + 7919, tie_break=tie_break,
-                          name_rank=name_rank)
+    framework = Framework([Weighted(plugin, PAPER_WEIGHT)], seed=seed + 7919, tie_break=tie_break, name_rank=name_rank)
     metric = StateCache(cluster, FragModel(typical, cluster.model_names))
     node_frag = metric.node_frag()
     frag_total = float(node_frag.sum())
@@ -141,9 +151,19 @@ def run_policy(
         if progress is not None and i % 500 == 0:
             progress(i)
     cap = cluster.total_gpu_milli
-    return RunResult(policy, workload, seed, arrival, cap, tuple(arrived_curve), tuple(alloc_curve),
-                     tuple(frag_curve), failed, len(pods),
-                     discretize(arrived_curve, alloc_curve, cap, round(arrival * 100)))
+    return RunResult(
+        policy,
+        workload,
+        seed,
+        arrival,
+        cap,
+        tuple(arrived_curve),
+        tuple(alloc_curve),
+        tuple(frag_curve),
+        failed,
+        len(pods),
+        discretize(arrived_curve, alloc_curve, cap, round(arrival * 100)),
+    )
 
 
 @dataclass(frozen=True)
@@ -178,8 +198,7 @@ def read_published(path: Path, column: int = 130) -> Published:
             try:
                 values.setdefault((workload, policy), {})[int(row["seed"])] = float(row[str(column)])
             except ValueError:
-                raise InputError(f"bad number in column {column}", file=str(path),
-                                 line=reader.line_num) from None
+                raise InputError(f"bad number in column {column}", file=str(path), line=reader.line_num) from None
     return Published(values)
 
 
@@ -201,8 +220,11 @@ class Summary:
     def to_dict(self) -> dict[str, object]:
         """The JSON object printed by `kubegpu simulate -o json`."""
         out: dict[str, object] = {
-            "policy": self.policy, "workload": self.workload, "seeds": list(self.seeds),
-            "arrival": self.arrival, "gpu_alloc_ratio_mean": round(self.gpu_alloc_ratio_mean, 3),
+            "policy": self.policy,
+            "workload": self.workload,
+            "seeds": list(self.seeds),
+            "arrival": self.arrival,
+            "gpu_alloc_ratio_mean": round(self.gpu_alloc_ratio_mean, 3),
             "gpu_alloc_ratio_std": round(self.gpu_alloc_ratio_std, 3),
             "unallocated_gpus_mean": round(self.unallocated_gpus_mean, 1),
             "failed_pods_mean": round(self.failed_pods_mean, 1),
@@ -224,10 +246,20 @@ def summarize(results: Sequence[RunResult], published: Published | None = None) 
         ratios = np.array([r.alloc_at_arrival for r in runs])
         frag = np.array([100.0 * r.frag_milli[-1] / r.capacity_milli if r.frag_milli else 0.0 for r in runs])
         pub = published.mean(workload, policy) if published is not None else None
-        out.append(Summary(
-            policy, workload, tuple(r.seed for r in runs), runs[0].arrival, float(ratios.mean()),
-            float(ratios.std()), float(np.mean([r.unallocated_gpus for r in runs])),
-            float(np.mean([r.failed_pods for r in runs])), float(frag.mean()), pub))
+        out.append(
+            Summary(
+                policy,
+                workload,
+                tuple(r.seed for r in runs),
+                runs[0].arrival,
+                float(ratios.mean()),
+                float(ratios.std()),
+                float(np.mean([r.unallocated_gpus for r in runs])),
+                float(np.mean([r.failed_pods for r in runs])),
+                float(frag.mean()),
+                pub,
+            )
+        )
     return out
 
 
@@ -245,18 +277,28 @@ class RunSpec:
 
 
 def _run_spec(spec: RunSpec) -> RunResult:
-    return run_policy(spec.nodes, spec.trace, spec.policy, spec.seed, spec.arrival, spec.workload,
-                      tie_break=spec.tie_break)
+    return run_policy(
+        spec.nodes, spec.trace, spec.policy, spec.seed, spec.arrival, spec.workload, tie_break=spec.tie_break
+    )
 
 
 def run_matrix(
-    nodes: Sequence[NodeSpec], traces: Mapping[str, Sequence[GpuPod]], policies: Sequence[str],
-    seeds: Sequence[int], arrival: float = 1.3, workers: int = 1, tie_break: str = "lowest-name",
+    nodes: Sequence[NodeSpec],
+    traces: Mapping[str, Sequence[GpuPod]],
+    policies: Sequence[str],
+    seeds: Sequence[int],
+    arrival: float = 1.3,
+    workers: int = 1,
+    tie_break: str = "lowest-name",
     on_done: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
     """Every (workload, policy, seed) run, optionally over worker processes; results keep input order."""
-    specs = [RunSpec(tuple(nodes), tuple(trace), p, s, arrival, w, tie_break)
-             for w, trace in traces.items() for p in policies for s in seeds]
+    specs = [
+        RunSpec(tuple(nodes), tuple(trace), p, s, arrival, w, tie_break)
+        for w, trace in traces.items()
+        for p in policies
+        for s in seeds
+    ]
     results: list[RunResult] = []
     if workers <= 1 or len(specs) <= 1:
         for spec in specs:

@@ -15,9 +15,19 @@ import numpy as np
 from kubegpu.errors import InputError
 from kubegpu.sim.experiment import RunResult, Summary
 
-COLUMNS = ("workload", "policy", "seeds", "arrival", "gpu_alloc_ratio_mean", "gpu_alloc_ratio_std",
-           "published_mean", "delta", "unallocated_gpus_mean", "failed_pods_mean",
-           "frag_pct_of_capacity_mean")
+COLUMNS = (
+    "workload",
+    "policy",
+    "seeds",
+    "arrival",
+    "gpu_alloc_ratio_mean",
+    "gpu_alloc_ratio_std",
+    "published_mean",
+    "delta",
+    "unallocated_gpus_mean",
+    "failed_pods_mean",
+    "frag_pct_of_capacity_mean",
+)
 
 
 def rows_csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str] | None = None) -> str:
@@ -27,22 +37,33 @@ def rows_csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str] | None
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(cols)
     for row in rows:
-        writer.writerow([" ".join(map(str, v)) if isinstance(v, list | tuple) else
-                         ("" if v is None else v) for v in (row.get(c) for c in cols)])
+        writer.writerow(
+            [
+                " ".join(map(str, v)) if isinstance(v, list | tuple) else ("" if v is None else v)
+                for v in (row.get(c) for c in cols)
+            ]
+        )
     return out.getvalue()
 
 
 def summaries_markdown(summaries: Sequence[Summary], title: str) -> str:
     """A markdown table: our mean over seeds beside the published mean, per workload and policy."""
-    lines = [f"# {title}", "", "| workload | policy | seeds | ours (alloc % @ arrival) | std | published | Δ | "
-             "unallocated GPUs | failed pods |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# {title}",
+        "",
+        "| workload | policy | seeds | ours (alloc % @ arrival) | std | published | Δ | "
+        "unallocated GPUs | failed pods |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for s in summaries:
         pub = "" if s.published_mean is None else f"{s.published_mean:.2f}"
         delta = "" if s.published_mean is None else f"{s.gpu_alloc_ratio_mean - s.published_mean:+.2f}"
         seeds = f"{s.seeds[0]}–{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0])
-        lines.append(f"| {s.workload} | {s.policy} | {seeds} | {s.gpu_alloc_ratio_mean:.2f} | "
-                     f"{s.gpu_alloc_ratio_std:.2f} | {pub} | {delta} | {s.unallocated_gpus_mean:.0f} | "
-                     f"{s.failed_pods_mean:.0f} |")
+        lines.append(
+            f"| {s.workload} | {s.policy} | {seeds} | {s.gpu_alloc_ratio_mean:.2f} | "
+            f"{s.gpu_alloc_ratio_std:.2f} | {pub} | {delta} | {s.unallocated_gpus_mean:.0f} | "
+            f"{s.failed_pods_mean:.0f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -78,8 +99,9 @@ def plot_allocation(results: Sequence[RunResult], path: Path, title: str = "") -
         plt.close(fig)
 
 
-def plot_timeline(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], path: Path,
-                  ylabel: str, title: str) -> None:
+def plot_timeline(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]], path: Path, ylabel: str, title: str
+) -> None:
     """Allocation (or anything) over simulated time, one line per run."""
     import matplotlib
 

@@ -77,27 +77,37 @@ class SimulationResult:
         spans = [j.domains for j in self.jobs if j.domains and j.pods > 1]
         peak = max(self.allocated_milli) if self.allocated_milli else 0
         out: dict[str, object] = {
-            "policy": self.policy, "gang": self.gang, "seed": self.seed,
-            "jobs": len(self.jobs), "pods": sum(j.pods for j in self.jobs),
+            "policy": self.policy,
+            "gang": self.gang,
+            "seed": self.seed,
+            "jobs": len(self.jobs),
+            "pods": sum(j.pods for j in self.jobs),
             "gpu_alloc_ratio_peak": round(100.0 * peak / self.capacity_milli, 3),
-            "gpu_alloc_ratio_vs_arrived": round(100.0 * sum(j.gpu_milli for j in self.jobs if j.start is not None)
-                                                / max(1, sum(j.gpu_milli for j in self.jobs)), 3),
-            "unallocated_gpus_end": round((self.capacity_milli - (self.allocated_milli[-1] if self.allocated_milli
-                                                                  else 0)) / 1000, 1),
-            "frag_pct_of_capacity_end": round(100.0 * (self.frag_milli[-1] if self.frag_milli else 0.0)
-                                              / self.capacity_milli, 3),
+            "gpu_alloc_ratio_vs_arrived": round(
+                100.0
+                * sum(j.gpu_milli for j in self.jobs if j.start is not None)
+                / max(1, sum(j.gpu_milli for j in self.jobs)),
+                3,
+            ),
+            "unallocated_gpus_end": round(
+                (self.capacity_milli - (self.allocated_milli[-1] if self.allocated_milli else 0)) / 1000, 1
+            ),
+            "frag_pct_of_capacity_end": round(
+                100.0 * (self.frag_milli[-1] if self.frag_milli else 0.0) / self.capacity_milli, 3
+            ),
             "wait_mean_s": round(float(np.mean(waits)), 1) if waits else None,
             "wait_p95_s": round(float(np.percentile(waits, 95)), 1) if waits else None,
-            "completed_pods": self._count("completed"), "running_pods": self._count("running"),
-            "pending_pods": self._count("pending"), "deadlocked_pods": self._count("deadlocked"),
+            "completed_pods": self._count("completed"),
+            "running_pods": self._count("running"),
+            "pending_pods": self._count("pending"),
+            "deadlocked_pods": self._count("deadlocked"),
             "rolled_back_pods": self.rolled_back_pods,
             "idle_held_gpu_hours": round(self.idle_held_gpu_seconds / 3600, 2),
             "kubelet_rejections": dict(self.kubelet_rejections),
         }
         if spans:
             for level in spans[0]:
-                out[f"mean_{level.rsplit('/', 1)[-1]}_spanned"] = round(
-                    float(np.mean([s[level] for s in spans])), 3)
+                out[f"mean_{level.rsplit('/', 1)[-1]}_spanned"] = round(float(np.mean([s[level] for s in spans])), 3)
         return out
 
 
@@ -144,22 +154,34 @@ class _Kubelets:
 class Simulation:
     """One run: jobs arrive, wait in a BestEffortFIFO queue, are placed and later complete."""
 
-    def __init__(self, nodes: Sequence[NodeSpec], jobs: Sequence[Job], config: SimConfig,
-                 levels: Sequence[str] | None = None,
-                 profiles: Sequence[NodeTopology | None] | None = None) -> None:
+    def __init__(
+        self,
+        nodes: Sequence[NodeSpec],
+        jobs: Sequence[Job],
+        config: SimConfig,
+        levels: Sequence[str] | None = None,
+        profiles: Sequence[NodeTopology | None] | None = None,
+    ) -> None:
         self.cluster = GpuCluster(nodes)
         self.jobs = sorted(jobs, key=lambda j: (j.arrival, j.name))
         self.config = config
         all_pods = [p for j in self.jobs for p in j.pods]
         typical = typical_pods(all_pods)
         scorers, self.selector = make_profile(config.policy, typical)
-        self.framework = Framework(scorers, percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
-                                   seed=config.seed, tie_break=config.tie_break)
+        self.framework = Framework(
+            scorers,
+            percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+            seed=config.seed,
+            tie_break=config.tie_break,
+        )
         self.tree = TopologyTree(self.cluster, levels) if levels else TopologyTree(self.cluster)
         self.metric = StateCache(self.cluster, FragModel(typical, self.cluster.model_names))
         self.node_frag = self.metric.node_frag()
-        self.kubelets = (_Kubelets(profiles, config.kubelet)
-                         if profiles is not None and config.kubelet is not None and any(profiles) else None)
+        self.kubelets = (
+            _Kubelets(profiles, config.kubelet)
+            if profiles is not None and config.kubelet is not None and any(profiles)
+            else None
+        )
         self.loop = EventLoop()
         self.pending: list[Job] = []
         self.partial: dict[str, list[Binding]] = {}
@@ -214,8 +236,12 @@ class Simulation:
             plan = found.counts
         mode = self.config.gang if len(job.pods) > 1 else GangMode.POD_BY_POD
         # quota-style pre-check (Kueue/Volcano enqueue): skip gangs that cannot fit at all
-        if (mode is GangMode.ALL_OR_NOTHING and plan is None and todo
-                and int(pods_that_fit(self.cluster, todo[0]).sum()) < len(todo)):
+        if (
+            mode is GangMode.ALL_OR_NOTHING
+            and plan is None
+            and todo
+            and int(pods_that_fit(self.cluster, todo[0]).sum()) < len(todo)
+        ):
             return False
         need = None if job.min_member is None else max(0, job.min_member - len(have))
         result = place_group(self.cluster, self.framework, self.selector, todo, mode, need, plan=plan)
@@ -250,8 +276,10 @@ class Simulation:
     def _interleaved(self, jobs: list[Job]) -> set[str]:
         """kube-scheduler without gangs: pods of all waiting jobs queue together (round robin by
         creation) and each is bound as soon as it fits; returns the jobs that became complete."""
-        queues = {j.name: [p for p in j.pods if p.name not in {b.pod.name for b in self.partial.get(j.name, [])}]
-                  for j in jobs}
+        queues = {
+            j.name: [p for p in j.pods if p.name not in {b.pod.name for b in self.partial.get(j.name, [])}]
+            for j in jobs
+        }
         while any(queues.values()):
             for job in jobs:
                 if not queues[job.name]:
@@ -334,11 +362,29 @@ class Simulation:
             else:
                 state = "pending"
             nodes = self.nodes_of.get(job.name, [b.node for b in self.partial.get(job.name, [])])
-            records.append(JobRecord(job.name, len(job.pods), job.gpu_milli, job.arrival,
-                                     self.started.get(job.name), self.ended.get(job.name),
-                                     self.tree.spanned(nodes) if nodes else {}, state))
+            records.append(
+                JobRecord(
+                    job.name,
+                    len(job.pods),
+                    job.gpu_milli,
+                    job.arrival,
+                    self.started.get(job.name),
+                    self.ended.get(job.name),
+                    self.tree.spanned(nodes) if nodes else {},
+                    state,
+                )
+            )
         return SimulationResult(
-            self.config.policy, self.config.gang.value, self.config.seed, self.cluster.total_gpu_milli,
-            tuple(records), tuple(self.times), tuple(self.alloc_series), tuple(self.arrived_series),
-            tuple(self.frag_series), dict(self.kubelets.rejections) if self.kubelets else {},
-            self.rolled_back, self.idle_held)
+            self.config.policy,
+            self.config.gang.value,
+            self.config.seed,
+            self.cluster.total_gpu_milli,
+            tuple(records),
+            tuple(self.times),
+            tuple(self.alloc_series),
+            tuple(self.arrived_series),
+            tuple(self.frag_series),
+            dict(self.kubelets.rejections) if self.kubelets else {},
+            self.rolled_back,
+            self.idle_held,
+        )

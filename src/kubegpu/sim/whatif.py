@@ -38,17 +38,30 @@ class WhatIfResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "policy": self.policy, "seed": self.seed, "nodes": self.nodes, "total_gpus": self.total_gpus,
-            "running_pods": self.running_pods, "pending_pods": self.pending_pods,
-            "placed_pods": self.placed_pods, "placed_gpus": self.placed_gpus,
+            "policy": self.policy,
+            "seed": self.seed,
+            "nodes": self.nodes,
+            "total_gpus": self.total_gpus,
+            "running_pods": self.running_pods,
+            "pending_pods": self.pending_pods,
+            "placed_pods": self.placed_pods,
+            "placed_gpus": self.placed_gpus,
             "failed_pods": list(self.failed_pods),
-            "gpu_alloc_before_pct": self.gpu_alloc_before_pct, "gpu_alloc_after_pct": self.gpu_alloc_after_pct,
-            "frag_gpus_before": self.frag_gpus_before, "frag_gpus_after": self.frag_gpus_after,
+            "gpu_alloc_before_pct": self.gpu_alloc_before_pct,
+            "gpu_alloc_after_pct": self.gpu_alloc_after_pct,
+            "frag_gpus_before": self.frag_gpus_before,
+            "frag_gpus_after": self.frag_gpus_after,
         }
 
 
-def place_pending(start: GpuCluster, running: Sequence[GpuPod], pending: Sequence[GpuPod], policy: str,
-                  seed: int, tie_break: str = "random") -> WhatIfResult:
+def place_pending(
+    start: GpuCluster,
+    running: Sequence[GpuPod],
+    pending: Sequence[GpuPod],
+    policy: str,
+    seed: int,
+    tie_break: str = "random",
+) -> WhatIfResult:
     """Place `pending` in order on `start` (modified: build a fresh cluster per policy and seed).
 
     The policy's typical pods (FGD's target workload) are drawn from running and pending pods alike:
@@ -77,9 +90,17 @@ def place_pending(start: GpuCluster, running: Sequence[GpuPod], pending: Sequenc
     total = cluster.total_gpu_milli
     after = cluster.allocated_gpu_milli
     return WhatIfResult(
-        policy=policy, seed=seed, nodes=cluster.size, total_gpus=total / 1000, running_pods=len(running),
-        pending_pods=len(pending), placed_pods=placed, placed_gpus=placed_milli / 1000, failed_pods=tuple(failed),
+        policy=policy,
+        seed=seed,
+        nodes=cluster.size,
+        total_gpus=total / 1000,
+        running_pods=len(running),
+        pending_pods=len(pending),
+        placed_pods=placed,
+        placed_gpus=placed_milli / 1000,
+        failed_pods=tuple(failed),
         gpu_alloc_before_pct=round(100 * before / total, 2) if total else 0.0,
         gpu_alloc_after_pct=round(100 * after / total, 2) if total else 0.0,
-        frag_gpus_before=round(frag_before, 2), frag_gpus_after=round(float(metric.node_frag().sum()) / 1000, 2),
+        frag_gpus_before=round(frag_before, 2),
+        frag_gpus_after=round(float(metric.node_frag().sum()) / 1000, 2),
     )

@@ -46,15 +46,22 @@ class Job:
 def jobs_from_pods(pods: Sequence[GpuPod], keep_time: bool = True) -> list[Job]:
     """One single-pod job per trace row (openb): arrival and duration from the trace timestamps."""
     start = min((p.arrival for p in pods), default=0.0) if keep_time else 0.0
-    return [Job(p.name, (p,), (p.arrival - start) if keep_time else 0.0,
-                p.duration if keep_time else None) for p in pods]
+    return [
+        Job(p.name, (p,), (p.arrival - start) if keep_time else 0.0, p.duration if keep_time else None) for p in pods
+    ]
 
 
-def synthetic_jobs(count: int, seed: int, arrival_rate: float = 1.0,
-                   gang_sizes: Sequence[int] = (1, 1, 1, 2, 4, 8),
-                   gpus_per_pod: Sequence[int] = (1, 2, 4, 8), mean_duration: float = 3600.0,
-                   cpu_per_gpu: int = 12000, memory_per_gpu: int = 96 * 2**30,
-                   topology: TopologyRequest | None = None) -> list[Job]:
+def synthetic_jobs(
+    count: int,
+    seed: int,
+    arrival_rate: float = 1.0,
+    gang_sizes: Sequence[int] = (1, 1, 1, 2, 4, 8),
+    gpus_per_pod: Sequence[int] = (1, 2, 4, 8),
+    mean_duration: float = 3600.0,
+    cpu_per_gpu: int = 12000,
+    memory_per_gpu: int = 96 * 2**30,
+    topology: TopologyRequest | None = None,
+) -> list[Job]:
     """Poisson arrivals (rate per second), exponential durations, gang sizes and GPU counts drawn
     uniformly from the given choices; deterministic for a seed."""
     if count < 0 or arrival_rate <= 0 or mean_duration <= 0:
@@ -67,10 +74,18 @@ def synthetic_jobs(count: int, seed: int, arrival_rate: float = 1.0,
         size = int(rng.choice(np.asarray(gang_sizes)))
         gpus = int(rng.choice(np.asarray(gpus_per_pod)))
         duration = float(rng.exponential(mean_duration))
-        pods = tuple(GpuPod(f"job-{j:05d}-{k}", max(1000, cpu_per_gpu * gpus), memory_per_gpu * gpus,
-                            gpus, 1000, group=f"job-{j:05d}") for k in range(size))
-        jobs.append(Job(f"job-{j:05d}", pods, t, duration, size if size > 1 else None,
-                        topology if size > 1 else None))
+        pods = tuple(
+            GpuPod(
+                f"job-{j:05d}-{k}",
+                max(1000, cpu_per_gpu * gpus),
+                memory_per_gpu * gpus,
+                gpus,
+                1000,
+                group=f"job-{j:05d}",
+            )
+            for k in range(size)
+        )
+        jobs.append(Job(f"job-{j:05d}", pods, t, duration, size if size > 1 else None, topology if size > 1 else None))
     return jobs
 
 
@@ -80,15 +95,17 @@ def _duration(text: object, source: str) -> float:
     try:
         value = float(raw[:-1]) * units[raw[-1]] if raw and raw[-1] in units else float(raw)
     except ValueError:
-        raise InputError(f"{DURATION_ANNOTATION}: {raw!r} is not a duration (e.g. 90m, 2h, 3600)",
-                         file=source) from None
+        raise InputError(
+            f"{DURATION_ANNOTATION}: {raw!r} is not a duration (e.g. 90m, 2h, 3600)", file=source
+        ) from None
     if value < 0:
         raise InputError(f"{DURATION_ANNOTATION}: negative duration {raw!r}", file=source)
     return value
 
 
-def _pod_from_template(name: str, template: Mapping[str, Any], source: str, group: str,
-                       registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> GpuPod:
+def _pod_from_template(
+    name: str, template: Mapping[str, Any], source: str, group: str, registry: AcceleratorRegistry = DEFAULT_REGISTRY
+) -> GpuPod:
     """One pod of a template: its effective requests (PodRequests: sidecars add, init containers count as a
     maximum, pod-level resources and overhead included) and its whole accelerator devices."""
     spec = template.get("spec") or {}
@@ -96,8 +113,9 @@ def _pod_from_template(name: str, template: Mapping[str, Any], source: str, grou
         raise InputError(f"{name}: template.spec must be a mapping", file=source)
     meta = template.get("metadata") or {}
     annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
-    model = podmodel.read_pod_spec(spec, annotations if isinstance(annotations, Mapping) else None,
-                                   where=f"{name}: spec", source=source)
+    model = podmodel.read_pod_spec(
+        spec, annotations if isinstance(annotations, Mapping) else None, where=f"{name}: spec", source=source
+    )
     requests = podmodel.pod_requests(model)
     cpu = podmodel.canonical("cpu", requests.get("cpu", Decimal(0)))
     mem = podmodel.canonical("memory", requests.get("memory", Decimal(0)))
@@ -147,8 +165,7 @@ def jobs_from_manifest(doc: Mapping[str, Any], source: str) -> list[Job]:
         for role, rspec in (spec.get("pytorchReplicaSpecs") or {}).items():
             count = _replicas(rspec.get("replicas"), 1, f"{role}.replicas", source)
             template = rspec.get("template") or {}
-            pods += [_pod_from_template(f"{name}-{role.lower()}-{i}", template, source, name)
-                     for i in range(count)]
+            pods += [_pod_from_template(f"{name}-{role.lower()}-{i}", template, source, name) for i in range(count)]
             topology = topology or _topology(template.get("metadata") or {})
     elif kind == "JobSet":
         for rjob in spec.get("replicatedJobs") or []:
@@ -157,8 +174,11 @@ def jobs_from_manifest(doc: Mapping[str, Any], source: str) -> list[Job]:
             par = _replicas(jspec.get("parallelism"), 1, "parallelism", source)
             template = jspec.get("template") or {}
             topology = topology or _topology(template.get("metadata") or {})
-            pods += [_pod_from_template(f"{name}-{rjob.get('name', 'r')}-{r}-{i}", template, source, name)
-                     for r in range(reps) for i in range(par)]
+            pods += [
+                _pod_from_template(f"{name}-{rjob.get('name', 'r')}-{r}-{i}", template, source, name)
+                for r in range(reps)
+                for i in range(par)
+            ]
     else:
         return []
     if not pods:
@@ -176,8 +196,11 @@ def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
             raise InputError(f"cannot read: {err.strerror}", file=str(path)) from None
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
-            raise InputError(f"invalid YAML: {getattr(err, 'problem', err)}", file=str(path),
-                             line=(mark.line + 1) if mark is not None else None) from None
+            raise InputError(
+                f"invalid YAML: {getattr(err, 'problem', err)}",
+                file=str(path),
+                line=(mark.line + 1) if mark is not None else None,
+            ) from None
         for doc in docs:
             if isinstance(doc, Mapping):
                 jobs.extend(jobs_from_manifest(doc, str(path)))

@@ -114,8 +114,7 @@ def _numa_nodes(memory: Mapping[str, Any], cpus: tuple[CPUInfo, ...]) -> tuple[N
     cpu_nodes = sorted({c.numa for c in cpus})
     sizes: dict[int, int] = {n: int(memory["per_numa_bytes"]) for n in cpu_nodes}
     hugepages: dict[int, dict[str, int]] = {
-        n: {str(k): int(v) for k, v in (memory.get("hugepages_bytes") or {}).items()}
-        for n in cpu_nodes
+        n: {str(k): int(v) for k, v in (memory.get("hugepages_bytes") or {}).items()} for n in cpu_nodes
     }
     for extra in memory.get("extra_nodes") or ():
         node_id = int(extra["id"])

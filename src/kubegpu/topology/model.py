@@ -216,7 +216,7 @@ def _cpu_dict(cpu: CPUInfo, with_uncore: bool) -> dict[str, int]:
 def _numa_node(raw: Mapping[str, Any]) -> NUMANode:
     distances_raw = raw.get("distances") or {}
     if isinstance(distances_raw, list):
-        raise TypeError("'distances' must map node id to distance, e.g. {\"0\": 10, \"1\": 20}")
+        raise TypeError('\'distances\' must map node id to distance, e.g. {"0": 10, "1": 20}')
     return NUMANode(
         id=int(raw["id"]),
         memory_bytes=int(raw["memory_bytes"]),

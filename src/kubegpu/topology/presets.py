@@ -56,8 +56,7 @@ def load_node(spec: str) -> NodeTopology:
     path = Path(spec)
     if not path.exists():
         raise InputError(
-            f"no node preset or profile file named {spec!r} "
-            f"(presets: {', '.join(preset_names())}; see `kubegpu nodes`)"
+            f"no node preset or profile file named {spec!r} (presets: {', '.join(preset_names())}; see `kubegpu nodes`)"
         )
     try:
         text = path.read_text(encoding="utf-8")

@@ -91,8 +91,7 @@ def render_text(topo: NodeTopology) -> str:
         pages = (
             ""
             if node is None or not node.hugepages_bytes
-            else " hugepages "
-            + ", ".join(f"{k}: {_bytes(v)}" for k, v in sorted(node.hugepages_bytes.items()))
+            else " hugepages " + ", ".join(f"{k}: {_bytes(v)}" for k, v in sorted(node.hugepages_bytes.items()))
         )
         if cpus:
             where = f"cpus {format_cpulist(cpus)} (socket {','.join(map(str, sockets))})"
@@ -102,10 +101,7 @@ def render_text(topo: NodeTopology) -> str:
     if len(topo.numa_ids) > 1:
         out.append(
             "  distances: "
-            + "; ".join(
-                f"{a}->" + ",".join(str(topo.distance(a, b)) for b in topo.numa_ids)
-                for a in topo.numa_ids
-            )
+            + "; ".join(f"{a}->" + ",".join(str(topo.distance(a, b)) for b in topo.numa_ids) for a in topo.numa_ids)
         )
     out.append("")
     out.append("GPUs:" if topo.gpus else "GPUs: none")

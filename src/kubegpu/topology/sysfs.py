@@ -114,9 +114,7 @@ def read_cpus(roots: Roots) -> tuple[CPUInfo, ...]:
         socket = 0 if package is None or package < 0 else package
         if siblings is None:
             core_id = _int(topo / "core_id")
-            siblings = (
-                (cpu,) if core_id is None else _siblings_by_core_id(roots, online, socket, core_id)
-            )
+            siblings = (cpu,) if core_id is None else _siblings_by_core_id(roots, online, socket, core_id)
         alive = [s for s in siblings if s in online_set] or [cpu]
         out.append(
             CPUInfo(
@@ -147,9 +145,7 @@ def uncore_cache_id(roots: Roots, cpu: int) -> int:
     return 0
 
 
-def _siblings_by_core_id(
-    roots: Roots, online: tuple[int, ...], socket: int, core: int
-) -> tuple[int, ...]:
+def _siblings_by_core_id(roots: Roots, online: tuple[int, ...], socket: int, core: int) -> tuple[int, ...]:
     found = []
     for cpu in online:
         topo = roots.sys / f"devices/system/cpu/cpu{cpu}/topology"
@@ -167,11 +163,7 @@ def _meminfo_total(path: Path) -> int | None:
         parts = line.replace(":", " ").split()
         if "MemTotal" in parts:
             value = parts[parts.index("MemTotal") + 1]
-            unit = (
-                parts[parts.index("MemTotal") + 2]
-                if len(parts) > parts.index("MemTotal") + 2
-                else ""
-            )
+            unit = parts[parts.index("MemTotal") + 2] if len(parts) > parts.index("MemTotal") + 2 else ""
             try:
                 return int(value) * (1024 if unit.lower() == "kb" else 1)
             except ValueError as err:
@@ -208,9 +200,7 @@ def read_numa_nodes(roots: Roots) -> tuple[tuple[NUMANode, ...], bool]:
     if not dirs:
         total = _meminfo_total(roots.proc / "meminfo") or 0
         pages = _hugepages(roots.sys / "kernel/mm/hugepages")
-        return (
-            NUMANode(id=0, memory_bytes=total, distances={0: 10}, hugepages_bytes=pages),
-        ), False
+        return (NUMANode(id=0, memory_bytes=total, distances={0: 10}, hugepages_bytes=pages),), False
     ids = [node_id for node_id, _ in dirs]
     online_nodes = _cpulist(roots.sys / "devices/system/node/online")
     order = list(online_nodes) if online_nodes else ids
@@ -220,9 +210,7 @@ def read_numa_nodes(roots: Roots) -> tuple[tuple[NUMANode, ...], bool]:
         try:
             values = [int(v) for v in raw]
         except ValueError as err:
-            raise InputError(
-                f"distances must be integers, found {raw!r}", file=str(path / "distance")
-            ) from err
+            raise InputError(f"distances must be integers, found {raw!r}", file=str(path / "distance")) from err
         distances = dict(zip(order, values, strict=False)) if len(values) == len(order) else {}
         if not distances:
             distances = {node_id: 10}

@@ -64,18 +64,22 @@ class ReviewPool:
 
 
 def _outcome(decision: Decision) -> str:
-    return ("patched" if decision.patched else "denied" if decision.denied
-            else "skipped" if decision.skipped else "allowed")
+    return (
+        "patched" if decision.patched else "denied" if decision.denied else "skipped" if decision.skipped else "allowed"
+    )
 
 
-def create_app(config: WebhookConfig | None = None, metrics: Metrics | None = None,
-               limits: Limits | None = None, pool: ReviewPool | None = None) -> Starlette:
+def create_app(
+    config: WebhookConfig | None = None,
+    metrics: Metrics | None = None,
+    limits: Limits | None = None,
+    pool: ReviewPool | None = None,
+) -> Starlette:
     """Build the ASGI app; `metrics` and `pool` may be shared with the server that runs it."""
     config = config or WebhookConfig()
     metrics = metrics or Metrics()
     limits = limits or Limits()
-    pool = pool or ReviewPool(limits.review_workers, limits.review_queue, metrics,
-                              limits.queue_timeout)
+    pool = pool or ReviewPool(limits.review_workers, limits.review_queue, metrics, limits.queue_timeout)
     ready = bool(all_rules())  # rules register at import: ready once they are loaded
     max_body = limits.max_body_bytes
 
@@ -106,18 +110,21 @@ def create_app(config: WebhookConfig | None = None, metrics: Metrics | None = No
             decision = await pool.run(lambda: review(body, mode, config))
         except Overloaded:
             metrics.observe(endpoint, "overloaded", time.perf_counter() - start)
-            return PlainTextResponse("too many reviews in progress", status_code=503,
-                                     headers={"Retry-After": "1"})
+            return PlainTextResponse("too many reviews in progress", status_code=503, headers={"Retry-After": "1"})
         except MalformedReview as err:
             metrics.observe(endpoint, "bad_request", time.perf_counter() - start)
             return PlainTextResponse(f"malformed AdmissionReview: {err.message}", status_code=400)
         except Exception as err:  # the server must answer, never crash
             metrics.observe(endpoint, "error", time.perf_counter() - start)
             return PlainTextResponse(f"internal error: {type(err).__name__}", status_code=500)
-        metrics.observe(endpoint, _outcome(decision), time.perf_counter() - start,
-                        patch_ops=len(decision.patch),
-                        patched_rules=decision.rules if decision.patched else (),
-                        denied_rules=decision.rules if decision.denied else ())
+        metrics.observe(
+            endpoint,
+            _outcome(decision),
+            time.perf_counter() - start,
+            patch_ops=len(decision.patch),
+            patched_rules=decision.rules if decision.patched else (),
+            denied_rules=decision.rules if decision.denied else (),
+        )
         return JSONResponse(decision.response)
 
     async def mutate(request: Request) -> Response:
@@ -130,16 +137,17 @@ def create_app(config: WebhookConfig | None = None, metrics: Metrics | None = No
         return PlainTextResponse("ok")
 
     async def readyz(request: Request) -> Response:
-        return PlainTextResponse("ok" if ready else "rules not loaded",
-                                 status_code=200 if ready else 503)
+        return PlainTextResponse("ok" if ready else "rules not loaded", status_code=200 if ready else 503)
 
     async def metrics_endpoint(request: Request) -> Response:
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
-    return Starlette(routes=[
-        Route("/mutate", mutate, methods=["POST"]),
-        Route("/validate", validate, methods=["POST"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/readyz", readyz, methods=["GET"]),
-        Route("/metrics", metrics_endpoint, methods=["GET"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/mutate", mutate, methods=["POST"]),
+            Route("/validate", validate, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
+        ]
+    )

@@ -55,8 +55,11 @@ class DeployOptions:
         """The kubegpu.toml that selects the rules, None when every rule applies."""
         if not self.select and not self.ignore:
             return None
-        lines = [f"{key} = {json.dumps(list(value), separators=(',', ':'))}"
-                 for key, value in (("select", self.select), ("ignore", self.ignore)) if value]
+        lines = [
+            f"{key} = {json.dumps(list(value), separators=(',', ':'))}"
+            for key, value in (("select", self.select), ("ignore", self.ignore))
+            if value
+        ]
         return "\n".join(lines) + "\n"
 
 
@@ -81,11 +84,11 @@ HEADER = """\
 
 FAILURE_WHY = {
     "Ignore": "fail-open: if the webhook is down, slow or overloaded, pods are admitted\n#   "
-              "unchanged and unchecked (the fixes are a convenience; an outage must not stop every\n#   "
-              "pod in the cluster).",
+    "unchanged and unchecked (the fixes are a convenience; an outage must not stop every\n#   "
+    "pod in the cluster).",
     "Fail": "fail-closed: if the webhook is down, slow or overloaded, every pod CREATE in the\n#   "
-            "selected namespaces is rejected (enforcement wins over availability: keep replicas\n#   "
-            ">= 2 and the PodDisruptionBudget).",
+    "selected namespaces is rejected (enforcement wins over availability: keep replicas\n#   "
+    ">= 2 and the PodDisruptionBudget).",
 }
 
 
@@ -103,13 +106,28 @@ def _meta(options: DeployOptions, namespaced: bool = True, **extra: Any) -> dict
 def _deployment(options: DeployOptions) -> dict[str, Any]:
     probe = {"scheme": "HTTPS", "port": PORT}
     limits = options.limits
-    args = ["webhook", "serve", "--tls-cert", f"{TLS_MOUNT}/tls.crt", "--tls-key",
-            f"{TLS_MOUNT}/tls.key", "--port", str(PORT), "--deny-severity", options.deny_severity,
-            "--exclude-namespace", options.namespace,
-            "--max-connections", str(limits.max_connections),
-            "--max-body-bytes", str(limits.max_body_bytes),
-            "--review-workers", str(limits.review_workers),
-            "--review-queue", str(limits.review_queue)]
+    args = [
+        "webhook",
+        "serve",
+        "--tls-cert",
+        f"{TLS_MOUNT}/tls.crt",
+        "--tls-key",
+        f"{TLS_MOUNT}/tls.key",
+        "--port",
+        str(PORT),
+        "--deny-severity",
+        options.deny_severity,
+        "--exclude-namespace",
+        options.namespace,
+        "--max-connections",
+        str(limits.max_connections),
+        "--max-body-bytes",
+        str(limits.max_body_bytes),
+        "--review-workers",
+        str(limits.review_workers),
+        "--review-queue",
+        str(limits.review_queue),
+    ]
     mounts = [{"name": "tls", "mountPath": TLS_MOUNT, "readOnly": True}]
     volumes: list[dict[str, Any]] = [{"name": "tls", "secret": {"secretName": f"{options.name}-tls"}}]
     if options.rules_config() is not None:
@@ -117,7 +135,9 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
         mounts.append({"name": "config", "mountPath": CONFIG_MOUNT, "readOnly": True})
         volumes.append({"name": "config", "configMap": {"name": f"{options.name}-config"}})
     return {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(options),
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _meta(options),
         "spec": {
             "replicas": options.replicas,
             "selector": {"matchLabels": _labels(options)},
@@ -126,32 +146,55 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
                 "spec": {
                     "serviceAccountName": options.name,
                     "automountServiceAccountToken": False,
-                    "securityContext": {"runAsNonRoot": True, "runAsUser": 65532,
-                                        "seccompProfile": {"type": "RuntimeDefault"}},
-                    "affinity": {"podAntiAffinity": {
-                        "preferredDuringSchedulingIgnoredDuringExecution": [
-                            {"weight": 100, "podAffinityTerm": {
-                                "labelSelector": {"matchLabels": _labels(options)},
-                                "topologyKey": "kubernetes.io/hostname"}}]}},
-                    "containers": [{
-                        "name": "webhook",
-                        "image": options.image,
-                        "imagePullPolicy": "IfNotPresent",
-                        "command": ["kubegpu"],
-                        "args": args,
-                        "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
-                        "readinessProbe": {"httpGet": {"path": "/readyz", **probe},
-                                           "periodSeconds": 5, "failureThreshold": 2},
-                        "livenessProbe": {"httpGet": {"path": "/healthz", **probe},
-                                          "initialDelaySeconds": 5, "periodSeconds": 10,
-                                          "failureThreshold": 3},
-                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
-                                      "limits": {"memory": memory_limit_quantity(limits)}},
-                        "securityContext": {"allowPrivilegeEscalation": False,
-                                            "readOnlyRootFilesystem": True,
-                                            "capabilities": {"drop": ["ALL"]}},
-                        "volumeMounts": mounts,
-                    }],
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": 65532,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    "affinity": {
+                        "podAntiAffinity": {
+                            "preferredDuringSchedulingIgnoredDuringExecution": [
+                                {
+                                    "weight": 100,
+                                    "podAffinityTerm": {
+                                        "labelSelector": {"matchLabels": _labels(options)},
+                                        "topologyKey": "kubernetes.io/hostname",
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                    "containers": [
+                        {
+                            "name": "webhook",
+                            "image": options.image,
+                            "imagePullPolicy": "IfNotPresent",
+                            "command": ["kubegpu"],
+                            "args": args,
+                            "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
+                            "readinessProbe": {
+                                "httpGet": {"path": "/readyz", **probe},
+                                "periodSeconds": 5,
+                                "failureThreshold": 2,
+                            },
+                            "livenessProbe": {
+                                "httpGet": {"path": "/healthz", **probe},
+                                "initialDelaySeconds": 5,
+                                "periodSeconds": 10,
+                                "failureThreshold": 3,
+                            },
+                            "resources": {
+                                "requests": {"cpu": "100m", "memory": "128Mi"},
+                                "limits": {"memory": memory_limit_quantity(limits)},
+                            },
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "readOnlyRootFilesystem": True,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                            "volumeMounts": mounts,
+                        }
+                    ],
                     "volumes": volumes,
                 },
             },
@@ -160,8 +203,9 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
 
 
 def _webhook(options: DeployOptions, kind: str, path: str, ca: str | None) -> dict[str, Any]:
-    client: dict[str, Any] = {"service": {"name": options.name, "namespace": options.namespace,
-                                          "path": path, "port": 443}}
+    client: dict[str, Any] = {
+        "service": {"name": options.name, "namespace": options.namespace, "path": path, "port": 443}
+    }
     if ca is not None:
         client["caBundle"] = ca
     hook: dict[str, Any] = {
@@ -172,40 +216,62 @@ def _webhook(options: DeployOptions, kind: str, path: str, ca: str | None) -> di
         "matchPolicy": "Equivalent",
         "sideEffects": "None",
         "timeoutSeconds": options.timeout_seconds,
-        "namespaceSelector": {"matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-             "values": sorted({"kube-system", options.namespace})},
-            {"key": OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
-        ]},
-        "objectSelector": {"matchExpressions": [
-            {"key": OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
-        ]},
-        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
-                   "resources": ["pods"], "scope": "Namespaced"}],
+        "namespaceSelector": {
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": sorted({"kube-system", options.namespace}),
+                },
+                {"key": OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
+            ]
+        },
+        "objectSelector": {
+            "matchExpressions": [
+                {"key": OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
+            ]
+        },
+        "rules": [
+            {
+                "apiGroups": [""],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE"],
+                "resources": ["pods"],
+                "scope": "Namespaced",
+            }
+        ],
     }
     if kind == "MutatingWebhookConfiguration":
         hook["reinvocationPolicy"] = "IfNeeded"
-    annotations = ({} if ca is not None else
-                   {"cert-manager.io/inject-ca-from": f"{options.namespace}/{options.name}"})
+    annotations = {} if ca is not None else {"cert-manager.io/inject-ca-from": f"{options.namespace}/{options.name}"}
     meta = _meta(options, namespaced=False)
     if annotations:
         meta["annotations"] = annotations
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": meta,
-            "webhooks": [hook]}
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": meta, "webhooks": [hook]}
 
 
 def _cert_manager(options: DeployOptions) -> list[dict[str, Any]]:
     service = f"{options.name}.{options.namespace}.svc"
     return [
-        {"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-         "metadata": _meta(options, name=f"{options.name}-selfsigned"),
-         "spec": {"selfSigned": {}}},
-        {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": _meta(options),
-         "spec": {"secretName": f"{options.name}-tls",
-                  "dnsNames": [service, f"{service}.cluster.local"],
-                  "issuerRef": {"name": f"{options.name}-selfsigned", "kind": "Issuer"},
-                  "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
-                  "duration": "2160h", "renewBefore": "360h"}},
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Issuer",
+            "metadata": _meta(options, name=f"{options.name}-selfsigned"),
+            "spec": {"selfSigned": {}},
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": _meta(options),
+            "spec": {
+                "secretName": f"{options.name}-tls",
+                "dnsNames": [service, f"{service}.cluster.local"],
+                "issuerRef": {"name": f"{options.name}-selfsigned", "kind": "Issuer"},
+                "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
+                "duration": "2160h",
+                "renewBefore": "360h",
+            },
+        },
     ]
 
 
@@ -214,25 +280,34 @@ def _network_policy(options: DeployOptions) -> dict[str, Any]:
     ingress: dict[str, Any] = {"ports": [{"protocol": "TCP", "port": PORT}]}
     if options.allow_from:
         ingress["from"] = [{"ipBlock": {"cidr": cidr}} for cidr in options.allow_from]
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(options),
-            "spec": {"podSelector": {"matchLabels": _labels(options)},
-                     "policyTypes": ["Ingress", "Egress"],
-                     "ingress": [ingress],
-                     "egress": []}}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _meta(options),
+        "spec": {
+            "podSelector": {"matchLabels": _labels(options)},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": [ingress],
+            "egress": [],
+        },
+    }
 
 
 def _namespace(options: DeployOptions) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": options.namespace, "labels": {
-                "app.kubernetes.io/part-of": "kubegpu",
-                "pod-security.kubernetes.io/enforce": "restricted"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": options.namespace,
+            "labels": {"app.kubernetes.io/part-of": "kubegpu", "pod-security.kubernetes.io/enforce": "restricted"},
+        },
+    }
 
 
 def encode_ca_bundle(pem: str, source: str) -> str:
     """A PEM CA certificate as the base64 `caBundle` field; InputError if it is not PEM."""
     if "-----BEGIN CERTIFICATE-----" not in pem:
-        raise InputError("not a PEM certificate (expected -----BEGIN CERTIFICATE-----)",
-                         file=source)
+        raise InputError("not a PEM certificate (expected -----BEGIN CERTIFICATE-----)", file=source)
     return base64.b64encode(pem.encode()).decode()
 
 
@@ -251,34 +326,53 @@ def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
             ipaddress.ip_network(cidr)
         except ValueError as err:
             raise InputError(f"--allow-from: {err}") from err
-    parse_config({"select": list(options.select), "ignore": list(options.ignore)},
-                 "--select/--ignore", all_rules())  # unknown rule names are errors here
+    parse_config(
+        {"select": list(options.select), "ignore": list(options.ignore)}, "--select/--ignore", all_rules()
+    )  # unknown rule names are errors here
     objects: list[dict[str, Any]] = [_namespace(options)] if options.namespace_object else []
-    objects.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(options),
-                    "automountServiceAccountToken": False})
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": _meta(options),
+            "automountServiceAccountToken": False,
+        }
+    )
     if options.ca_bundle is None:
         objects += _cert_manager(options)
     config = options.rules_config()
     if config is not None:
-        objects.append({"apiVersion": "v1", "kind": "ConfigMap",
-                        "metadata": _meta(options, name=f"{options.name}-config"),
-                        "data": {"kubegpu.toml": config}})
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": _meta(options, name=f"{options.name}-config"),
+                "data": {"kubegpu.toml": config},
+            }
+        )
     objects += [
         _deployment(options),
-        {"apiVersion": "v1", "kind": "Service", "metadata": _meta(options),
-         "spec": {"selector": _labels(options),
-                  "ports": [{"name": "https", "port": 443, "targetPort": "https",
-                             "protocol": "TCP"}]}},
-        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(options),
-         "spec": {"minAvailable": 1, "selector": {"matchLabels": _labels(options)}}},
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _meta(options),
+            "spec": {
+                "selector": _labels(options),
+                "ports": [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}],
+            },
+        },
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": _meta(options),
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": _labels(options)}},
+        },
         _network_policy(options),
     ]
     if options.mutating:
-        objects.append(_webhook(options, "MutatingWebhookConfiguration", "/mutate",
-                                options.ca_bundle))
+        objects.append(_webhook(options, "MutatingWebhookConfiguration", "/mutate", options.ca_bundle))
     if options.validating:
-        objects.append(_webhook(options, "ValidatingWebhookConfiguration", "/validate",
-                                options.ca_bundle))
+        objects.append(_webhook(options, "ValidatingWebhookConfiguration", "/validate", options.ca_bundle))
     return objects
 
 
@@ -297,18 +391,25 @@ _Dumper.add_representer(str, _str)
 def render_webhook(options: DeployOptions) -> str:
     """The objects as one YAML stream with a header explaining each choice."""
     objects = webhook_objects(options)  # checks the options first
-    tls = (f"cert-manager issues the {options.name}-tls Secret and injects the CA into both "
-           "configurations." if options.ca_bundle is None else
-           f"caBundle is the CA you gave; create the Secret {options.name}-tls (tls.crt, tls.key)"
-           f"\n#   in {options.namespace} for the serving certificate it signed.")
-    header = HEADER.format(failure=options.failure_policy,
-                           failure_why=FAILURE_WHY[options.failure_policy],
-                           namespace=options.namespace, opt_out=OPT_OUT_LABEL,
-                           timeout=options.timeout_seconds, tls=tls,
-                           connections=options.limits.max_connections,
-                           body=options.limits.max_body_bytes // 1024,
-                           workers=options.limits.review_workers, queue=options.limits.review_queue,
-                           memory=memory_limit_quantity(options.limits), port=PORT)
-    body = "---\n".join(yaml.dump(o, Dumper=_Dumper, sort_keys=False, width=100)
-                        for o in objects)
+    tls = (
+        f"cert-manager issues the {options.name}-tls Secret and injects the CA into both configurations."
+        if options.ca_bundle is None
+        else f"caBundle is the CA you gave; create the Secret {options.name}-tls (tls.crt, tls.key)"
+        f"\n#   in {options.namespace} for the serving certificate it signed."
+    )
+    header = HEADER.format(
+        failure=options.failure_policy,
+        failure_why=FAILURE_WHY[options.failure_policy],
+        namespace=options.namespace,
+        opt_out=OPT_OUT_LABEL,
+        timeout=options.timeout_seconds,
+        tls=tls,
+        connections=options.limits.max_connections,
+        body=options.limits.max_body_bytes // 1024,
+        workers=options.limits.review_workers,
+        queue=options.limits.review_queue,
+        memory=memory_limit_quantity(options.limits),
+        port=PORT,
+    )
+    body = "---\n".join(yaml.dump(o, Dumper=_Dumper, sort_keys=False, width=100) for o in objects)
     return header + "---\n" + body

@@ -42,8 +42,14 @@ class Limits:
     reload_interval: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("handshake_timeout", "header_timeout", "body_timeout", "keep_alive_timeout",
-                     "reload_interval", "queue_timeout"):
+        for name in (
+            "handshake_timeout",
+            "header_timeout",
+            "body_timeout",
+            "keep_alive_timeout",
+            "reload_interval",
+            "queue_timeout",
+        ):
             if not 0 < getattr(self, name) <= 3600:
                 raise InputError(f"{name.replace('_', '-')} must be between 0 and 3600 seconds")
         if self.max_connections < 1:

@@ -82,12 +82,10 @@ def parse_review(body: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _response(uid: str, **fields: Any) -> dict[str, Any]:
-    return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview",
-            "response": {"uid": uid, "allowed": True, **fields}}
+    return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": {"uid": uid, "allowed": True, **fields}}
 
 
-def _lint(pod: Mapping[str, Any], config: WebhookConfig,
-          text: str | None = None) -> tuple[list[Finding], bool]:
+def _lint(pod: Mapping[str, Any], config: WebhookConfig, text: str | None = None) -> tuple[list[Finding], bool]:
     if text is None:
         text = json.dumps(pod, ensure_ascii=False)
     result = lint_text("admission-request.json", text, config.lint)
@@ -102,21 +100,25 @@ def may_use_accelerators(text: str, config: WebhookConfig) -> bool:
     The lint engine counts a pod as a GPU pod only through an accelerator resource name, a DRA
     claim or a GPU-sharing annotation, so a pod whose text holds none of them is not one.
     """
-    markers = (*config.lint.accelerator_resources, *HAMI_RESOURCES,
-               *(a.split("/")[-1] for a in GPU_SHARING_ANNOTATIONS), "claims", "Claims")
+    markers = (
+        *config.lint.accelerator_resources,
+        *HAMI_RESOURCES,
+        *(a.split("/")[-1] for a in GPU_SHARING_ANNOTATIONS),
+        "claims",
+        "Claims",
+    )
     return any(marker in text for marker in markers)
 
 
-def apply_safe_fixes(pod: Mapping[str, Any], config: WebhookConfig,
-                     findings: Sequence[Finding] | None = None) -> tuple[
-        dict[str, Any], Sequence[FindingLike], list[str], list[dict[str, Any]]]:
+def apply_safe_fixes(
+    pod: Mapping[str, Any], config: WebhookConfig, findings: Sequence[Finding] | None = None
+) -> tuple[dict[str, Any], Sequence[FindingLike], list[str], list[dict[str, Any]]]:
     """Apply every safe fix through the fix engine (its order, overlap deferral, parent creation and passes).
 
     `findings` are those of `pod` when the caller has them. Returns the fixed pod, the findings that remain,
     the rules whose fixes were applied, and the RFC 6902 operations that turn `pod` into the fixed pod.
     """
-    outcome = fix_object(pod, lambda obj: _lint(obj, config)[0], FixOptions(max_passes=config.max_fix_passes),
-                         findings)
+    outcome = fix_object(pod, lambda obj: _lint(obj, config)[0], FixOptions(max_passes=config.max_fix_passes), findings)
     return outcome.fixed, outcome.remaining, [a.code for a in outcome.applied], list(outcome.patch)
 
 
@@ -165,12 +167,12 @@ def review(body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookCon
     warnings = _warnings(remaining)
     if warnings:
         extra["warnings"] = warnings
-    return Decision(_response(uid, **extra), patched=bool(ops), patch=tuple(ops),
-                    rules=tuple(applied))
+    return Decision(_response(uid, **extra), patched=bool(ops), patch=tuple(ops), rules=tuple(applied))
 
 
-def _validate(uid: str, namespace: str, pod: Mapping[str, Any], findings: Sequence[Finding],
-              config: WebhookConfig) -> Decision:
+def _validate(
+    uid: str, namespace: str, pod: Mapping[str, Any], findings: Sequence[Finding], config: WebhookConfig
+) -> Decision:
     failing = [f for f in findings if f.severity.rank >= config.deny_severity.rank]
     if not failing:
         warnings = _warnings(findings)
@@ -181,8 +183,9 @@ def _validate(uid: str, namespace: str, pod: Mapping[str, Any], findings: Sequen
     name = meta.get("name") or meta.get("generateName") or "<unnamed>"
     rules = tuple(dict.fromkeys(f"{f.code} {f.name}" for f in failing))
     details = "; ".join(f"{f.code} {f.name}: {f.message}" for f in failing)
-    message = (f"kubegpu denied pod {namespace}/{name}: {len(failing)} finding(s) at or above "
-               f"{config.deny_severity.value} ({', '.join(rules)}): {details}")
-    response = _response(uid, allowed=False,
-                         status={"code": 403, "reason": "Forbidden", "message": message})
+    message = (
+        f"kubegpu denied pod {namespace}/{name}: {len(failing)} finding(s) at or above "
+        f"{config.deny_severity.value} ({', '.join(rules)}): {details}"
+    )
+    response = _response(uid, allowed=False, status={"code": 403, "reason": "Forbidden", "message": message})
     return Decision(response, denied=True, rules=tuple(f.code for f in failing))

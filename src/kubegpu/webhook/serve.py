@@ -17,16 +17,24 @@ from kubegpu.webhook.tls import CertificateReloader, check_tls
 __all__ = ["build_server", "check_tls", "serve"]
 
 
-def build_server(config: WebhookConfig, cert: Path, key: Path, host: str = "0.0.0.0",
-                 port: int = 8443, limits: Limits | None = None,
-                 log_level: str = "warning") -> WebhookServer:
+def build_server(
+    config: WebhookConfig,
+    cert: Path,
+    key: Path,
+    host: str = "0.0.0.0",
+    port: int = 8443,
+    limits: Limits | None = None,
+    log_level: str = "warning",
+) -> WebhookServer:
     """The server, certificate loaded and checked (also used by tests to run it in a thread)."""
-    return WebhookServer(config, CertificateReloader(cert, key), host=host, port=port,
-                         limits=limits, log_level=log_level)
+    return WebhookServer(
+        config, CertificateReloader(cert, key), host=host, port=port, limits=limits, log_level=log_level
+    )
 
 
-def serve(config: WebhookConfig, cert: Path, key: Path, host: str = "0.0.0.0",
-          port: int = 8443, limits: Limits | None = None) -> None:
+def serve(
+    config: WebhookConfig, cert: Path, key: Path, host: str = "0.0.0.0", port: int = 8443, limits: Limits | None = None
+) -> None:
     """Run until SIGTERM/SIGINT, which finish the requests in progress before exiting.
 
     Everything loaded at start-up (rules, schemas, the app) is frozen out of the garbage collector's

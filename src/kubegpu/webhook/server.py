@@ -32,8 +32,9 @@ from kubegpu.webhook.tls import CertificateReloader
 
 log = logging.getLogger("kubegpu.webhook")
 GRACE_SECONDS = 10.0  # how long a stop waits for requests in progress
-TRANSIENT_ACCEPT_ERRORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM,
-                                     errno.ECONNABORTED, errno.EPROTO})
+TRANSIENT_ACCEPT_ERRORS = frozenset(
+    {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED, errno.EPROTO}
+)
 
 
 @dataclass(eq=False)
@@ -58,8 +59,7 @@ class GuardedProtocol(H11Protocol):
     keep-alive timeout applies. A connection past its deadline is aborted.
     """
 
-    def __init__(self, config: uvicorn.Config, server_state: ServerState, server: WebhookServer,
-                 slot: _Slot) -> None:
+    def __init__(self, config: uvicorn.Config, server_state: ServerState, server: WebhookServer, slot: _Slot) -> None:
         super().__init__(config=config, server_state=server_state, app_state={})
         self._server = server
         self._slot = slot
@@ -86,8 +86,11 @@ class GuardedProtocol(H11Protocol):
 
     def idle(self) -> bool:
         """No request in progress and no bytes of the next one."""
-        return ((self.cycle is None or self.cycle.response_complete)
-                and self.conn.their_state is h11.IDLE and not self.conn.trailing_data[0])
+        return (
+            (self.cycle is None or self.cycle.response_complete)
+            and self.conn.their_state is h11.IDLE
+            and not self.conn.trailing_data[0]
+        )
 
     def _track(self) -> None:
         if self.transport.is_closing():
@@ -125,26 +128,41 @@ class GuardedProtocol(H11Protocol):
 class WebhookServer:
     """Serve the webhook app over HTTPS until `stop()` (or SIGTERM/SIGINT when run in main)."""
 
-    def __init__(self, config: WebhookConfig, tls: CertificateReloader, host: str = "0.0.0.0",
-                 port: int = 8443, limits: Limits | None = None, metrics: Metrics | None = None,
-                 log_level: str = "warning") -> None:
+    def __init__(
+        self,
+        config: WebhookConfig,
+        tls: CertificateReloader,
+        host: str = "0.0.0.0",
+        port: int = 8443,
+        limits: Limits | None = None,
+        metrics: Metrics | None = None,
+        log_level: str = "warning",
+    ) -> None:
         self.limits = limits or Limits()
         self.metrics = metrics or Metrics()
         self.tls = tls
         self.host = host
         self.port = port
-        self.pool = ReviewPool(self.limits.review_workers, self.limits.review_queue, self.metrics,
-                               self.limits.queue_timeout)
+        self.pool = ReviewPool(
+            self.limits.review_workers, self.limits.review_queue, self.metrics, self.limits.queue_timeout
+        )
         app = create_app(config, self.metrics, self.limits, self.pool)
         self._uvicorn = uvicorn.Config(
-            app, host=host, port=port, lifespan="off", access_log=False, log_level=log_level,
-            ws="none", proxy_headers=False, server_header=False,
-            timeout_keep_alive=max(1, round(self.limits.keep_alive_timeout)))
+            app,
+            host=host,
+            port=port,
+            lifespan="off",
+            access_log=False,
+            log_level=log_level,
+            ws="none",
+            proxy_headers=False,
+            server_header=False,
+            timeout_keep_alive=max(1, round(self.limits.keep_alive_timeout)),
+        )
         self._uvicorn.load()
         self._state = ServerState()
         nofile, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-        self.connection_cap = self.limits.connection_cap(
-            nofile if nofile != resource.RLIM_INFINITY else 1 << 20)
+        self.connection_cap = self.limits.connection_cap(nofile if nofile != resource.RLIM_INFINITY else 1 << 20)
         self.client_cap = max(1, self.connection_cap * self.limits.client_share_percent // 100)
         self._slots: dict[_Slot, None] = {}  # insertion order: oldest first
         self._per_client: dict[str, int] = {}
@@ -264,16 +282,18 @@ class WebhookServer:
         start = loop.time()
         try:
             await loop.connect_accepted_socket(
-                lambda: GuardedProtocol(self._uvicorn, self._state, self, slot), slot.sock,
-                ssl=self.tls.context, ssl_handshake_timeout=self.limits.handshake_timeout,
-                ssl_shutdown_timeout=self.limits.handshake_timeout)
+                lambda: GuardedProtocol(self._uvicorn, self._state, self, slot),
+                slot.sock,
+                ssl=self.tls.context,
+                ssl_handshake_timeout=self.limits.handshake_timeout,
+                ssl_shutdown_timeout=self.limits.handshake_timeout,
+            )
         except asyncio.CancelledError:
             slot.sock.close()
             self.release(slot)
         except (OSError, ssl.SSLError, ValueError):
             timed_out = loop.time() - start >= self.limits.handshake_timeout
-            self.metrics.closed.labels("handshake_timeout" if timed_out
-                                       else "handshake_failed").inc()
+            self.metrics.closed.labels("handshake_timeout" if timed_out else "handshake_failed").inc()
             slot.sock.close()
             self.release(slot)
 
@@ -315,5 +335,8 @@ class WebhookServer:
                 log.warning("loaded the rotated serving certificate %s", self.tls.cert)
             elif result is False:
                 self.metrics.reloads.labels("failure").inc()
-                log.warning("rotated certificate %s and key %s do not load together yet; "
-                            "still serving the previous pair", self.tls.cert, self.tls.key)
+                log.warning(
+                    "rotated certificate %s and key %s do not load together yet; still serving the previous pair",
+                    self.tls.cert,
+                    self.tls.key,
+                )

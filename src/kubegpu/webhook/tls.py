@@ -45,8 +45,7 @@ def check_tls(cert: Path, key: Path) -> ssl.SSLContext:
     try:
         return load_context(cert, key)
     except ssl.SSLError as err:
-        raise InputError(f"certificate and key do not load together: {err.reason or err}",
-                         file=str(cert)) from err
+        raise InputError(f"certificate and key do not load together: {err.reason or err}", file=str(cert)) from err
     except OSError as err:
         raise InputError(f"cannot read TLS file: {err.strerror}", file=str(cert)) from err
 

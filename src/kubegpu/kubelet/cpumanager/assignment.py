@@ -130,11 +130,7 @@ class Accumulator:
         return [u for u in self.sort_uncore_caches() if self._free_in_uncore(u) == bits[u].bit_count()]
 
     def free_numa_nodes(self) -> list[int]:
-        return [
-            n
-            for n in self.sort_numa_nodes()
-            if self._free_in_numa(n) == self.topo.numa_bits[n].bit_count()
-        ]
+        return [n for n in self.sort_numa_nodes() if self._free_in_numa(n) == self.topo.numa_bits[n].bit_count()]
 
     def free_sockets(self) -> list[int]:
         per = self.topo.cpus_per_socket
@@ -243,8 +239,7 @@ class Accumulator:
 
 def _not_enough(requested: int, available: int) -> CPUAllocationError:
     return CPUAllocationError(
-        "not enough cpus available to satisfy request: "
-        f"requested={requested}, available={available}"
+        f"not enough cpus available to satisfy request: requested={requested}, available={available}"
     )
 
 
@@ -366,9 +361,7 @@ def take_by_topology_numa_distributed(
             continue
         share = (num_cpus // len(best_combo) // group) * group
         for n in best_combo:
-            acc.take(
-                take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], share, strategy)
-            )
+            acc.take(take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], share, strategy))
         left = num_cpus - share * len(best_combo)
         while left > 0:
             progressed = False
@@ -377,18 +370,12 @@ def take_by_topology_numa_distributed(
                     break
                 if (acc.details & topo.numa_bits[n]).bit_count() < group:
                     continue
-                acc.take(
-                    take_by_topology_numa_packed(
-                        topo, acc.details & topo.numa_bits[n], group, strategy
-                    )
-                )
+                acc.take(take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], group, strategy))
                 left -= group
                 progressed = True
             if not progressed:
                 break
         if acc.needed != 0:
-            raise CPUAllocationError(
-                f"accounting error, not enough CPUs allocated, remaining: {acc.needed}"
-            )
+            raise CPUAllocationError(f"accounting error, not enough CPUs allocated, remaining: {acc.needed}")
         return acc.result
     return take_by_topology_numa_packed(topo, available, num_cpus, strategy)

@@ -16,13 +16,10 @@ def num_reserved_cpus(num_cpus: int, reservation_millis: Mapping[str, int]) -> i
     if num_cpus <= 0:
         raise ModelError("could not detect number of cpus")
     if "cpu" not in reservation_millis:
-        raise ModelError(
-            "[cpumanager] unable to determine reserved CPU resources for static policy"
-        )
+        raise ModelError("[cpumanager] unable to determine reserved CPU resources for static policy")
     millis = reservation_millis["cpu"]
     if millis == 0:
         raise ModelError(
-            "[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be "
-            "greater than zero"
+            "[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero"
         )
     return -(-millis // 1000)

@@ -62,13 +62,9 @@ def check_option_available(option: str, gates: FeatureGates) -> None:
     if maturity is None:
         raise ModelError(f'unknown CPU Manager Policy option: "{option}"')
     if maturity == "alpha" and not gates.enabled(CPU_ALPHA_GATE):
-        raise ModelError(
-            f'CPU Manager Policy Alpha-level Options not enabled, but option "{option}" provided'
-        )
+        raise ModelError(f'CPU Manager Policy Alpha-level Options not enabled, but option "{option}" provided')
     if maturity == "beta" and not gates.enabled(CPU_BETA_GATE):
-        raise ModelError(
-            f'CPU Manager Policy Beta-level Options not enabled, but option "{option}" provided'
-        )
+        raise ModelError(f'CPU Manager Policy Beta-level Options not enabled, but option "{option}" provided')
 
 
 def option_available(option: str, gates: FeatureGates) -> bool:
@@ -79,9 +75,7 @@ def option_available(option: str, gates: FeatureGates) -> bool:
     return True
 
 
-def parse_options(
-    raw: Mapping[str, str] | None, gates: FeatureGates | None = None
-) -> StaticPolicyOptions:
+def parse_options(raw: Mapping[str, str] | None, gates: FeatureGates | None = None) -> StaticPolicyOptions:
     """NewStaticPolicyOptions: availability, Go booleans, incompatible pairs."""
     gates = gates or FeatureGates()
     values: dict[str, bool] = {}
@@ -94,24 +88,18 @@ def parse_options(
     opts = StaticPolicyOptions(**values)
     for first, second in INCOMPATIBLE_OPTIONS:
         if getattr(opts, _FIELDS[first]) and getattr(opts, _FIELDS[second]):
-            raise ModelError(
-                f"static policy options {first} and {second} can not be used at the same time"
-            )
+            raise ModelError(f"static policy options {first} and {second} can not be used at the same time")
     return opts
 
 
-def validate_for_machine(
-    opts: StaticPolicyOptions, num_sockets: int, num_numa_nodes: int, tm_policy: str
-) -> None:
+def validate_for_machine(opts: StaticPolicyOptions, num_sockets: int, num_numa_nodes: int, tm_policy: str) -> None:
     """ValidateStaticPolicyOptions: align-by-socket vs single-numa-node and the socket layout."""
     if opts.align_by_socket:
         if tm_policy == "single-numa-node":
             raise ModelError(
-                "Topolgy manager single-numa-node policy is incompatible with CPUManager "
-                "align-by-socket policy option"
+                "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option"
             )
         if num_sockets > num_numa_nodes:
             raise ModelError(
-                "Align by socket is not compatible with hardware where number of sockets are "
-                "more than number of NUMA"
+                "Align by socket is not compatible with hardware where number of sockets are more than number of NUMA"
             )

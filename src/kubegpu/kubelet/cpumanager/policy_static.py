@@ -151,9 +151,7 @@ class StaticPolicy:
             return allocatable & bits
         return allocatable & self.topo.cpus_in_numas(affinity.ids())
 
-    def allocate_cpus(
-        self, state: CPUState, n: int, affinity: NUMAMask | None, reusable: int
-    ) -> int:
+    def allocate_cpus(self, state: CPUState, n: int, affinity: NUMAMask | None, reusable: int) -> int:
         allocatable = self.available(state) | reusable
         result = 0
         if affinity is not None:
@@ -190,9 +188,7 @@ class StaticPolicy:
         self._update_reuse(state, pod, container, cpus)
         return cpus
 
-    def _update_reuse(
-        self, state: CPUState, pod: PodRequest, container: ContainerRequest, cpus: int
-    ) -> None:
+    def _update_reuse(self, state: CPUState, pod: PodRequest, container: ContainerRequest, cpus: int) -> None:
         for other in [k for k in state.reusable if k != pod.key]:
             del state.reusable[other]
         current = state.reusable.get(pod.key, 0)
@@ -245,9 +241,7 @@ class StaticPolicy:
         return hints
 
     def _socket_aligned(self, mask: NUMAMask, min_size: int) -> bool:
-        per_socket = (
-            self.topo.num_numa_nodes // self.topo.num_sockets if self.topo.num_sockets else 0
-        )
+        per_socket = self.topo.num_numa_nodes // self.topo.num_sockets if self.topo.num_sockets else 0
         if per_socket == 0:
             return False
         min_sockets = (min_size + per_socket - 1) // per_socket
@@ -267,9 +261,7 @@ class StaticPolicy:
         reusable = state.reusable.get(pod.key, 0)
         return {RESOURCE: self.generate_hints(self.available(state), reusable, requested)}
 
-    def pod_hints(
-        self, state: CPUState, pod: PodRequest, qos: str
-    ) -> dict[str, list[TopologyHint]] | None:
+    def pod_hints(self, state: CPUState, pod: PodRequest, qos: str) -> dict[str, list[TopologyHint]] | None:
         requested = self.pod_guaranteed_cpus(qos, pod)
         if requested == 0 or pod.uses_pod_level_resources:
             return None

@@ -116,11 +116,6 @@ class CPUTopology:
         return out
 
 
-def _cores_within(
-    core_bits: dict[int, int], unit_bits: dict[int, int]
-) -> dict[int, tuple[tuple[int, int], ...]]:
+def _cores_within(core_bits: dict[int, int], unit_bits: dict[int, int]) -> dict[int, tuple[tuple[int, int], ...]]:
     """Per socket or NUMA node: (core id, core CPU bits) of the cores with CPUs in it."""
-    return {
-        unit: tuple((c, b) for c, b in sorted(core_bits.items()) if b & bits)
-        for unit, bits in unit_bits.items()
-    }
+    return {unit: tuple((c, b) for c, b in sorted(core_bits.items()) if b & bits) for unit, bits in unit_bits.items()}

@@ -65,12 +65,8 @@ class DeviceManager:
         self.by_id = {r: {d.id: d for d in ds} for r, ds in self.devices.items()}
         self.order = {r: {d.id: i for i, d in enumerate(ds)} for r, ds in self.devices.items()}
         self.numa_nodes = tuple(sorted(numa_nodes))
-        self.numa_bits = {
-            r: {d.id: NUMAMask.of(d.numa or ()).bits for d in ds} for r, ds in self.devices.items()
-        }
-        self.aligned_resource = {
-            r: any(d.has_topology for d in ds) for r, ds in self.devices.items()
-        }
+        self.numa_bits = {r: {d.id: NUMAMask.of(d.numa or ()).bits for d in ds} for r, ds in self.devices.items()}
+        self.aligned_resource = {r: any(d.has_topology for d in ds) for r, ds in self.devices.items()}
         self._masks = tuple(iterate_masks(self.numa_nodes))
 
     def is_device_resource(self, resource: str) -> bool:
@@ -148,9 +144,7 @@ class DeviceManager:
             hints[resource] = self.generate_hints(resource, available, reusable, requested)
         return hints
 
-    def pod_hints(
-        self, state: DeviceState, pod: PodRequest
-    ) -> dict[str, list[TopologyHint] | None]:
+    def pod_hints(self, state: DeviceState, pod: PodRequest) -> dict[str, list[TopologyHint] | None]:
         hints: dict[str, list[TopologyHint] | None] = {}
         for resource, requested in self.pod_request(pod).items():
             if not self.aligned_resource[resource]:
@@ -258,8 +252,7 @@ class DeviceManager:
             if take_from([d for d in plugin if d in aligned_set]) or take_from(aligned):
                 return chosen
             raise ModelError(
-                "unexpectedly allocated less resources than required. "
-                f"Requested: {required}, Got: {required - needed}"
+                f"unexpectedly allocated less resources than required. Requested: {required}, Got: {required - needed}"
             )
         if take_from(aligned):
             return chosen
@@ -268,8 +261,7 @@ class DeviceManager:
         if take_from(unaligned) or take_from(without):
             return chosen
         raise ModelError(
-            "unexpectedly allocated less resources than required. "
-            f"Requested: {required}, Got: {required - needed}"
+            f"unexpectedly allocated less resources than required. Requested: {required}, Got: {required - needed}"
         )
 
     def allocate(
@@ -301,9 +293,7 @@ class DeviceManager:
                 continue
             state.allocated.setdefault(resource, set()).update(chosen)
             ordered = tuple(self._sorted(resource, chosen))
-            state.pod_devices.setdefault(pod.key, {}).setdefault(container.name, {})[resource] = (
-                ordered
-            )
+            state.pod_devices.setdefault(pod.key, {}).setdefault(container.name, {})[resource] = ordered
             result[resource] = ordered
         if container.kind == "init":
             for resource, ids in result.items():

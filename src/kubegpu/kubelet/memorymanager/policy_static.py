@@ -88,9 +88,7 @@ class StaticMemoryPolicy:
         self.numa_nodes = tuple(sorted(numa_memory))
         self.numa_memory = dict(numa_memory)
         self.numa_hugepages = {n: dict(numa_hugepages.get(n, {})) for n in self.numa_nodes}
-        self.reserved = {
-            n: {k: v.value for k, v in reserved.get(n, {}).items()} for n in self.numa_nodes
-        }
+        self.reserved = {n: {k: v.value for k, v in reserved.get(n, {}).items()} for n in self.numa_nodes}
         self._mask_bits = tuple((m, m.ids()) for m in iterate_masks(self.numa_nodes))
 
     def initial_state(self) -> MemoryState:
@@ -149,10 +147,7 @@ class StaticMemoryPolicy:
             if len(bits) == 1:
                 if len(nodes[0].cells) > 1:
                     continue
-            elif any(
-                node.assignments > 0 and (len(node.cells) == 1 or set(node.cells) != set(bits))
-                for node in nodes
-            ):
+            elif any(node.assignments > 0 and (len(node.cells) == 1 or set(node.cells) != set(bits)) for node in nodes):
                 continue
             extra = reusable.get(mask, {})
             for r, q in wanted:
@@ -182,9 +177,7 @@ class StaticMemoryPolicy:
             return self._regenerate(blocks, requested)
         return self.calculate_hints(state, pod, requested)
 
-    def pod_hints(
-        self, state: MemoryState, pod: PodRequest, qos: str
-    ) -> dict[str, list[TopologyHint]] | None:
+    def pod_hints(self, state: MemoryState, pod: PodRequest, qos: str) -> dict[str, list[TopologyHint]] | None:
         if qos != GUARANTEED or pod.uses_pod_level_resources:
             return None
         requested = self.pod_request(pod)
@@ -259,13 +252,9 @@ class StaticMemoryPolicy:
         if not self._satisfies(state, best.affinity, requested):
             hints = self.calculate_hints(state, pod, requested)
             pool = hints.get(MEMORY) or (next(iter(hints.values())) if hints else [])
-            within = [
-                h for h in pool if h.affinity is not None and h.affinity.contains(best.affinity)
-            ]
+            within = [h for h in pool if h.affinity is not None and h.affinity.contains(best.affinity)]
             if not within:
-                raise ModelError(
-                    "[memorymanager] failed to find NUMA nodes to extend the current topology hint"
-                )
+                raise ModelError("[memorymanager] failed to find NUMA nodes to extend the current topology hint")
             extended = self._best(within)
             if not extended.preferred and best.preferred:
                 raise ModelError("[memorymanager] failed to find the extended preferred hint")
@@ -362,9 +351,7 @@ class StaticMemoryPolicy:
     def _satisfies(self, state: MemoryState, mask: NUMAMask, requested: Mapping[str, int]) -> bool:
         for resource, size in requested.items():
             free = sum(
-                state.machine[n].tables[resource].free
-                for n in mask.ids()
-                if resource in state.machine[n].tables
+                state.machine[n].tables[resource].free for n in mask.ids() if resource in state.machine[n].tables
             )
             if free < size:
                 return False

@@ -64,9 +64,7 @@ class ReservedMemory:
     limits: Mapping[str, Amount]
 
 
-def convert_reserved(
-    numa_nodes: Sequence[int], reserved: Sequence[ReservedMemory]
-) -> dict[int, dict[str, Amount]]:
+def convert_reserved(numa_nodes: Sequence[int], reserved: Sequence[ReservedMemory]) -> dict[int, dict[str, Amount]]:
     """Per NUMA node, the reserved amount of each type (nodes without entries get {})."""
     out: dict[int, dict[str, Amount]] = {n: {} for n in sorted(numa_nodes)}
     for entry in reserved:

@@ -46,14 +46,10 @@ def new_policy(
         return NonePolicy(), TopologyManagerOptions()
     options = parse_options(raw_options, gates, extra_options)
     if options.prefer_closest_numa and not distances:
-        raise ModelError(
-            "cannot discover NUMA topology: error getting NUMA distances from cadvisor"
-        )
+        raise ModelError("cannot discover NUMA topology: error getting NUMA distances from cadvisor")
     info = NUMAInfo(tuple(sorted(numa_nodes)), distances or {})
     if len(info.nodes) > options.max_allowable_numa_nodes:
-        raise ModelError(
-            f"unsupported on machines with more than {options.max_allowable_numa_nodes} NUMA Nodes"
-        )
+        raise ModelError(f"unsupported on machines with more than {options.max_allowable_numa_nodes} NUMA Nodes")
     policy: Policy
     if name == POLICY_BEST_EFFORT:
         policy = BestEffortPolicy(info, options)

@@ -41,9 +41,7 @@ def narrowest_hint(hints: Sequence[TopologyHint]) -> TopologyHint | None:
     for hint in hints:
         if hint.affinity is None:
             continue
-        if best is None or (
-            best.affinity is not None and hint.affinity.is_narrower_than(best.affinity)
-        ):
+        if best is None or (best.affinity is not None and hint.affinity.is_narrower_than(best.affinity)):
             best = hint
     return best
 
@@ -148,7 +146,5 @@ def filter_single_numa_hints(
     """single-numa-node: keep preferred hints that are 'any' or exactly one NUMA node."""
     out: list[list[TopologyHint]] = []
     for hints in filtered:
-        out.append(
-            [h for h in hints if h.preferred and (h.affinity is None or h.affinity.count() == 1)]
-        )
+        out.append([h for h in hints if h.preferred and (h.affinity is None or h.affinity.count() == 1)])
     return out

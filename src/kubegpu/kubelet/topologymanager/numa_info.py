@@ -61,7 +61,5 @@ def split_distances(raw: str) -> list[int]:
 
 def numa_info_from_matrix(nodes: Sequence[int], matrix: Sequence[Sequence[int]]) -> NUMAInfo:
     """Build NUMAInfo from a row/column-ordered distance matrix (vector fixture form)."""
-    distances = {
-        a: {b: int(matrix[i][j]) for j, b in enumerate(nodes)} for i, a in enumerate(nodes)
-    }
+    distances = {a: {b: int(matrix[i][j]) for j, b in enumerate(nodes)} for i, a in enumerate(nodes)}
     return NUMAInfo(nodes=tuple(nodes), distances=distances)

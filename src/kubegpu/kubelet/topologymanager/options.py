@@ -44,15 +44,9 @@ def check_option_available(
     if maturity is None:
         raise ModelError(f'unknown Topology Manager Policy option: "{option}"')
     if maturity == "alpha" and not gates.enabled(TM_ALPHA_GATE):
-        raise ModelError(
-            "topology manager policy alpha-level options not enabled, "
-            f'but option "{option}" provided'
-        )
+        raise ModelError(f'topology manager policy alpha-level options not enabled, but option "{option}" provided')
     if maturity == "beta" and not gates.enabled(TM_BETA_GATE):
-        raise ModelError(
-            "topology manager policy beta-level options not enabled, "
-            f'but option "{option}" provided'
-        )
+        raise ModelError(f'topology manager policy beta-level options not enabled, but option "{option}" provided')
 
 
 def parse_options(
@@ -80,15 +74,12 @@ def parse_options(
                 ) from err
             if max_nodes < DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
                 raise ModelError(
-                    f'the minimum value of "{name}" should not be less than '
-                    f"{DEFAULT_MAX_ALLOWABLE_NUMA_NODES}"
+                    f'the minimum value of "{name}" should not be less than {DEFAULT_MAX_ALLOWABLE_NUMA_NODES}'
                 )
     return TopologyManagerOptions(prefer, max_nodes)
 
 
-def option_available(
-    option: str, gates: FeatureGates, extra: Mapping[str, str] | None = None
-) -> bool:
+def option_available(option: str, gates: FeatureGates, extra: Mapping[str, str] | None = None) -> bool:
     try:
         check_option_available(option, gates, extra)
     except ModelError:

@@ -35,9 +35,7 @@ class BestEffortPolicy:
 
     def merge(self, providers: Sequence[ProviderHints]) -> MergeResult:
         filtered = filter_provider_hints(providers)
-        merger = HintMerger(
-            self.numa, max_of_min_affinity_counts(filtered), self.options.prefer_closest_numa
-        )
+        merger = HintMerger(self.numa, max_of_min_affinity_counts(filtered), self.options.prefer_closest_numa)
         hint, examined = merger.merge(filtered)
         return MergeResult(
             hint,

@@ -21,6 +21,4 @@ class NonePolicy:
         return POLICY_NONE
 
     def merge(self, providers: Sequence[ProviderHints]) -> MergeResult:
-        return MergeResult(
-            TopologyHint(None, False), True, note="policy none: hints are not merged"
-        )
+        return MergeResult(TopologyHint(None, False), True, note="policy none: hints are not merged")

@@ -31,8 +31,11 @@ class TypicalPod:
 
 
 def typical_pods(
-    pods: Iterable[GpuPod], threshold: int = POPULARITY_THRESHOLD, step: int = INCREASE_STEP,
-    include_cpu_pods: bool = True, gpu_weight: float = 0.0,
+    pods: Iterable[GpuPod],
+    threshold: int = POPULARITY_THRESHOLD,
+    step: int = INCREASE_STEP,
+    include_cpu_pods: bool = True,
+    gpu_weight: float = 0.0,
 ) -> tuple[TypicalPod, ...]:
     """The most popular shapes covering `threshold`% of tasks (counted by number), renormalised to 1.
 
@@ -110,15 +113,14 @@ def gpu_frag_milli(gpu_left: Sequence[int], pod_gpu_milli: int) -> int:
     return sum(v for v in gpu_left if v < pod_gpu_milli)
 
 
-def node_frag_milli(
-    typical: Sequence[TypicalPod], gpu_model: str, cpu_left: int, gpu_left: Sequence[int]
-) -> float:
+def node_frag_milli(typical: Sequence[TypicalPod], gpu_model: str, cpu_left: int, gpu_left: Sequence[int]) -> float:
     """F_n(M) of a single node given as plain values (used by tests and reports)."""
     names = sorted({gpu_model} | {m for t in typical for m in t.gpu_models} | {""})
     model = FragModel(typical, names)
     left = np.array([list(gpu_left) or [0]], dtype=np.int64)
-    return float(model.frag(np.array([names.index(gpu_model)], dtype=np.int64),
-                            np.array([cpu_left], dtype=np.int64), left)[0])
+    return float(
+        model.frag(np.array([names.index(gpu_model)], dtype=np.int64), np.array([cpu_left], dtype=np.int64), left)[0]
+    )
 
 
 def whole_gpus_free(gpu_left: IntArray) -> IntArray:
@@ -165,7 +167,6 @@ class StateCache:
         models = np.array([k[0] for k in keys], dtype=np.int64)
         cpu = np.array([k[1] for k in keys], dtype=np.int64)
         return self.frag.frag(models, cpu, left)
-
 
     def update(self, cluster: GpuCluster, node: int) -> None:
         """Re-intern one node after a bind or unbind."""

@@ -27,8 +27,9 @@ from kubegpu.scheduler.noderesources import (
 GPU = "nvidia.com/gpu"
 
 
-def _vectors(cluster: GpuCluster, pod: GpuPod, nodes: IntArray, names: Sequence[str]
-             ) -> list[tuple[str, IntArray, IntArray]]:
+def _vectors(
+    cluster: GpuCluster, pod: GpuPod, nodes: IntArray, names: Sequence[str]
+) -> list[tuple[str, IntArray, IntArray]]:
     out: list[tuple[str, IntArray, IntArray]] = []
     for name in names:
         if name == "cpu":
@@ -46,8 +47,7 @@ def _vectors(cluster: GpuCluster, pod: GpuPod, nodes: IntArray, names: Sequence[
 class NodeResourcesFitScore:
     """NodeResourcesFit Score with LeastAllocated, MostAllocated or RequestedToCapacityRatio."""
 
-    def __init__(self, strategy: Strategy, resources: Sequence[ResourceSpec],
-                 shape: Sequence[ShapePoint] = ()) -> None:
+    def __init__(self, strategy: Strategy, resources: Sequence[ResourceSpec], shape: Sequence[ShapePoint] = ()) -> None:
         validate_resources(resources)
         if strategy is Strategy.REQUESTED_TO_CAPACITY_RATIO:
             validate_shape(shape)
@@ -56,8 +56,7 @@ class NodeResourcesFitScore:
         self.shape = scale_shape(shape)
         self.name = f"NodeResourcesFit/{strategy.value}"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         weights = {r.name: r.weight for r in self.resources}
         total = np.zeros(len(nodes), dtype=np.int64)
         wsum = np.zeros(len(nodes), dtype=np.int64)
@@ -87,8 +86,7 @@ class NodeResourcesFitScore:
     def normalize(self, scores: IntArray) -> IntArray:
         return scores
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod,
-                    rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
         return select_best(cluster, node, pod)
 
     def bound(self, cluster: GpuCluster, node: int) -> None:
@@ -100,12 +98,10 @@ class BalancedAllocationScore:
 
     name = "NodeResourcesBalancedAllocation"
 
-    def __init__(self, resources: Sequence[ResourceSpec] = (ResourceSpec("cpu"), ResourceSpec("memory"))
-                 ) -> None:
+    def __init__(self, resources: Sequence[ResourceSpec] = (ResourceSpec("cpu"), ResourceSpec("memory"))) -> None:
         self.resources = tuple(resources)
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         fractions = []
         for _, req, alloc in _vectors(cluster, pod, nodes, [r.name for r in self.resources]):
             fractions.append(np.where(alloc > 0, np.minimum(1.0, req / np.maximum(alloc, 1)), np.nan))
@@ -134,13 +130,15 @@ class VolcanoBinpackScore:
 
     name = "volcano-binpack"
 
-    def __init__(self, weight: int = 1, weights: Sequence[ResourceSpec] = (
-            ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(GPU, 1))) -> None:
+    def __init__(
+        self,
+        weight: int = 1,
+        weights: Sequence[ResourceSpec] = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(GPU, 1)),
+    ) -> None:
         self.weight = weight
         self.weights = {r.name: r.weight for r in weights}
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         total = np.zeros(len(nodes), dtype=np.float64)
         wsum = 0
         over = np.zeros(len(nodes), dtype=np.bool_)
@@ -161,8 +159,7 @@ class VolcanoBinpackScore:
     def normalize(self, scores: IntArray) -> IntArray:
         return scores
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod,
-                    rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
         return select_best(cluster, node, pod)
 
     def bound(self, cluster: GpuCluster, node: int) -> None:

@@ -82,16 +82,13 @@ class FragBestFitScore(FGDScore):
         steps: IntArray = np.clip(np.floor((after - before) / STRAND_STEP), 0, STRAND_STEPS).astype(np.int64)
         return steps
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         primary = super().score(cluster, pod, nodes, rng)
         strand = STRAND_STEPS - self.strand_steps(cluster, pod, nodes)
-        out: IntArray = (strand * STRAND_SCALE + (primary - primary.min()) * FGD_SCALE
-                         + tightness(cluster, pod, nodes))
+        out: IntArray = strand * STRAND_SCALE + (primary - primary.min()) * FGD_SCALE + tightness(cluster, pod, nodes)
         return out
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod,
-                    rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
         """FGD's GPU choice, with ties between equally scored GPUs going to the tightest one."""
         if not pod.is_share:
             return super().select_gpus(cluster, node, pod, rng)

@@ -51,8 +51,7 @@ class _Plugin:
     def normalize(self, scores: IntArray) -> IntArray:
         return scores
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod,
-                    rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
         return select_best(cluster, node, pod)
 
     def bound(self, cluster: GpuCluster, node: int) -> None:
@@ -64,14 +63,12 @@ class RandomScore(_Plugin):
 
     name = "random"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         out = np.zeros(len(nodes), dtype=np.int64)
         out[int(rng.integers(len(nodes)))] = MAX_NODE_SCORE
         return out
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod,
-                    rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
         if not pod.is_gpu:
             return ()
         left = cluster.gpu_left[node]
@@ -86,8 +83,7 @@ class DotProductScore(_Plugin):
 
     name = "dotprod"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         cpu_left = cluster.cpu_left[nodes].astype(np.float64)
         gpu_left = cluster.gpu_left_total[nodes].astype(np.float64)
         dot = (cpu_left / MAX_SPEC_CPU) * (pod.cpu_milli / MAX_SPEC_CPU)
@@ -103,8 +99,7 @@ class GpuClusteringScore(_Plugin):
 
     name = "clustering"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         if not pod.is_gpu:
             return np.zeros(len(nodes), dtype=np.int64)
         used_part = (MAX_NODE_SCORE // 4) * (MAX_SPEC_GPU - cluster.gpu_left_total[nodes]) // MAX_SPEC_GPU
@@ -121,8 +116,7 @@ class GpuPackingScore(_Plugin):
 
     name = "packing"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         if not pod.is_gpu:
             return np.zeros(len(nodes), dtype=np.int64)
         left = cluster.gpu_left[nodes]
@@ -146,8 +140,7 @@ class BestFitScore(_Plugin):
 
     name = "bestfit"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         cpu_free = cluster.cpu_left[nodes].astype(np.float64)
         gpu_free = cluster.gpu_left_total[nodes].astype(np.float64)
         value = (cpu_free - pod.cpu_milli) / MAX_SPEC_CPU * 0.5
@@ -230,7 +223,7 @@ class FGDScore(_Plugin):
         shape = pod.shape
         for state, opts in zip(states, per_state, strict=True):
             before = cache.frag_of[state]
-            deltas = [before - float(f) for f in frags[at: at + len(opts)]]
+            deltas = [before - float(f) for f in frags[at : at + len(opts)]]
             at += len(opts)
             scores = [self.quantize(d) for d in deltas]
             best = max(scores)
@@ -252,13 +245,11 @@ class FGDScore(_Plugin):
         result: IntArray = scores[inverse]
         return result, [hits[j][1] for j in inverse.tolist()] if len(nodes) == 1 else []
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray,
-              rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
         scores, _ = self.lookup(cluster, pod, nodes)
         return scores
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod,
-                    rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
         if not pod.is_gpu:
             return ()
         left = cluster.gpu_left[node]

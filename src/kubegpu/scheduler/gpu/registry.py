@@ -27,11 +27,16 @@ ALL_POLICIES = (*PAPER_POLICIES, "ours")
 K8S_PROFILES = ("k8s-default", "most-allocated", "least-allocated", "rtcr-binpack", "volcano-binpack")
 PROFILES = (*ALL_POLICIES, *K8S_PROFILES)
 ARTIFACT_LABELS = {
-    "random": "01-Random", "dotprod": "02-DotProd", "clustering": "03-GpuClustering",
-    "packing": "04-GpuPacking", "bestfit": "05-BestFit", "fgd": "06-FGD",
+    "random": "01-Random",
+    "dotprod": "02-DotProd",
+    "clustering": "03-GpuClustering",
+    "packing": "04-GpuPacking",
+    "bestfit": "05-BestFit",
+    "fgd": "06-FGD",
 }
-PluginType = (RandomScore | DotProductScore | GpuClusteringScore | GpuPackingScore | BestFitScore
-              | FGDScore | FragBestFitScore)
+PluginType = (
+    RandomScore | DotProductScore | GpuClusteringScore | GpuPackingScore | BestFitScore | FGDScore | FragBestFitScore
+)
 
 
 def make_policy(name: str, typical: Sequence[TypicalPod]) -> PluginType:

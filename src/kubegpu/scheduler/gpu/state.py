@@ -162,7 +162,7 @@ class GpuCluster:
 
     def feasible(self, pod: GpuPod) -> BoolArray:
         """Filter every node at once: cpu, memory and pod slots, then GPU count, model and share."""
-        mask = (self.cpu_cap - self.cpu_used >= pod.cpu_milli)
+        mask = self.cpu_cap - self.cpu_used >= pod.cpu_milli
         mask &= self.mem_cap - self.mem_used >= pod.memory_bytes
         mask &= self.pods_used < self.pods_cap
         if pod.is_gpu:

@@ -82,8 +82,9 @@ def read_text(path: Path) -> str:
             raise InputError(f"cannot decompress: {err}", file=str(path)) from None
     expected = _expected_digests(path.parent).get(plain_name(path))
     if expected is not None and hashlib.sha256(raw).hexdigest() != expected:
-        raise InputError(f"content does not match its sha256 in {CHECKSUMS} (the file is damaged or was changed)",
-                         file=str(path))
+        raise InputError(
+            f"content does not match its sha256 in {CHECKSUMS} (the file is damaged or was changed)", file=str(path)
+        )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -76,15 +76,17 @@ def read_nodes(path: Path) -> list[NodeSpec]:
         model = (row.get("model") or "").strip()
         if gpus > 0 and not model:
             raise InputError("a node with GPUs needs a model", file=str(path), line=line)
-        nodes.append(NodeSpec(
-            name=row["sn"].strip(),
-            cpu_milli=_int(path, line, "cpu_milli", row["cpu_milli"]),
-            memory_bytes=_int(path, line, "memory_mib", row["memory_mib"]) * MIB,
-            gpu_count=gpus,
-            gpu_model=model if gpus > 0 else "",
-            max_pods=OPENB_MAX_PODS,
-            labels={"alibabacloud.com/gpu-card-model": model} if model else {},
-        ))
+        nodes.append(
+            NodeSpec(
+                name=row["sn"].strip(),
+                cpu_milli=_int(path, line, "cpu_milli", row["cpu_milli"]),
+                memory_bytes=_int(path, line, "memory_mib", row["memory_mib"]) * MIB,
+                gpu_count=gpus,
+                gpu_model=model if gpus > 0 else "",
+                max_pods=OPENB_MAX_PODS,
+                labels={"alibabacloud.com/gpu-card-model": model} if model else {},
+            )
+        )
     if not nodes:
         raise InputError("the node list is empty", file=str(path))
     return nodes
@@ -99,24 +101,25 @@ def read_pods(path: Path) -> list[GpuPod]:
         if count > 0 and not 0 < milli <= 1000:
             raise InputError(f"gpu_milli {milli} must be in 1..1000 for a GPU pod", file=str(path), line=line)
         if count > 1 and milli != 1000:
-            raise InputError("a multi-GPU pod must request whole GPUs (gpu_milli 1000)",
-                             file=str(path), line=line)
+            raise InputError("a multi-GPU pod must request whole GPUs (gpu_milli 1000)", file=str(path), line=line)
         spec = (row.get("gpu_spec") or "").strip()
         created = (row.get("creation_time") or "").strip()
         deleted = (row.get("deletion_time") or "").strip()
         arrival = float(_int(path, line, "creation_time", created)) if created else 0.0
         duration = (float(_int(path, line, "deletion_time", deleted)) - arrival) if deleted and created else None
         cpu = _int(path, line, "cpu_milli", row["cpu_milli"])
-        pods.append(GpuPod(
-            name=row["name"].strip(),
-            cpu_milli=cpu if cpu > 0 else 100,  # GetNonzeroRequests: an empty CPU request counts 100m
-            memory_bytes=_int(path, line, "memory_mib", row["memory_mib"]) * MIB,
-            gpu_count=count if milli > 0 else 0,
-            gpu_milli=milli if count > 0 else 0,
-            gpu_models=tuple(m for m in spec.split("|") if m),
-            arrival=arrival,
-            duration=duration if duration is None or duration >= 0 else None,
-        ))
+        pods.append(
+            GpuPod(
+                name=row["name"].strip(),
+                cpu_milli=cpu if cpu > 0 else 100,  # GetNonzeroRequests: an empty CPU request counts 100m
+                memory_bytes=_int(path, line, "memory_mib", row["memory_mib"]) * MIB,
+                gpu_count=count if milli > 0 else 0,
+                gpu_milli=milli if count > 0 else 0,
+                gpu_models=tuple(m for m in spec.split("|") if m),
+                arrival=arrival,
+                duration=duration if duration is None or duration >= 0 else None,
+            )
+        )
     if not pods:
         raise InputError("the pod list is empty", file=str(path))
     return pods
