@@ -82,15 +82,9 @@ def lint_inputs_parallel(
                 portable.update(pickle.loads(blob))
             everything = _all_documents(shares[0], loaded, portable)
             result = lint_loaded(loaded, config, context_documents=everything, whole_input_shared=whole, target=target)
-            refs: dict[tuple[str, str, str | None, str], ObjectRef] = {}
-            for _worker_process, connection in workers:
-                _merge(result, pickle.loads(_receive(connection)), refs)
+            _gather(result, workers)
     finally:
-        for process, connection in workers:
-            connection.close()
-            process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
+        _reap(workers)
     return in_order(result)
 
 
@@ -225,16 +219,26 @@ def lint_streaming_parallel(
             workers.append((worker, ours))
         with gc_paused():
             result = lint_streaming(inputs, [entry[0] for entry in shares[0].entries], prepared, config, target)
-            refs: dict[tuple[str, str, str | None, str], ObjectRef] = {}
-            for _worker_process, connection in workers:
-                _merge(result, pickle.loads(_receive(connection)), refs)
+            _gather(result, workers)
     finally:
-        for process, connection in workers:
-            connection.close()
-            process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
+        _reap(workers)
     return in_order(result)
+
+
+def _gather(result: LintResult, workers: list[tuple[Any, Connection]]) -> None:
+    """Merge every worker's answer into `result`, in worker order."""
+    refs: dict[tuple[str, str, str | None, str], ObjectRef] = {}
+    for _worker_process, connection in workers:
+        _merge(result, pickle.loads(_receive(connection)), refs)
+
+
+def _reap(workers: list[tuple[Any, Connection]]) -> None:
+    """Close each worker's connection and end its process (killed when it does not exit in 5 s)."""
+    for process, connection in workers:
+        connection.close()
+        process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
 
 
 def _payload(result: LintResult) -> bytes:
