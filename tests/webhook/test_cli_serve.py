@@ -18,12 +18,9 @@ from tests.webhook.certs import make_certs
 REVIEWS = Path(__file__).parent / "reviews"
 
 
-def test_serve_command_end_to_end(tmp_path: Path) -> None:
-    ca, cert, key = make_certs(tmp_path)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    cmd = [
+def _serve_argv(cert: Path, key: Path, port: int, *extra: str) -> list[str]:
+    """The `kubegpu webhook serve` command line on loopback with the given key pair and port."""
+    return [
         sys.executable,
         "-m",
         "kubegpu.cli.main",
@@ -37,11 +34,16 @@ def test_serve_command_end_to_end(tmp_path: Path) -> None:
         "127.0.0.1",
         "--port",
         str(port),
-        "--exclude-namespace",
-        "ml",
-        "--deny-severity",
-        "warning",
+        *extra,
     ]
+
+
+def test_serve_command_end_to_end(tmp_path: Path) -> None:
+    ca, cert, key = make_certs(tmp_path)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cmd = _serve_argv(cert, key, port, "--exclude-namespace", "ml", "--deny-severity", "warning")
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     context = ssl.create_default_context(cafile=str(ca))
     try:
@@ -126,21 +128,7 @@ def test_serve_on_a_busy_port_exits_2(tmp_path: Path) -> None:
         busy.listen(1)
         port = busy.getsockname()[1]
         result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "kubegpu.cli.main",
-                "webhook",
-                "serve",
-                "--tls-cert",
-                str(cert),
-                "--tls-key",
-                str(key),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-            ],
+            _serve_argv(cert, key, port),
             capture_output=True,
             text=True,
             timeout=60,
