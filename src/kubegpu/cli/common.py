@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kubegpu.errors import KubegpuError
+from kubegpu.errors import InputError, KubegpuError
 
 if TYPE_CHECKING:
     from kubegpu.rules import NodeTarget
@@ -30,6 +30,17 @@ def fail(error: KubegpuError | str) -> typer.Exit:
 # where tearing down the interpreter (freeing every parsed document object by object) took longer than the lint.
 # Never a long-running server (the webhook), which must shut down normally.
 FAST_EXIT_COMMANDS = frozenset({"lint"})
+
+
+def positive_ints(text: str, option: str) -> tuple[int, ...]:
+    """`1,4,16` given to `option` -> (1, 4, 16); InputError unless every item is a whole number of at least 1."""
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise InputError(f"{option} must be comma-separated whole numbers, not {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise InputError(f"{option} must list numbers of at least 1, not {text!r}")
+    return values
 
 
 def command_of(argv: list[str]) -> str:

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from kubegpu.cli.common import fail
+from kubegpu.cli.common import fail, positive_ints
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.units.quantity import memory_bytes
 
@@ -23,16 +23,6 @@ from kubegpu.units.quantity import memory_bytes
 class Format(StrEnum):
     text = "text"
     json = "json"
-
-
-def _int_list(text: str, option: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise InputError(f"{option} must be comma-separated whole numbers, not {text!r}") from None
-    if not values or any(v < 1 for v in values):
-        raise InputError(f"{option} must list numbers of at least 1, not {text!r}")
-    return values
 
 
 def _size(text: str, option: str) -> int:
@@ -125,7 +115,7 @@ def loadbench(
                     f"--methods: unknown loader {', '.join(unknown) or methods!r}; known: {', '.join(sorted(known))}"
                 )
         options = Options(
-            threads=_int_list(threads, "--threads"),
+            threads=positive_ints(threads, "--threads"),
             methods=chosen,
             repeats=repeats,
             warm=warm,

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kubegpu.cli.common import fail
+from kubegpu.cli.common import fail, positive_ints
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.report.simulation import Format, summaries_text
 from kubegpu.scheduler.gpu.registry import PROFILES, parse_policies
@@ -240,7 +240,11 @@ def simulate_main(
 
         jobs = (
             SyntheticJobs(
-                synthetic, rate, _int_list(gang_sizes, "gang-sizes"), _int_list(gpus_per_pod, "gpus-per-pod"), duration
+                synthetic,
+                rate,
+                positive_ints(gang_sizes, "--gang-sizes"),
+                positive_ints(gpus_per_pod, "--gpus-per-pod"),
+                duration,
             )
             if synthetic
             else None
@@ -282,16 +286,6 @@ def _whatif(paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int]
         return
     for note in start.left_out:
         _console().print(f"[dim]left out: {note}[/dim]")
-
-
-def _int_list(text: str, what: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise InputError(f"--{what}: {text!r} is not a comma list of integers") from None
-    if not values or any(v < 1 for v in values):
-        raise InputError(f"--{what}: give positive integers, e.g. 1,2,4,8")
-    return values
 
 
 def _events(plan: EventsPlan, fmt: Format, plot: Path | None, report: Path | None) -> None:
