@@ -75,7 +75,7 @@ def test_a_broken_object_is_still_reported(tmp_path: Path) -> None:
     result = runner.invoke(app, ["lint", str(tmp_path)])
     assert result.exit_code == 1
     assert "KG002" in result.output and "broken.yaml" in result.output
-    assert "1 file is not Kubernetes objects" in result.output
+    assert "1 file is not a Kubernetes object (skipped" in result.output
 
 
 def test_no_input_is_an_error(tmp_path: Path) -> None:

@@ -78,7 +78,8 @@ def skipped_summary(result: LintResult) -> list[str]:
     files, objects = len(result.skipped_files), len(result.skipped_objects)
     if files:
         lines.append(
-            f"{files} file{'s are' if files != 1 else ' is'} not Kubernetes objects (skipped; --verbose lists them)"
+            f"{files} {'files are not Kubernetes objects' if files != 1 else 'file is not a Kubernetes object'} "
+            "(skipped; --verbose lists them)"
         )
     if objects:
         lines.append(
