@@ -67,6 +67,9 @@ class Document:
     start_line: int = 1
     line_offset: int = 0
     is_json: bool = False
+    # Where an object read from text inside another object came from, in words (an Argo resource template's
+    # manifest); '' for objects of the file itself. Findings on such objects say so and carry no fix.
+    embedded_in: str = ""
     _nodes: dict[FieldPath, tuple[yaml.Node, yaml.Mark]] = field(default_factory=dict, repr=False)
     _locations: dict[FieldPath, Location] = field(default_factory=dict, repr=False)
     # What every rule asks first, read once when the document is made (the data is not changed afterwards).
@@ -101,6 +104,18 @@ class Document:
             found = Location(self.source, line, column, (*self.prefix, *path) if self.prefix else path)
             self._locations[path] = found
         return found
+
+    def value_node(self, path: FieldPath) -> yaml.Node | None:
+        """The YAML node of the value at `path` (None without a node tree or when the path is missing)."""
+        if self.node is None:
+            return None
+        node = _walk(self.node, self.node.start_mark, self.prefix)[0]
+        for part in path:
+            step = _child(node, part)
+            if step is None:
+                return None
+            node = step[0]
+        return node
 
     def _position(self, path: FieldPath) -> tuple[int, int]:
         if self.node is None:

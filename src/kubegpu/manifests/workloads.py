@@ -179,6 +179,9 @@ def release(doc: Document) -> None:
     """Forget the facts derived from `doc`, its pod templates and their containers (once it is linted), so
     that reference counting frees them without the cyclic collector."""
     memo = doc.__dict__.get("_kubegpu_memo") or {}
+    inner = memo.get("embedded")  # objects read from an Argo resource template's manifest
+    for embedded in inner.documents if inner is not None else ():
+        release(embedded)
     for template in memo.get("pod_templates", ()):
         for container in template.containers:
             forget(container)

@@ -26,6 +26,7 @@ from kubegpu.manifests import (
     read_source,
     uses_accelerators,
 )
+from kubegpu.manifests.embedded import embedded, embedded_objects
 from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
@@ -356,7 +357,8 @@ def lint_loaded(
     rules = [rule for rule in all_rules() if config.enabled(rule)]
     plan = _RulePlan.of(rules)
     by_name = {rule.name: rule for rule in all_rules()}
-    own_documents = tuple(doc for item in loaded for doc in item.documents)
+    # Objects an Argo resource template creates from its manifest text are objects of the input too.
+    own_documents = tuple(d for item in loaded for doc in item.documents for d in (doc, *embedded_objects(doc)))
     ctx = RuleContext(
         options=config.options,
         all_documents=own_documents if context_documents is None else tuple(context_documents),
@@ -395,6 +397,10 @@ def lint_loaded(
                             _add(result, config, rule, location, raw.message, raw, None, None, lines)
             for doc in item.documents:
                 _lint_document(doc, plan, ctx, config, result, lines)
+                inner = embedded(doc)
+                for embedded_doc in inner.documents:
+                    _lint_document(embedded_doc, plan, ctx, config, result, lines)
+                result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
             _record_checked(result, item)
             if item.origins is not None:
                 rendered.append((item, first, len(result.findings)))
@@ -466,7 +472,7 @@ def _point_at_sources(result: LintResult, rendered: Sequence[tuple[LoadedSource,
 def _record_checked(result: LintResult, item: LoadedSource) -> None:
     """Name each object linted by the file a person edits (for reports that list clean objects)."""
     origins = item.origins
-    for doc in item.documents:
+    for doc in (d for top in item.documents for d in (top, *embedded_objects(top))):
         if unchecked_kind(doc) is not None:
             continue
         file = doc.source
@@ -556,6 +562,10 @@ def _add(
         or config.severity.get(rule.name)
         or (raw.severity if raw is not None and raw.severity is not None else rule.severity)
     )
+    fix = raw.fix if raw is not None else None
+    if doc is not None and doc.embedded_in:  # an object written as text in another: say so; no edit reaches it
+        message = f"{message} ({doc.embedded_in})"
+        fix = None
     result.findings.append(
         Finding(
             code=rule.code,
@@ -564,7 +574,7 @@ def _add(
             message=message,
             location=location,
             obj=doc.ref if doc is not None else None,
-            fix=raw.fix if raw is not None else None,
+            fix=fix,
             document=doc,
         )
     )
