@@ -29,3 +29,10 @@ def forget(owner: Any) -> None:
     """Drop what was remembered of `owner`: derived facts often refer back to their owner, and such
     cycles would outlive the object until the cyclic collector found them."""
     owner.__dict__.pop("_kubegpu_memo", None)
+
+
+def remember(owner: Any, key: Hashable, value: T) -> T:
+    """Set what `key` answers for `owner` from now on (a fact that needs more than the owner to derive)."""
+    cache: dict[Hashable, Any] = owner.__dict__.setdefault("_kubegpu_memo", {})
+    cache[key] = value
+    return value

@@ -24,6 +24,7 @@ from kubegpu.manifests import (
     load_text,
     pod_templates,
     read_source,
+    trainjob,
     uses_accelerators,
 )
 from kubegpu.manifests.embedded import embedded, embedded_objects
@@ -368,6 +369,9 @@ def lint_loaded(
         smt=None if target is None else target.smt,
         whole_input_shared=whole_input_shared,
     )
+    for doc in own_documents:  # a TrainJob's pods are its runtime's, when the input holds that runtime
+        if doc.kind == "TrainJob" and (runtime := trainjob.find_runtime(doc, ctx.documents_of)) is not None:
+            trainjob.bind_runtime(doc, runtime)
     result = LintResult(files=len(loaded), documents=len(own_documents))
     rendered: list[tuple[LoadedSource, int, int]] = []
     for item in loaded:
@@ -511,7 +515,8 @@ def _lint_document(
     # A kind read generically says so in its findings; a synthesised pod (an operator's CR) takes no pod-spec fix.
     generic = bool(templates) and crds.coverage(doc) is crds.Coverage.GENERIC
     result.generic += generic
-    synthesised = doc.kind in crds.SYNTHESISED_KINDS
+    synthesised = doc.kind in crds.SYNTHESISED_KINDS or trainjob.bound_runtime(doc) is not None
+    read_from = trainjob.pod_note(doc)
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
@@ -525,6 +530,8 @@ def _lint_document(
                 message = raw.message
                 if generic:
                     message = f"{message} ({crds.generic_note(doc)} at {format_path(template.path)})"
+                if read_from:
+                    message = f"{message} ({read_from})"
                 if synthesised and raw.fix is not None:
                     raw = replace(raw, fix=None)
                 _add(

@@ -23,6 +23,7 @@ from kubegpu.manifests import (
     get_path,
     mapping_items,
     pod_templates,
+    trainjob,
     uses_accelerators,
 )
 from kubegpu.manifests.placeholders import templated_counts
@@ -376,15 +377,13 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
 
 
 def _runtime_pod_group_policy(name: str, doc: Document, ctx: RuleContext) -> str | None:
-    """The podGroupPolicy source of the named (Cluster)TrainingRuntime in the input; '' without one; None if absent."""
-    for other in ctx.documents_of("TrainingRuntime", "ClusterTrainingRuntime"):
-        if other.metadata.get("name") != name:
-            continue
-        if other.kind == "TrainingRuntime" and not _same_namespace(other, doc):
-            continue
-        policy = as_mapping(get_path(other.data, ("spec", "podGroupPolicy")))
-        return ", ".join(str(key) for key in policy) if policy else ""
-    return None
+    """The podGroupPolicy source of the TrainJob's (Cluster)TrainingRuntime in the input; '' without one; None if
+    the runtime is not in the input."""
+    runtime = trainjob.find_runtime(doc, ctx.documents_of)
+    if runtime is None:
+        return None
+    policy = as_mapping(get_path(runtime.data, ("spec", "podGroupPolicy")))
+    return ", ".join(str(key) for key in policy) if policy else ""
 
 
 def _native_policy(ref: tuple[str, str], doc: Document, ctx: RuleContext) -> str | None:

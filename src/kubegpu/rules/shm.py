@@ -20,6 +20,7 @@ from kubegpu.manifests import (
     mapping_items,
     memoised,
     pod_templates,
+    trainjob,
 )
 from kubegpu.manifests.crds import SYNTHESISED_KINDS
 from kubegpu.manifests.resources import template_pod
@@ -134,9 +135,6 @@ def shm_size_text(memory_limit: int) -> str:
     return f"{size // GI}Gi" if size % GI == 0 else f"{size // MI}Mi"
 
 
-_TRAINER_STEP_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
-
-
 def _has_shm(template: PodTemplate) -> bool:
     memory_volumes = _memory_volumes(template)
     return any(_shm_volume_name(c) in memory_volumes for c in template.containers if c.kind == "container")
@@ -144,24 +142,14 @@ def _has_shm(template: PodTemplate) -> bool:
 
 def _trainjob_runtime(template: PodTemplate, ctx: RuleContext) -> Document | None:
     """The (Cluster)TrainingRuntime a TrainJob refers to, when it is in the input (kind defaults to the cluster one)."""
-    ref = get_path(template.document.data, ("spec", "runtimeRef"))
-    if not isinstance(ref, Mapping) or not ref.get("name"):
-        return None
-    kind = str(ref.get("kind") or "ClusterTrainingRuntime")
-    if kind not in ("ClusterTrainingRuntime", "TrainingRuntime"):  # not a runtime kind: nothing to look up
-        return None
-    for doc in ctx.documents_of(kind):
-        if doc.metadata.get("name") == ref.get("name") and (
-            kind == "ClusterTrainingRuntime" or doc.ref.namespace == template.document.ref.namespace
-        ):
-            return doc
-    return None
+    return trainjob.find_runtime(template.document, ctx.documents_of)
 
 
 def _runtime_has_shm(runtime: Document) -> bool:
     """Does the runtime's trainer pod (the job labelled as the trainer step, or named `node`) mount /dev/shm?"""
     templates = list(pod_templates(runtime))
-    trainer = [t for t in templates if t.labels.get(_TRAINER_STEP_LABEL) == "trainer" or t.role == "node"]
+    name = trainjob.trainer_job_name(runtime)
+    trainer = [t for t in templates if t.role == name]
     return any(_has_shm(t) for t in (trainer or templates))
 
 

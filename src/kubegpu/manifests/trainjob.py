@@ -1,0 +1,182 @@
+"""The pods of a Kubeflow Trainer TrainJob: its (Cluster)TrainingRuntime's JobSet with the TrainJob's overrides.
+
+Follows kubeflow/trainer @ 8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3:
+- pkg/apis/trainer/v1alpha1/trainjob_types.go: spec.runtimeRef {name, apiGroup, kind (default
+  ClusterTrainingRuntime)}, spec.trainer {image, command, args, env, numNodes, resourcesPerNode, numProcPerNode}.
+- pkg/apis/trainer/v1alpha1/trainingruntime_types.go: spec.mlPolicy {numNodes, torch, mpi {runLauncherAsNode}},
+  spec.podGroupPolicy, spec.template (a JobSet template: metadata and a JobSetSpec with replicatedJobs).
+- pkg/runtime/core/trainingruntime.go: each replicatedJob is a pod set of `parallelism` pods (default 1); the job
+  labelled `trainer.kubeflow.org/trainjob-ancestor-step: trainer` counts mlPolicy.numNodes (default 1) when the
+  runtime has an mlPolicy; trainer.resourcesPerNode is merged (strategic merge: requests and limits key by key,
+  the TrainJob's value wins) into the container named `node` of that job (and of the job named `node` when MPI
+  runs the launcher as a node).
+- pkg/runtime/framework/plugins/{torch,plainml,jax}: trainer.numNodes replaces the trainer pod set's count;
+  plugins/mpi: the `node` pod set counts numNodes, or numNodes - 1 when runLauncherAsNode.
+- pkg/runtime/framework/plugins/jobset/builder.go: the trainer job runs with replicas 1; its `node` container
+  takes trainer.image, command and args when set, and trainer.env is upserted by name into its env.
+Initializer jobs (dataset-initializer, model-initializer) run before the trainer and are not its pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path, mapping_items
+from kubegpu.manifests.memo import memoised, remember
+from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, int_field
+
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+TRAINER_STEP = "trainer"
+NODE = "node"
+_INITIALIZER_STEPS = frozenset({"dataset-initializer", "model-initializer"})
+RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
+
+
+def runtime_ref(doc: Document) -> tuple[str, str] | None:
+    """(kind, name) of the runtime a TrainJob refers to; kind defaults to ClusterTrainingRuntime."""
+    ref = as_mapping(get_path(doc.data, ("spec", "runtimeRef")))
+    if not ref.get("name"):
+        return None
+    return str(ref.get("kind") or "ClusterTrainingRuntime"), str(ref["name"])
+
+
+def find_runtime(doc: Document, documents_of: Callable[..., Iterable[Document]]) -> Document | None:
+    """The (Cluster)TrainingRuntime a TrainJob refers to, when it is among `documents_of(kind)`."""
+    ref = runtime_ref(doc)
+    if ref is None or ref[0] not in RUNTIME_KINDS:
+        return None
+    kind, name = ref
+    for other in documents_of(kind):
+        if other.metadata.get("name") != name:
+            continue
+        if kind == "ClusterTrainingRuntime" or other.ref.namespace == doc.ref.namespace:
+            return other
+    return None
+
+
+def bind_runtime(doc: Document, runtime: Document) -> None:
+    """From now on the TrainJob's pod templates are those its runtime makes with the TrainJob's overrides."""
+    remember(doc, "trainjob_runtime", runtime)
+    remember(doc, "pod_templates", templates_with_runtime(doc, runtime))
+
+
+def bound_runtime(doc: Document) -> Document | None:
+    """The runtime bound to this TrainJob (None when its pods are read from spec.trainer alone)."""
+    found: Document | None = memoised(doc, "trainjob_runtime", lambda: None)
+    return found
+
+
+def _ancestor(job: Mapping[str, Any]) -> Any:
+    return as_mapping(get_path(job, ("template", "metadata", "labels"))).get(ANCESTOR_LABEL)
+
+
+def _trainer_index(jobs: list[Mapping[str, Any]]) -> int | None:
+    """The trainer job: the one labelled as the trainer step, else the one named `node`."""
+    return next(
+        (i for i, job in enumerate(jobs) if _ancestor(job) == TRAINER_STEP),
+        next((i for i, job in enumerate(jobs) if job.get("name") == NODE), None),
+    )
+
+
+def trainer_job_name(runtime: Document) -> str | None:
+    """The name of the runtime's trainer replicatedJob (None when it has none)."""
+    jobs = mapping_items(get_path(runtime.data, ("spec", "template", "spec", "replicatedJobs")))
+    index = _trainer_index(jobs)
+    return None if index is None else str(jobs[index].get("name") or f"job-{index}")
+
+
+def templates_with_runtime(doc: Document, runtime: Document) -> tuple[PodTemplate, ...]:
+    trainer = as_mapping(get_path(doc.data, ("spec", "trainer")))
+    spec = as_mapping(runtime.data.get("spec"))
+    ml_policy = spec.get("mlPolicy")
+    mpi = as_mapping(as_mapping(ml_policy).get("mpi"))
+    launcher_as_node = mpi.get("runLauncherAsNode") is True
+    jobs = mapping_items(get_path(spec, ("template", "spec", "replicatedJobs")))
+    ancestors = [_ancestor(j) for j in jobs]
+    trainer_index = _trainer_index(jobs)
+    here: FieldPath = ("spec", "trainer") if "trainer" in as_mapping(doc.data.get("spec")) else ("spec", "runtimeRef")
+    out: list[PodTemplate] = []
+    for i, job in enumerate(jobs):
+        if ancestors[i] in _INITIALIZER_STEPS:
+            continue
+        job_spec = as_mapping(get_path(job, ("template", "spec")))
+        pod_template = as_mapping(job_spec.get("template"))
+        pod = pod_template.get("spec")
+        if not isinstance(pod, Mapping):
+            continue
+        name = str(job.get("name") or f"job-{i}")
+        is_trainer = i == trainer_index
+        count = int_field(job_spec.get("parallelism"), 1)
+        if ancestors[i] == TRAINER_STEP and isinstance(ml_policy, Mapping):
+            count = int_field(ml_policy.get("numNodes"), 1)
+        if is_trainer and trainer.get("numNodes") is not None:
+            nodes = int_field(trainer.get("numNodes"), None)
+            count = None if nodes is None else (max(nodes - 1, 1) if launcher_as_node and name == NODE else nodes)
+        replicas = 1 if is_trainer else int_field(job.get("replicas"), 1)
+        takes_resources = is_trainer or (launcher_as_node and name == NODE)
+        merged = dict(pod)
+        refs: list[ContainerRef] = []
+        for ref in containers_of(pod, ("spec", "runtimeRef")):
+            data = ref.data
+            path = ref.path[:2]
+            if ref.kind == "container" and ref.name == NODE and (is_trainer or takes_resources):
+                data = _override(data, trainer, is_trainer, takes_resources)
+                path = here
+            refs.append(ContainerRef(path, data, ref.kind))
+        merged["initContainers"] = [r.data for r in refs if r.kind != "container"]
+        merged["containers"] = [r.data for r in refs if r.kind == "container"]
+        out.append(
+            PodTemplate(
+                doc,
+                here if is_trainer else ("spec", "runtimeRef"),
+                merged,
+                None,
+                as_mapping(pod_template.get("metadata")),
+                TRAINER_STEP if is_trainer else name,
+                None if count is None or replicas is None else count * replicas,
+                tuple(refs),
+            )
+        )
+    return tuple(out)
+
+
+def _override(
+    container: Mapping[str, Any], trainer: Mapping[str, Any], is_trainer: bool, takes_resources: bool
+) -> dict[str, Any]:
+    out = dict(container)
+    if is_trainer:
+        for key in ("image", "command", "args"):
+            if trainer.get(key) is not None:
+                out[key] = trainer[key]
+    env = trainer.get("env")
+    if isinstance(env, list) and env:
+        given = {str(e.get("name")): e for e in mapping_items(env)}
+        current = mapping_items(container.get("env"))
+        present = {str(e.get("name")) for e in current}
+        merged_env = [given.get(str(e.get("name")), e) for e in current]  # replaced in place, as UpsertEnvVars does
+        out["env"] = [*merged_env, *(e for name, e in given.items() if name not in present)]
+    override = trainer.get("resourcesPerNode")
+    if takes_resources and isinstance(override, Mapping):
+        base = as_mapping(container.get("resources"))
+        resources = dict(base)
+        for section in ("requests", "limits"):
+            if isinstance(override.get(section), Mapping):
+                resources[section] = {**as_mapping(base.get(section)), **override[section]}
+        if isinstance(override.get("claims"), list):
+            resources["claims"] = override["claims"]
+        out["resources"] = resources
+    return out
+
+
+def pod_note(doc: Document) -> str:
+    """Words for a TrainJob's findings: where its pod was read from ('' for other kinds)."""
+    if doc.kind != "TrainJob":
+        return ""
+    runtime = bound_runtime(doc)
+    if runtime is not None:
+        return f"the pod is the trainer template of {runtime.kind} '{runtime.ref.name}' with this TrainJob's settings"
+    ref = runtime_ref(doc)
+    if ref is None:
+        return ""
+    return f"its runtime {ref[0]} '{ref[1]}' is not in the input: only spec.trainer was read"
