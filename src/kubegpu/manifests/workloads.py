@@ -337,25 +337,40 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
             )
 
 
+def llm_group_size(section: Mapping[str, Any]) -> int | None:
+    """Pods per LeaderWorkerSet group of an LLMInferenceService workload (its main spec or `prefill`).
+
+    KServe pkg/apis/serving/v1alpha2/llm_inference_service_types_func.go @ aaac4e294dae2c7b1aa1886447793f3aa1c30912
+    (ParallelismSpec.GetSize): data parallel (data or dataLocal set) gives max(data / dataLocal, 1), else
+    pipeline; None when neither is set (the LeaderWorkerSet's default size, 1).
+    """
+    parallelism = as_mapping(section.get("parallelism"))
+    data, local = parallelism.get("data"), parallelism.get("dataLocal")
+    if (int_field(data, 0) or 0) > 0 or (int_field(local, 0) or 0) > 0:
+        return max((int_field(data, 1) or 1) // max(int_field(local, 1) or 1, 1), 1)
+    pipeline = int_field(parallelism.get("pipeline"), 0) or 0
+    return pipeline if pipeline > 0 else None
+
+
 def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
-    """KServe LLMInferenceService: `spec.template` and `spec.worker` are pod specs; so are prefill's."""
+    """KServe LLMInferenceService: `spec.template` (the leader, or the only pod) and `spec.worker` are pod specs; so
+    are prefill's. With a worker, each replica is a LeaderWorkerSet group of llm_group_size pods: the leader and
+    size - 1 workers (KServe pkg/controller/v1alpha2/llmisvc/workload_multi_node.go)."""
     spec = as_mapping(doc.data.get("spec"))
     replicas = int_field(spec.get("replicas"), 1)
-    parallelism = as_mapping(spec.get("parallelism"))
     for base, role in (((), "main"), (("prefill",), "prefill")):
         section = as_mapping(get_path(spec, base)) if base else spec
         if base and not section:
             continue
-        section_replicas = int_field(section.get("replicas"), replicas)
+        section_replicas = int_field(section.get("replicas"), replicas if not base else 1)
+        size = llm_group_size(section) or 1
         for key in ("template", "worker"):
             pod = section.get(key)
             if isinstance(pod, Mapping):
                 path: FieldPath = ("spec", *base, key)
                 count = section_replicas
                 if key == "worker" and count is not None:
-                    nodes = int_field(parallelism.get("data"), None) or 1
-                    local = int_field(parallelism.get("dataLocal"), None) or 1
-                    count = count * max(1, nodes // local - 1)
+                    count = count * max(size - 1, 1)
                 yield PodTemplate(
                     doc,
                     path,

@@ -26,8 +26,9 @@ from kubegpu.manifests import (
     trainjob,
     uses_accelerators,
 )
-from kubegpu.manifests.placeholders import templated_counts
-from kubegpu.manifests.workloads import int_field
+from kubegpu.manifests.document import format_path
+from kubegpu.manifests.placeholders import is_placeholder, templated_counts
+from kubegpu.manifests.workloads import int_field, llm_group_size
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 
 _PRACTICE = "gang scheduling"
@@ -71,8 +72,14 @@ _DISTRIBUTED_LAUNCH = re.compile(
     r"\bray start\b|--nnodes\b|--num[-_]nodes\b|\btorchrun\b|torch\.distributed|\bMASTER_ADDR\b|\bmpirun\b"
     r"|\bhorovodrun\b|jax\.distributed|--dist[-_]init[-_]addr|--nproc[-_]per[-_]node|--pipeline[-_]parallel[-_]size"
 )
-# KServe kinds whose model replicas span nodes (a head or leader plus workers).
-SERVING_KINDS = frozenset({"InferenceService", "LLMInferenceService"})
+# Serving kinds whose model replicas span nodes (a head or leader plus workers; Dynamo's multinode services).
+SERVING_KINDS = frozenset({"InferenceService", "LLMInferenceService", "DynamoGraphDeployment"})
+# NVIDIA Dynamo (ai-dynamo/dynamo docs/kubernetes/deployment/multinode-deployment.md and
+# deploy/cloud/operator/internal/dynamo/grove.go @ 3ecb210f4de10d9e09db8c38e85dd102106bf172): a service with
+# multinode.nodeCount > 1 runs each replica as one group of nodeCount pods, a Grove PodCliqueScalingGroup (gang
+# scheduled through Grove's PodGang) or, with the annotation nvidia.com/enable-grove: "false", a LeaderWorkerSet
+# that the operator gangs with Volcano.
+DYNAMO_GROVE_ANNOTATION = "nvidia.com/enable-grove"
 # KAI's pod-grouper gives these kinds one PodGroup with minMember = all their pods (or schedulingPolicy.minAvailable).
 KAI_GANG_KINDS = frozenset({*KUBEFLOW_KINDS, "RayJob", "RayCluster", "RayService", "LeaderWorkerSet"})
 # Operators (training-operator, mpi-operator) create a PodGroup when their gang scheduler is the pods' scheduler.
@@ -202,14 +209,49 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
             nodes,
             f"each model replica's {nodes} pods (the LeaderWorkerSet the NIM operator creates)",
         )
+    if kind == "DynamoGraphDeployment":
+        groups: list[tuple[PodTemplate, int]] = []
+        slot = ""
+        for template in gpu:
+            raw = get_path(doc.data, (*template.path, "multinode", "nodeCount"))
+            if is_placeholder(raw):  # checked as if it rendered to 2 nodes, and said so
+                slot = slot or f"{format_path((*template.path, 'multinode', 'nodeCount'))}: {raw}"
+                groups.append((template, 2))
+            elif (count := int_field(raw, 1)) is not None and count > 1:
+                groups.append((template, count))
+        if not groups:
+            return None  # single-node services: independent replicas
+        nodes = max(n for _t, n in groups)
+        multinode = tuple(t for t, _n in groups)
+        return JobShape(
+            doc,
+            multinode,
+            multinode,
+            nodes,
+            nodes,
+            f"each replica's {nodes} pods (multinode.nodeCount: one multi-host group of the Dynamo operator)",
+            slot,
+        )
     if kind == "LLMInferenceService":
-        if not any(t.role.endswith("worker") for t in gpu):
+        # Each workload with a worker template (the main one, prefill) is a LeaderWorkerSet: a group of its size.
+        sizes: dict[str, int] = {}
+        for template in gpu:
+            if not template.role.endswith("worker"):
+                continue
+            section = as_mapping(get_path(doc.data, template.path[:-1]))
+            sizes[template.role] = max(2, llm_group_size(section) or 2)  # a worker template means 2+ pods a group
+        if not sizes:
             return None
-        parallelism = as_mapping(get_path(doc.data, ("spec", "parallelism")))
-        data = int_field(parallelism.get("data"), 1) or 1
-        local = int_field(parallelism.get("dataLocal"), 1) or 1
-        nodes = max(2, data // local)  # the leader pod plus (data / dataLocal - 1) workers per replica
-        return JobShape(doc, templates, gpu, nodes, nodes, f"each model replica's {nodes} pods (leader and workers)")
+        nodes = max(sizes.values())
+        grouped = tuple(t for t in templates if t.path[:-1] in {u.path[:-1] for u in gpu if u.role in sizes})
+        return JobShape(
+            doc,
+            grouped,
+            tuple(t for t in gpu if t in grouped),
+            nodes,
+            nodes,
+            f"each model replica's {nodes} pods (one LeaderWorkerSet group)",
+        )
     counts = [t.replicas for t in templates]
     slots = templated_counts(doc.data.get("spec"), ("spec",)) if isinstance(doc.data, Mapping) else ()
     if slots:
@@ -315,6 +357,13 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
     templates = shape.templates
     if is_volcano_job(doc):
         return GangVerdict("Volcano Job (its PodGroup's minMember is spec.minAvailable)")
+    if doc.kind == "DynamoGraphDeployment":
+        lws = str(object_annotations(doc).get(DYNAMO_GROVE_ANNOTATION) or "").lower() == "false"
+        return GangVerdict(
+            "the Dynamo operator (a LeaderWorkerSet ganged by Volcano)"
+            if lws
+            else "the Dynamo operator (Grove PodGang)"
+        )
     if kueue_managed(doc):
         return GangVerdict(f"Kueue ({KUEUE_QUEUE_LABEL}: {object_labels(doc).get(KUEUE_QUEUE_LABEL)})")
     if doc.kind == "TrainJob":
@@ -426,7 +475,7 @@ def metadata_anchor(doc: Document) -> FieldPath:
 
 def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     shape = job_shape(doc, ctx)
-    if shape is None or shape.unit_pods < 2 or doc.kind in SERVING_KINDS:
+    if shape is None or shape.unit_pods < 2 or doc.kind == "InferenceService":
         return
     verdict = gang_verdict(shape, ctx)
     if verdict.mechanism is not None:
@@ -443,7 +492,11 @@ def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
             Safety.UNSAFE,
             (Edit("add", (*labels_path, KUEUE_QUEUE_LABEL), str(queue)),),
         )
-    serving = " (a serving group: its leader and workers only work together)" if doc.kind == "LeaderWorkerSet" else ""
+    serving = (
+        " (a serving group: its leader and workers only work together)"
+        if doc.kind in ("LeaderWorkerSet", "LLMInferenceService")
+        else ""
+    )
     reason = f"; {verdict.reason}" if verdict.reason else ""
     job_spec: FieldPath = ("spec", "jobTemplate", "spec") if doc.kind == "CronJob" else ("spec",)
     work_queue = (
@@ -639,10 +692,15 @@ GANG_MISSING = Rule(
     "PodGroups gang by minMember; KAI gangs Kubeflow, Ray and LeaderWorkerSet workloads (but gives each batch Job "
     "pod its own PodGroup); scheduler-plugins coscheduling uses the scheduling.x-k8s.io/pod-group label; the "
     "native Workload API uses spec.workloadRef (v1.35) or spec.schedulingGroup (v1.36). Counted: Job parallelism, "
-    "JobSet, Kubeflow replica specs, TrainJob numNodes, RayJob workers, RayCluster and RayService clusters of a "
-    "fixed size with two or more GPU workers (not autoscaled ones), StatefulSets whose GPU containers start a "
-    "distributed launcher (ray start, torchrun, MASTER_ADDR, mpirun), LeaderWorkerSet groups, AppWrapper "
-    "contents. A parallel Job that is not Indexed is reported as information only: it may be a work queue of "
+    "JobSet, Kubeflow replica specs, TrainJob numNodes (with its runtime's trainer pods when the runtime is in the "
+    "input), RayJob workers, RayCluster and RayService clusters of a fixed size with two or more GPU workers (not "
+    "autoscaled ones), StatefulSets whose GPU containers start a distributed launcher (ray start, torchrun, "
+    "MASTER_ADDR, mpirun), LeaderWorkerSet groups, KServe LLMInferenceService workloads with a worker template "
+    "(one LeaderWorkerSet group per replica, its size from parallelism; Kueue labels on the LLMInferenceService "
+    "reach it), AppWrapper contents and objects an Argo resource step creates. NVIDIA Dynamo services with "
+    "multinode.nodeCount > 1 are ganged by the Dynamo operator (Grove, or a LeaderWorkerSet with Volcano). "
+    "A parallel Job that is not Indexed is reported as information "
+    "only: it may be a work queue of "
     "independent pods. A pod count that is a template placeholder (`replicas: $NUM_NODES`) is checked as if it "
     "rendered above 1 and reported as information naming the placeholder. Kueue's manageJobsWithoutQueueName "
     "cannot be seen in manifests; suppress with a reason if you rely on it.",

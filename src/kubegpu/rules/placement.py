@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from kubegpu.manifests import Document, PodTemplate, as_mapping, get_path, mapping_items
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.gang import (
+    DYNAMO_GROVE_ANNOTATION,
     JobShape,
     is_volcano_job,
     is_work_queue_job,
@@ -163,12 +164,33 @@ def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContex
     job_annotations = object_annotations(doc)
     if any(job_annotations.get(k) or annotations.get(k) for k in KAI_TOPOLOGY_ANNOTATIONS):
         return "KAI topology placement"
-    exclusive = {"LeaderWorkerSet": LWS_TOPOLOGY_ANNOTATIONS, "JobSet": (JOBSET_TOPOLOGY_ANNOTATION,)}
+    if doc.kind == "DynamoGraphDeployment" and (domain := _dynamo_pack_domain(doc, template)):
+        return f"Dynamo topologyConstraint packDomain {domain}"
+    # KServe copies an LLMInferenceService's leaderworkerset.sigs.k8s.io annotations to its LeaderWorkerSet.
+    exclusive = {
+        "LeaderWorkerSet": LWS_TOPOLOGY_ANNOTATIONS,
+        "LLMInferenceService": LWS_TOPOLOGY_ANNOTATIONS,
+        "JobSet": (JOBSET_TOPOLOGY_ANNOTATION,),
+    }
     for key in exclusive.get(doc.kind, ()):
         value = str(job_annotations.get(key) or "")
         if value and not value.startswith("topology.kubernetes.io/"):  # a zone or region is far wider than a rack
             return f"{doc.kind} exclusive topology on {value}"
     return _affinity_constraint(template, _extra_labels(ctx)) or _compute_domain_claim(template, ctx)
+
+
+# Dynamo packs each multinode replica's pods into one topology domain (spec.topologyConstraint.packDomain, or the
+# service's own topologyConstraint.packDomain) through Grove; with nvidia.com/enable-grove: "false" (LeaderWorkerSet)
+# the constraint is not applied (ai-dynamo/dynamo docs/kubernetes/topology-aware-scheduling.md).
+_WIDE_DOMAINS = frozenset({"region", "zone", "datacenter"})
+
+
+def _dynamo_pack_domain(doc: Document, template: PodTemplate) -> str | None:
+    if str(object_annotations(doc).get(DYNAMO_GROVE_ANNOTATION) or "").lower() == "false":
+        return None
+    service = as_mapping(get_path(doc.data, (*template.path, "topologyConstraint"))).get("packDomain")
+    domain = service or as_mapping(get_path(doc.data, ("spec", "topologyConstraint"))).get("packDomain")
+    return str(domain) if domain and str(domain) not in _WIDE_DOMAINS else None
 
 
 def _gb200(template: PodTemplate, ctx: RuleContext) -> bool:
@@ -252,8 +274,11 @@ TOPOLOGY_MISSING = Rule(
     "network. Accepted constraints: Kueue Topology Aware Scheduling annotations on each GPU pod template (only "
     "when the job has a kueue.x-k8s.io/queue-name label), pod affinity or a node selector on a rack/block/"
     "NVLink-domain label (zone and region are not enough), Volcano networkTopology, KAI topology placement "
-    "annotations, LeaderWorkerSet or JobSet exclusive-topology (on a key narrower than a zone), or a DRA "
-    "ComputeDomain claim found in the input. A Job that is not Indexed is not checked (its pods may be "
+    "annotations, LeaderWorkerSet or JobSet exclusive-topology (on a key narrower than a zone; an "
+    "LLMInferenceService's own annotation reaches its LeaderWorkerSet), an NVIDIA Dynamo topologyConstraint "
+    "packDomain narrower than a zone (with Grove, the default), or a DRA ComputeDomain claim found in the input. "
+    "Multi-host serving counts too: each Dynamo multinode replica and each LLMInferenceService LeaderWorkerSet "
+    "group. A Job that is not Indexed is not checked (its pods may be "
     "independent workers that exchange no NCCL traffic); a placeholder pod count gives an info-level finding that "
     "names it.",
     bad_example="kind: PyTorchJob\nspec:\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 4   # 8 GPUs each",
