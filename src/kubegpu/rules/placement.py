@@ -210,7 +210,7 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
     unmanaged = [t for t in loose if any(t.annotations.get(k) for k in KUEUE_TAS_ANNOTATIONS)]
     level = ctx.option("topology-missing", "topology-level", None)
     fix = None
-    if level:
+    if level and doc.kind != "DynamoGraphDeployment":  # Kueue does not manage a Dynamo graph's pods
         edits = []
         for template in loose:
             if template.metadata_path is None or template.metadata is template.document.metadata:
@@ -230,10 +230,23 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
         and isinstance(get_path(first.document.data, first.metadata_path), Mapping)
     )
     anchor = first.metadata_path if has_metadata and first.metadata_path is not None else first.path
-    hints = [
-        f"add {KUEUE_PREFERRED} (or -required-) on the pod template(s) with a Kueue-managed job, a required "
-        "podAffinity on a rack/block label, or a Volcano/KAI topology constraint"
-    ]
+    if doc.kind == "DynamoGraphDeployment":
+        hints = [
+            "set spec.topologyConstraint (topologyProfile and a packDomain such as rack or block) or the service's "
+            "topologyConstraint.packDomain, which Grove applies to each multinode replica, or a required podAffinity "
+            "on a rack/block label in extraPodSpec"
+        ]
+    elif doc.kind == "LLMInferenceService":
+        hints = [
+            f"annotate the LLMInferenceService with {LWS_TOPOLOGY_ANNOTATIONS[0]} on a rack/block label (KServe "
+            "copies it to the LeaderWorkerSet), or use Kueue topology annotations on a Kueue-managed service or a "
+            "required podAffinity on a rack/block label"
+        ]
+    else:
+        hints = [
+            f"add {KUEUE_PREFERRED} (or -required-) on the pod template(s) with a Kueue-managed job, a required "
+            "podAffinity on a rack/block label, or a Volcano/KAI topology constraint"
+        ]
     if _gb200(first, ctx):
         hints.append("on GB200 NVL72 claim a DRA ComputeDomain channel so the pods share one NVLink domain")
     note = ""
@@ -248,7 +261,11 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
         f"placement constraint){note}: the scheduler may put them on nodes under different leaf switches or racks, "
         "and every NCCL collective then crosses the spine; "
         + "; ".join(hints)
-        + ("" if level else " (give the rule option `topology-level` for an automatic fix)")
+        + (
+            ""
+            if level or doc.kind == "DynamoGraphDeployment"
+            else " (give the rule option `topology-level` for an automatic fix)"
+        )
         + shape.hedge,
         fix,
         Severity.INFO if shape.placeholder else None,
