@@ -67,8 +67,9 @@ def bound_runtime(doc: Document) -> Document | None:
     return found
 
 
-def _ancestor(job: Mapping[str, Any]) -> Any:
-    return as_mapping(get_path(job, ("template", "metadata", "labels"))).get(ANCESTOR_LABEL)
+def _ancestor(job: Mapping[str, Any]) -> str | None:
+    value = as_mapping(get_path(job, ("template", "metadata", "labels"))).get(ANCESTOR_LABEL)
+    return value if isinstance(value, str) else None
 
 
 def _trainer_index(jobs: list[Mapping[str, Any]]) -> int | None:
