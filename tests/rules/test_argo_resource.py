@@ -74,3 +74,13 @@ def test_objects_are_read_once_per_workflow_and_only_from_workflows() -> None:
     assert [d.kind for d in embedded(wf).documents] == ["Pod"]
     job = load_text("j.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {manifest: 'kind: Pod'}")
     assert embedded(job.documents[0]).documents == ()
+
+
+def test_a_manifest_from_another_steps_artifact_is_counted_as_not_checked() -> None:
+    text = _WORKFLOW.replace(
+        "      manifest: |\n{body}",
+        "      manifestFrom:\n        artifact: {name: manifest, from: '{{steps.render.outputs.artifacts.job}}'}\n",
+    )
+    result = lint_text("wf.yaml", text, LintConfig())
+    assert [s.kind for s in result.skipped] == ["object"]
+    assert "artifact not in the input" in result.skipped[0].reason

@@ -66,6 +66,11 @@ def _read(doc: Document) -> Embedded:
     for path, text, name in _manifests(doc):
         where = doc.location(path)
         note = f"read from the manifest of the Argo {doc.kind} '{doc.ref.name}' step '{name}' ({format_path(path)})"
+        if text is None:
+            unread.append(
+                Unread(doc.source, where.line, f"{note}: its manifest is an artifact not in the input; not checked")
+            )
+            continue
         if not text.strip():
             continue
         loaded = load_text(doc.source, _quote_expressions(text))
@@ -91,8 +96,9 @@ def _read(doc: Document) -> Embedded:
     return Embedded(tuple(documents), tuple(unread))
 
 
-def _manifests(doc: Document) -> Iterator[tuple[FieldPath, str, str]]:
-    """(path of the manifest string, its text, the template's name) of every creating resource template."""
+def _manifests(doc: Document) -> Iterator[tuple[FieldPath, str | None, str]]:
+    """(path of the manifest string, its text, the template's name) of every creating resource template; the text
+    is None for a manifest taken from an artifact that is not inline."""
     base: FieldPath = ("spec", "workflowSpec") if doc.kind == "CronWorkflow" else ("spec",)
     spec = as_mapping(get_path(doc.data, base))
     for i, template in enumerate(mapping_items(spec.get("templates"))):
@@ -107,6 +113,8 @@ def _manifests(doc: Document) -> Iterator[tuple[FieldPath, str, str]]:
             yield (*path, "manifest"), manifest, name
         elif isinstance(raw, str):
             yield (*path, "manifestFrom", "artifact", "raw", "data"), raw, name
+        elif isinstance(resource.get("manifestFrom"), Mapping):  # an artifact of another step or a repository
+            yield (*path, "manifestFrom"), None, name
 
 
 def _line_offset(doc: Document, path: FieldPath) -> tuple[int, bool]:
