@@ -1,11 +1,12 @@
-"""Section 13.2 rules (KG201-KG203): the YAML case table, and the size the fixes derive from the memory limit."""
+"""/dev/shm rules (KG201-KG203): the YAML case table, and the size the fixes derive from the memory limit."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from hypothesis import given
+import yaml
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubegpu.fix import FixOptions, fix_text
@@ -44,3 +45,62 @@ def test_the_dshm_fix_never_leaves_an_unsized_or_oversized_volume(memory: str) -
     outcome = fix_text("p.yaml", text, lint, FixOptions(unsafe=False))
     assert outcome.error is None
     assert [f.name for f in lint("p.yaml", outcome.fixed)] == []
+
+
+_SIZES = st.one_of(st.none(), st.integers(1, 4096).map(lambda n: f"{n}Mi"), st.sampled_from(["64Mi", "65Mi", "129Mi"]))
+
+
+@st.composite
+def _shm_pods(draw: Any) -> str:
+    """A GPU pod with a random memory limit (or none), and maybe a disk or memory emptyDir of a random size mounted
+    at /dev/shm or elsewhere, or not mounted at all."""
+    memory = draw(_SIZES)
+    limits = f"{{cpu: '4', nvidia.com/gpu: 1{', memory: ' + memory if memory else ''}}}"
+    volume = ""
+    mount = ""
+    shape = draw(st.sampled_from(["none", "disk-at-shm", "memory-at-shm", "memory-unused", "memory-elsewhere"]))
+    if shape != "none":
+        size = draw(_SIZES)
+        fields = [
+            *(["medium: Memory"] if shape.startswith("memory") else []),
+            *([f"sizeLimit: {size}"] if size else []),
+        ]
+        volume = f"  volumes:\n  - name: v\n    emptyDir: {{{', '.join(fields)}}}\n"
+        if shape.endswith("at-shm"):
+            mount = "    volumeMounts: [{name: v, mountPath: /dev/shm}]\n"
+        elif shape == "memory-elsewhere":
+            mount = "    volumeMounts: [{name: v, mountPath: /scratch}]\n"
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" + volume + "  containers:\n  - name: c\n"
+        f"    image: nvcr.io/nvidia/pytorch:24.05-py3\n    resources: {{limits: {limits}}}\n" + mount
+    )
+
+
+def _shm_of(text: str) -> tuple[Any, int | None]:
+    """The volume mounted at /dev/shm in the pod's one container (or None) and the pod's memory limit in bytes."""
+    data = yaml.safe_load(text)
+    spec = data["spec"]
+    container = spec["containers"][0]
+    memory = container["resources"]["limits"].get("memory")
+    name = next((m["name"] for m in container.get("volumeMounts", []) if m["mountPath"] == "/dev/shm"), None)
+    volume = next((v for v in spec.get("volumes", []) if v["name"] == name), None)
+    return volume, None if memory is None else parse_quantity(memory).ceil
+
+
+@settings(max_examples=150, deadline=None)
+@given(_shm_pods())
+def test_the_fixes_never_leave_dev_shm_at_or_below_the_64_mib_default(text: str) -> None:
+    def lint(name: str, body: str) -> list[Finding]:
+        return lint_text(name, body, LintConfig(select=("KG2",))).findings
+
+    outcome = fix_text("p.yaml", text, lint, FixOptions(unsafe=True))
+    assert outcome.error is None
+    before, _memory = _shm_of(text)
+    after, memory = _shm_of(outcome.fixed)
+    if after == before:
+        return  # the fixes did not touch /dev/shm (no fix, or nothing to fix)
+    assert after is not None and after["emptyDir"]["medium"] == "Memory", outcome.fixed
+    raw = after["emptyDir"].get("sizeLimit")
+    bounds = [b for b in (None if raw is None else parse_quantity(raw).ceil, memory) if b is not None]
+    # The tmpfs is the sizeLimit, capped by the pod's memory limit; with neither it is the node's memory.
+    assert not bounds or min(bounds) > 64 * MI, outcome.fixed

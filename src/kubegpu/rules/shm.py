@@ -177,7 +177,7 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     names = ", ".join(f"'{_label(c)}'" for c in missing)
     wrong = sorted({name for c in missing if (name := _shm_volume_name(c)) is not None})
     detail = "".join(f" ('{name}' mounted at /dev/shm is not memory-backed)" for name in wrong)
-    fix = _dshm_fix(template, missing, memory_volumes)
+    fix, why_not = _dshm_fix(template, missing, memory_volumes)
     hint = ""
     if fix is None:
         if runtime is not None:
@@ -190,6 +190,8 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
                 "; this object has no volumes of its own: mount a memory-backed emptyDir at /dev/shm in the "
                 "pod template of the runtime it refers to"
             )
+        elif why_not:
+            hint = f"; {why_not}"
         elif (memory := _pod_memory_limit(template)) is None:
             hint = (
                 "; set memory limits so a size can be derived, then mount an emptyDir "
@@ -210,20 +212,42 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     )
 
 
+def _size_limit(empty_dir: Mapping[str, Any]) -> int | None:
+    """An emptyDir's sizeLimit in bytes; None when it has none; -1 when it is not a quantity (KG004 reports it)."""
+    raw = empty_dir.get("sizeLimit")
+    if raw is None:
+        return None
+    try:
+        return parse_quantity(raw).ceil
+    except Exception:
+        return -1
+
+
+def _too_small(empty_dir: Mapping[str, Any], memory_limit: int | None) -> bool:
+    """Mounted at /dev/shm as a memory-backed emptyDir, this volume would hold no more than the runtime's 64 MiB
+    default: its tmpfs is its sizeLimit, capped by the pod's memory limit (an unreadable sizeLimit counts as small).
+    """
+    bounds = [b for b in (_size_limit(empty_dir), memory_limit) if b is not None]
+    return bool(bounds) and min(bounds) <= RUNTIME_DEFAULT_SHM
+
+
 def _dshm_fix(
     template: PodTemplate,
     missing: list[ContainerRef],
     memory_volumes: Mapping[str, tuple[FieldPath, Mapping[str, Any]]],
-) -> Fix | None:
+) -> tuple[Fix | None, str]:
     """Make /dev/shm memory-backed: turn a mounted disk emptyDir into one, share the volume another container
-    mounts there, mount an unused memory-backed volume, or add one sized from the memory limit.
+    mounts there, mount an unused memory-backed volume, or add one sized from the memory limit. Returns the fix,
+    or None and (where it is not the missing memory limit) why there is none.
 
     Never derives what it cannot: no fix when something other than an emptyDir is mounted at /dev/shm, when
-    the pod has no volumes list of its own (TrainJob), or when no memory limit sizes the volume.
+    the pod has no volumes list of its own (TrainJob), or when no memory limit sizes the volume. Never leaves
+    /dev/shm at or below the runtime's 64 MiB default: an emptyDir whose sizeLimit is that small is neither
+    made memory-backed nor mounted there.
     """
     volumes_field = template.volumes_field
     if volumes_field is None:
-        return None
+        return None, ""
     limit = _pod_memory_limit(template)
     edits: list[Edit] = []
     steps: list[str] = []
@@ -232,26 +256,33 @@ def _dshm_fix(
         found = _volume(template, name)
         empty_dir = found[1].get("emptyDir") if found is not None else None
         if found is None or not isinstance(empty_dir, Mapping):
-            return None  # a hostPath, a PVC or an undeclared volume: not ours to rewrite
+            return None, ""  # a hostPath, a PVC or an undeclared volume: not ours to rewrite
+        if "sizeLimit" in empty_dir and _too_small(empty_dir, limit):
+            return None, (
+                f"the emptyDir '{name}' mounted there has sizeLimit {empty_dir.get('sizeLimit')}, which (with the "
+                "pod's memory limit) would leave /dev/shm no larger than the 64 MiB default: raise it and set "
+                "medium: Memory"
+            )
         path = (*found[0], "emptyDir")
         edits.append(Edit("replace" if "medium" in empty_dir else "add", (*path, "medium"), "Memory"))
         if "sizeLimit" not in empty_dir:
             if limit is None or not shm_sizable(limit):
-                return None
+                return None, ""
             edits.append(Edit("add", (*path, "sizeLimit"), shm_size_text(limit)))
         steps.append(f"make the emptyDir '{name}' memory-backed")
         shared = shared or name
     unmounted = [c for c in missing if _shm_mount(c.data) is None]
     if unmounted:
-        at_shm = [n for c in template.containers if (n := _shm_volume_name(c)) in memory_volumes]
+        usable = {name for name, (_path, empty_dir) in memory_volumes.items() if not _too_small(empty_dir, limit)}
+        at_shm = [n for c in template.containers if (n := _shm_volume_name(c)) in usable]
         mounted = {str(m.get("name")) for c in template.containers for m in mapping_items(c.data.get("volumeMounts"))}
-        unused = [name for name in memory_volumes if name not in mounted]
+        unused = [name for name in memory_volumes if name not in mounted and name in usable]
         volume_name = shared or next(iter(at_shm), None) or next(iter(unused), None)
         if volume_name is not None:
             steps.append(f"mount the memory-backed volume '{volume_name}' at /dev/shm")
         else:
             if limit is None or not shm_sizable(limit):
-                return None  # never size /dev/shm at or below the 64 MiB it already has
+                return None, ""  # never size /dev/shm at or below the 64 MiB it already has
             size = shm_size_text(limit)
             taken = {str(v.get("name")) for _p, v in _pod_volumes(template)}
             volume_name = "dshm" if "dshm" not in taken else "kubegpu-dshm"
@@ -267,7 +298,7 @@ def _dshm_fix(
                 edits.append(Edit("add", (*container.path, "volumeMounts", "-"), mount))
             else:
                 edits.append(Edit("add", (*container.path, "volumeMounts"), [mount]))
-    return Fix("; ".join(steps), Safety.SAFE, tuple(edits))
+    return Fix("; ".join(steps), Safety.SAFE, tuple(edits)), ""
 
 
 def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
@@ -283,6 +314,7 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         size_raw = empty_dir.get("sizeLimit")
         if size_raw is None:
             fix = None
+            hint = ""
             if limit is not None and shm_sizable(limit):
                 size = shm_size_text(limit)
                 fix = Fix(
@@ -290,10 +322,17 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
                     Safety.SAFE,
                     (Edit("add", (*volume_path, "sizeLimit"), size),),
                 )
+            elif limit is None:
+                hint = "; set memory limits so a size can be derived (about half the pod's memory limit)"
+            else:
+                hint = (
+                    f"; half the pod's memory limit ({_bytes_text(limit)}) is no more than the 64 MiB runtime "
+                    "default, so no size is derived: raise the memory limit first"
+                )
             yield RawFinding(
                 volume_path,
                 f"the /dev/shm emptyDir '{name}' has no sizeLimit: it can grow to the "
-                "node's memory and the pod is evicted or OOM-killed instead of failing clearly",
+                f"node's memory and the pod is evicted or OOM-killed instead of failing clearly{hint}",
                 fix,
             )
             continue
@@ -345,7 +384,10 @@ DSHM_MISSING = Rule(
     "shared memory and NCCL uses it for intra-node transport; both crash or slow down. The fix makes a "
     "disk-backed emptyDir already mounted there memory-backed, shares the volume another container mounts "
     "there, mounts an unused memory-backed one, or adds an emptyDir {medium: Memory} sized at half the pod's "
-    "memory limit, since shm counts against it. A TrainJob is judged by its (Cluster)TrainingRuntime's "
+    "memory limit, since shm counts against it. It never leaves /dev/shm at or below the 64 MiB default: with no "
+    "memory limit, or one of 129 MiB or less (half of it rounds to 64 MiB), there is no fix and the message says "
+    "so; an emptyDir whose sizeLimit (or the pod's memory limit) holds it to 64 MiB or less is neither made "
+    "memory-backed nor mounted there. A TrainJob is judged by its (Cluster)TrainingRuntime's "
     "trainer pod template when that runtime is in the input. A hostPath /dev/shm or hostIPC is reported once, by "
     "dshm-host-shared, not here.",
     bad_example="containers:\n- name: train\n  resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}",
@@ -362,7 +404,9 @@ DSHM_UNSIZED = Rule(
     check=_check_unsized,
     fixable=True,
     rationale="Memory-backed emptyDir pages are charged to the pod's memory limit. Without a sizeLimit a "
-    "runaway writer fills the node; with one above the limit, the container is OOM-killed first.",
+    "runaway writer fills the node; with one above the limit, the container is OOM-killed first. The fix sets "
+    "half the pod's memory limit (whole GiB from 2 GiB up, whole MiB below); when that is 64 MiB or less, or the "
+    "pod has no memory limit, there is no fix and the message says so.",
     bad_example="emptyDir: {medium: Memory}",
     good_example="emptyDir: {medium: Memory, sizeLimit: 32Gi}",
 )
