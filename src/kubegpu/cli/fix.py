@@ -163,6 +163,14 @@ def unified_diff(outcome: FileOutcome) -> list[str]:
     return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
 
 
+def _dropped_note(texts: Sequence[str]) -> str:
+    """What the summary adds when a fix removed trailing comments from the lines it rewrote."""
+    if not texts:
+        return ""
+    quoted = ", ".join(f"'{t}'" for t in dict.fromkeys(texts))
+    return f" (removed the comment {quoted} from the line it changed: it described the old value)"
+
+
 def _report(outcomes: Sequence[FileOutcome], write: bool, check: bool, unsafe: bool, to_stderr: bool) -> None:
     """Per file: what was (or would be) fixed, what remains and why; then one summary line."""
     verb = "fixed" if write else "would fix"
@@ -174,10 +182,14 @@ def _report(outcomes: Sequence[FileOutcome], write: bool, check: bool, unsafe: b
         if outcome.changed and outcome.error is None:
             files_changed += 1
             counts = Counter((a.code, a.name, a.description) for a in outcome.applied)
+            dropped: dict[tuple[str, str, str], list[str]] = {}
+            for a in outcome.applied:
+                dropped.setdefault((a.code, a.name, a.description), []).extend(a.dropped_comments)
             applied_total += len(counts)
             typer.echo(f"{outcome.name}: {verb}:", err=to_stderr)
-            for (code, name, description), _count in counts.items():
-                typer.echo(f"  {code} {name}: {description}", err=to_stderr)
+            for key in counts:
+                code, name, description = key
+                typer.echo(f"  {code} {name}: {description}{_dropped_note(dropped[key])}", err=to_stderr)
         for rest in outcome.remaining:
             remaining_total += 1
             withheld += rest.reason.startswith("unsafe fix withheld")

@@ -8,6 +8,7 @@ a JSON Patch): the same order, overlap deferral, parent creation and pass loop.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import yaml
 from ruamel.yaml.error import YAMLError
 
-from kubegpu.fix import jsondoc, patch, textpatch, yamlio
+from kubegpu.fix import comments, jsondoc, patch, textpatch, yamlio
 from kubegpu.fix.model import (
     REASON_DISPLAY,
     REASON_NO_FIX,
@@ -304,8 +305,8 @@ def fix_object(
 _PLAIN = patch.Style(round_trip=False)
 
 
-def _record(result: _PassResult, chosen: Sequence[_Planned]) -> None:
-    for item in chosen:
+def _record(result: _PassResult, chosen: Sequence[_Planned], dropped: Sequence[comments.DroppedComment] = ()) -> None:
+    for n, item in enumerate(chosen):
         doc = item.finding.document
         result.applied.append(
             AppliedFix(
@@ -316,6 +317,7 @@ def _record(result: _PassResult, chosen: Sequence[_Planned]) -> None:
                 item.finding.location.line,
                 doc.index if doc is not None else 0,
                 item.paths,
+                tuple(d.text for d in dropped if d.owner == n),
             )
         )
 
@@ -341,39 +343,57 @@ def _fix_chunk(text: str, planned: Sequence[_Planned], result: _PassResult, text
         return text
     indent = yamlio.detect_indent(parts.body)
     quote = yamlio.preferred_quote(parts.body)
-    edits = [(e.op, p, e.value) for item in chosen for e, p in zip(item.fix.edits, item.paths, strict=True)]
-    body = _text_path(parts.body, edits, indent, quote, expected) if text_edits else None
-    if body is None:
-        body = _round_trip_path(parts.body, edits, indent, quote, expected)
-    if body is None:
+    edits = [
+        (n, e.op, p, e.value) for n, item in enumerate(chosen) for e, p in zip(item.fix.edits, item.paths, strict=True)
+    ]
+    done = _text_path(parts.body, edits, indent, quote, expected) if text_edits else None
+    if done is None:
+        done = _round_trip_path(parts.body, edits, indent, quote, expected)
+    if done is None:
         return skip(
             "not applied: the rewritten document would not read back as the intended edit with every comment kept",
             chosen,
         )
-    _record(result, chosen)
+    body, dropped = done
+    _record(result, chosen, dropped)
     return parts.join(body)
 
 
+_OwnedEdit = tuple[int, str, FieldPath, Any]  # (index of the fix in this pass, op, path, value)
+
+
+def _settle_comments(
+    body: str, fixed: str, edits: Sequence[_OwnedEdit], expected: Any, removes: bool
+) -> tuple[str, list[comments.DroppedComment]] | None:
+    """Drop the trailing comments of the lines the edits rewrote, then check the result: it reads as the intended
+    data and every other comment is still there (without inline ones when lines were removed with theirs)."""
+    fixed, dropped = comments.drop_stale_comments(body, fixed, edits)
+    if yamlio.plain_data(fixed) != expected:
+        return None
+    allowed_loss = Counter(d.text for d in dropped)
+    return (fixed, dropped) if yamlio.keeps_comments(body, fixed, inline=not removes, lost=allowed_loss) else None
+
+
 def _text_path(
-    body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: yamlio.Indent, quote: str, expected: Any
-) -> str | None:
+    body: str, edits: Sequence[_OwnedEdit], indent: yamlio.Indent, quote: str, expected: Any
+) -> tuple[str, list[comments.DroppedComment]] | None:
     if not textpatch.usable(body):
         return None
     try:
-        fixed = textpatch.apply_text_edits(body, edits, indent, quote)
-        return fixed if yamlio.plain_data(fixed) == expected and yamlio.keeps_comments(body, fixed) else None
+        fixed = textpatch.apply_text_edits(body, [(op, p, v) for _n, op, p, v in edits], indent, quote)
+        return _settle_comments(body, fixed, edits, expected, removes=False)
     except (textpatch.Unsupported, yaml.YAMLError):
         return None
 
 
 def _round_trip_path(
-    body: str, edits: Sequence[tuple[str, FieldPath, Any]], indent: yamlio.Indent, quote: str, expected: Any
-) -> str | None:
+    body: str, edits: Sequence[_OwnedEdit], indent: yamlio.Indent, quote: str, expected: Any
+) -> tuple[str, list[comments.DroppedComment]] | None:
     handle = yamlio.make_yaml(indent)
     try:
         tree = yamlio.load_document(handle, body)
         style = patch.Style(True, quote, lambda v: yamlio.needs_quotes(handle, v))
-        for op, path, value in edits:
+        for _n, op, path, value in edits:
             patch.apply_edit(tree, op, path, value, style)
         emitted = yamlio.dump_document(handle, tree)
         actual = yamlio.plain_data(emitted)
@@ -386,5 +406,8 @@ def _round_trip_path(
         result = restored if yamlio.plain_data(restored) == actual else emitted
     except yaml.YAMLError:  # a restored line did not fit the re-emitted lines around it
         result = emitted
-    removes = any(op == "remove" for op, _path, _value in edits)
-    return result if yamlio.keeps_comments(body, result, inline=not removes) else None
+    removes = any(op == "remove" for _n, op, _path, _value in edits)
+    try:
+        return _settle_comments(body, result, edits, expected, removes)
+    except yaml.YAMLError:
+        return None

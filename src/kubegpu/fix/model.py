@@ -25,8 +25,9 @@ class FixOptions:
 
 @dataclass(frozen=True)
 class AppliedFix:
-    """A fix that was applied: rule, what it did, its safety, the line of the finding when it was found, and the
-    object (index in the stream) and paths (from the root of its YAML document) it edited."""
+    """A fix that was applied: rule, what it did, its safety, the line of the finding when it was found, the
+    object (index in the stream) and paths (from the root of its YAML document) it edited, and the trailing comments
+    it removed because they sat on a line it rewrote (they described the old value)."""
 
     code: str
     name: str
@@ -35,6 +36,7 @@ class AppliedFix:
     line: int
     document: int = 0
     paths: tuple[FieldPath, ...] = ()
+    dropped_comments: tuple[str, ...] = ()  # trailing comments removed from the lines it rewrote (`# ...`)
 
 
 @dataclass(frozen=True)

@@ -314,10 +314,11 @@ def comments(text: str, inline: bool = True) -> Counter[str]:
     return found
 
 
-def keeps_comments(original: str, fixed: str, inline: bool = True) -> bool:
+def keeps_comments(original: str, fixed: str, inline: bool = True, lost: Counter[str] | None = None) -> bool:
     """True when every comment of `original` is still in `fixed` (without `inline`: full-line comments only,
-    for edits that remove lines, whose own inline comments go with them)."""
-    return not comments(original, inline) - comments(fixed, inline)
+    for edits that remove lines, whose own inline comments go with them), apart from those in `lost` (trailing
+    comments the fix removed on purpose from the lines it rewrote)."""
+    return not comments(original, inline) - comments(fixed, inline) - (lost or Counter())
 
 
 def plain_data(text: str) -> Any:
