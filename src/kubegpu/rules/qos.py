@@ -67,7 +67,10 @@ def _problems(
         limit = limits.get(name)
         request = requests.get(name)
         if (limit is not None and limit.quantity is None) or (request is not None and request.quantity is None):
-            continue  # invalid-quantity reports it
+            # invalid-quantity reports it; the QoS model reads it as unset, so no edit of the rest makes the pod
+            # Guaranteed: no fix (and a fix of None with no problems tells the caller so).
+            can_fix = False
+            continue
         if limit is None:
             if request is not None and request.quantity is not None and request.quantity.value > 0:
                 problems.append(f"{name} limit missing")
@@ -143,17 +146,20 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     edits: list[Edit] = []
     anchor: FieldPath | None = None
     fixable = True
+    unreadable: list[str] = []
     for container, res in all_container_resources(template):
         problems, fix = _problems(res.requests, res.limits, res.resources_path)
+        if fix is None:
+            fixable = False
+            if not problems:
+                unreadable.append(f"'{_label(container)}'")
         if not problems:
             continue
         what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
         parts.append(f"{what} '{_label(container)}' ({'; '.join(problems)})")
         if anchor is None:
             anchor = res.resources_path if "resources" in container.data else container.path
-        if fix is None:
-            fixable = False
-        else:
+        if fix is not None:
             edits.extend(fix.edits)
     if anchor is None:
         return
@@ -166,7 +172,13 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         if fixable and edits
         else None
     )
-    yield RawFinding(anchor, f"{', '.join(parts)}: {_NOT_GUARANTEED}", fix_all)
+    hint = (
+        f"; no automatic fix while {', '.join(unreadable)} has a cpu or memory value that is not a quantity "
+        "(invalid-quantity)"
+        if unreadable
+        else ""
+    )
+    yield RawFinding(anchor, f"{', '.join(parts)}: {_NOT_GUARANTEED}{hint}", fix_all)
 
 
 def _label(container: ContainerRef) -> str:
@@ -321,8 +333,9 @@ GPU_POD_NOT_GUARANTEED = Rule(
     "defaults to the containers' total request, not to the limit), and the static CPU and memory managers skip "
     "the pod unless the alpha PodLevelResourceManagers gate is on (reported as info). `kubegpu admit` and the "
     "simulator compute the same class. One finding per pod template names every container that breaks "
-    "Guaranteed QoS; its unsafe fix covers all of them or is withheld, since a partial fix leaves the pod "
-    "Burstable.",
+    "Guaranteed QoS; its unsafe fix covers all of them (init containers, restartable sidecars and every app "
+    "container) or is withheld, since a partial fix leaves the pod Burstable: it is withheld when a container "
+    "has neither a request nor a limit to copy, a zero limit, or a cpu or memory value that is not a quantity.",
     bad_example='resources:\n  requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}\n  limits: {nvidia.com/gpu: 1}',
     good_example='resources:\n  requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}\n'
     '  limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}',
