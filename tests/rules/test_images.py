@@ -34,7 +34,11 @@ def test_case(case: dict[str, Any]) -> None:
         if "severity" in entry:
             assert finding.severity.value == entry["severity"], finding.message
         if "message" in entry:
-            assert entry["message"] in finding.message, finding.message
+            fragments = entry["message"] if isinstance(entry["message"], list) else [entry["message"]]
+            for fragment in fragments:
+                assert fragment in finding.message, finding.message
+        for fragment in entry.get("absent", []):
+            assert fragment not in finding.message, finding.message
         if "fix" not in entry:
             continue
         if entry["fix"] is None:

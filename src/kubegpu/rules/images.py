@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kubegpu.manifests import ContainerRef, PodTemplate, memoised
+from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, memoised
 from kubegpu.manifests.placeholders import MARKER, placeholders_in, render
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
@@ -172,20 +172,41 @@ def _describe(container: ContainerRef) -> str:
     return f"{what} '{container.name}'" if container.name else what
 
 
+def _gpu_paths(template: PodTemplate, ctx: RuleContext) -> set[FieldPath]:
+    """Paths of the containers that get the pod's GPUs, as the one pod model decides (sidecars never do)."""
+    return {c.path for c, _res in gpu_containers(template, ctx)}
+
+
+def _pulled(container: ContainerRef, gpu: set[FieldPath]) -> str:
+    """Which image is downloaded again, worded for the container's role: the GPU container's is the multi-GB one;
+    a sidecar's, an init container's or another helper's is not, but the GPU container waits for it."""
+    if container.path in gpu:
+        return "the multi-GB GPU image is downloaded again"
+    if container.kind == "sidecar":
+        return "the sidecar's image is downloaded again (the sidecar starts before the GPU container, which waits)"
+    if container.kind == "init":
+        return "the init container's image is downloaded again (the GPU container starts only after it has run)"
+    return "this helper container's image is downloaded again (not the GPU container's, but the pod waits for it)"
+
+
+def _whose(container: ContainerRef, gpu: set[FieldPath]) -> str:
+    """`its image` for the GPU container, `the sidecar's image` (and so on) for the others."""
+    if container.path in gpu:
+        return "its image"
+    return {"sidecar": "the sidecar's image", "init": "the init container's image"}.get(
+        container.kind, "this helper container's image"
+    )
+
+
 def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     extra = tuple(ctx.option("image-tag-mutable", "immutable-tags", ()))
-    gpu = [c.path for c, _res in gpu_containers(template, ctx)]
+    gpu = _gpu_paths(template, ctx)
     for container in template.containers:
         parsed = image_of(container)
         if parsed is None:
             continue
         image, ref = parsed
-        # The GPU container's image is the multi-GB one; a sidecar's or helper's is not, but the pod still waits.
-        what = (
-            "the multi-GB image is"
-            if container.path in gpu
-            else "this helper's image is (not the GPU container's, but the pod waits for it)"
-        )
+        what = _pulled(container, gpu)
         policy = container.data.get("imagePullPolicy")
         slot = undecided_tag(container)
         pinned = slot is None and (bool(ref.digest) or (ref.tag != "latest" and tag_is_version(ref.tag, extra)))
@@ -194,7 +215,7 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
                 (*container.path, "image"),
                 f"{_describe(container)} pulls '{image}' with no imagePullPolicy: Kubernetes defaults it to Always "
                 f"when the tag is latest or missing, and here the tag depends on the rendered value of {slot}; "
-                "check the rendered manifest (this GPU pod would re-pull its image on every start)",
+                f"check the rendered manifest (this GPU pod would re-pull {_whose(container, gpu)} on every start)",
                 None,
                 Severity.INFO,
             )
@@ -221,7 +242,7 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         yield RawFinding(
             path,
             f"{_describe(container)} {how}: each start of this GPU pod asks the registry first, and whenever the "
-            f"tag has moved (or the node lost the image) {what} downloaded again while the pod's GPUs "
+            f"tag has moved (or the node lost the image) {what} while the pod's GPUs "
             f"sit allocated and idle; a registry outage or rate limit blocks the start even with the image on the "
             f"node; {advice}",
             fix,
@@ -255,12 +276,23 @@ def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
             why = f"uses the tag '{ref.tag}', which is not a version, a date or a commit"
         else:
             continue
+        gpu = container.path in _gpu_paths(template, ctx)  # only for a finding: most templates have none
+        differ = "different code" if gpu else f"different versions of this {_noun(container)}"
         yield RawFinding(
             (*container.path, "image"),
             f"{_describe(container)} image '{image}' {why}: nodes that already hold the tag keep their copy while "
-            "new nodes pull whatever it points to now, so replicas of one GPU job can run different code, and "
+            f"new nodes pull whatever it points to now, so replicas of one GPU job can run {differ}, and "
             "IfNotPresent cannot be used safely; pin a version tag or a digest (@sha256:...)",
         )
+
+
+def _noun(container: ContainerRef) -> str:
+    return {"sidecar": "sidecar", "init": "init container"}.get(container.kind, "helper container")
+
+
+def _compiler(container: ContainerRef, template: PodTemplate, ctx: RuleContext) -> str:
+    """Who might need the -devel image's compilers: the job in the GPU container, else this other container."""
+    return "the job" if container.path in _gpu_paths(template, ctx) else f"this {_noun(container)}"
 
 
 def _check_devel(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
@@ -288,8 +320,9 @@ def _check_devel(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding
         yield RawFinding(
             (*container.path, "image"),
             f"{_describe(container)} runs the -devel image '{image}': compilers, headers and static libraries add "
-            f"gigabytes to every pull while the GPUs wait, and nothing at run time needs them unless the job "
-            f"compiles CUDA code as it starts; {suggestion}",
+            f"gigabytes to every pull while the GPUs wait, and nothing at run time needs them unless "
+            f"{_compiler(container, template, ctx)} compiles CUDA code as it starts; "
+            f"{suggestion}",
             fix,
         )
 
