@@ -1,8 +1,8 @@
 """Run a YAML case table (sqlfluff-style) for the gang, placement, bin-packing, kubelet and admission rules.
 
 Each case: `name`, `manifest`, `expect` (list of {rule, line, path[, severity, message, fix]} or `none`), and
-optionally `select`, `options`, `node` (a preset name), `kubelet_config` (YAML text) and `fixed` (apply the
-fixes, safe and unsafe, then check the text: `contains`, and that the fixed rules no longer fire).
+optionally `select`, `options`, `node` (a preset name), `kubelet_config` (YAML text), `smt` (as --smt) and `fixed`
+(apply the fixes, safe and unsafe, then check the text: `contains`, and that the fixed rules no longer fire).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ def lint_case(table: dict[str, Any], case: dict[str, Any], text: str | None = No
     target = NodeTarget(
         load_node(str(case["node"])) if case.get("node") else None,
         yaml.safe_load(case["kubelet_config"]) if case.get("kubelet_config") else None,
+        case.get("smt"),
     )
     result = lint_text(f"{case['name']}.yaml", text if text is not None else case["manifest"], config, target)
     return result.findings

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from kubegpu.cli.main import app
 from kubegpu.manifests import load_text, pod_templates
 from kubegpu.rules import LintConfig, lint_text
 from kubegpu.rules.qos import qos_class
@@ -114,3 +117,40 @@ def test_pod_level_resources_alone_decide_the_qos_class(pod_resources: str, expe
     text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
     text += f"  resources: {pod_resources}\n  containers:\n  - {{name: c, resources: {{requests: {{cpu: 100m}}}}}}\n"
     assert qos_class(next(pod_templates(load_text("p.yaml", text).documents[0]))) == expected
+
+
+_ODD_CPUS = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n  containers:\n  - name: train\n"
+    "    image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+    '    resources: {limits: {cpu: "7", memory: 64Gi, nvidia.com/gpu: 1}}\n'
+)
+
+
+def test_the_smt_level_comes_from_the_command_line_and_the_configuration_file(tmp_path: Path) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(_ODD_CPUS)
+    grace = tmp_path / "grace.toml"
+    grace.write_text("[rules.gpu-cpu-not-smt-multiple]\nthreads-per-core = 1\n")
+    kubelet = tmp_path / "kubelet.yaml"
+    kubelet.write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\n"
+        'cpuManagerPolicyOptions: {full-pcpus-only: "true"}\n'
+    )
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+
+    def lint(*args: str) -> str:
+        result = CliRunner().invoke(app, ["lint", "--select", "KG103", *args, str(manifest)])
+        return result.output
+
+    assumed = lint("--config", str(empty))
+    assert "2 threads per core assumed for x86 GPU servers" in assumed
+    assert "where the static CPU manager runs with full-pcpus-only" in assumed
+    assert "warning KG103" in assumed
+    assert "KG103" not in lint("--config", str(grace))
+    assert "KG103" not in lint("--config", str(empty), "--smt", "1")
+    assert "KG103" not in lint("--config", str(empty), "--node", "gb200-nvl72-tray")
+    known = lint("--config", str(grace), "--node", "dgx-h100", "--kubelet-config", str(kubelet))
+    assert "error KG103" in known and "the node's 2 threads per core: with full-pcpus-only" in known
+    # --kubelet-config needs --node on the command line; a Grace profile with full-pcpus-only admits odd counts.
+    assert "KG103" not in lint("--config", str(empty), "--node", "gb200-nvl72-tray", "--kubelet-config", str(kubelet))

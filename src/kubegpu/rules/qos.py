@@ -222,24 +222,28 @@ DEFAULT_THREADS_PER_CORE = 2
 
 
 def _smt_level(ctx: RuleContext) -> tuple[int, bool]:
-    """Threads per core of the target nodes and whether it is assumed (no --smt, --node or option given)."""
+    """Threads per core of the target nodes and whether it is assumed. The command line decides before the
+    configuration: `--smt N`, then the `--node` profile, then the rule's `threads-per-core` option, else two."""
     if ctx.smt:
         return ctx.smt, False
+    node = ctx.node
+    if node is not None:
+        return int(getattr(node, "threads_per_core", 1)), False
     for key in ("threads-per-core", "smt"):
         option = ctx.option("gpu-cpu-not-smt-multiple", key, None)
         if option:
             return int(option), False
-    node = ctx.node
-    if node is not None:
-        return int(getattr(node, "threads_per_core", 1)), False
     return DEFAULT_THREADS_PER_CORE, True
 
 
 def _full_pcpus_only_off(ctx: RuleContext) -> bool:
-    """A given KubeletConfiguration without full-pcpus-only: odd CPU counts are admitted (they share cores)."""
+    """A given KubeletConfiguration that does not reject odd CPU counts: no static CPU manager policy (no exclusive
+    CPUs at all; the none policy refuses policy options), or no full-pcpus-only option (odd counts share cores)."""
     config = ctx.kubelet_config
     if not isinstance(config, Mapping):
         return False
+    if str(config.get("cpuManagerPolicy") or "none") != "static":
+        return True
     options = config.get("cpuManagerPolicyOptions")
     return not (isinstance(options, Mapping) and str(options.get("full-pcpus-only")).lower() == "true")
 
@@ -268,10 +272,15 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
             if assumed
             else f"the node's {smt} threads per core"
         )
+        option = (
+            "with full-pcpus-only"
+            if isinstance(ctx.kubelet_config, Mapping)
+            else "where the static CPU manager runs with full-pcpus-only"
+        )
         yield RawFinding(
             res.resources_path,
-            f"container '{_label(container)}' asks for {int(value)} CPUs, not a multiple of {node}: with "
-            f"full-pcpus-only {when} (SMTAlignmentError); use {rounded}",
+            f"container '{_label(container)}' asks for {int(value)} CPUs, not a multiple of {node}: {option} "
+            f"{when} (SMTAlignmentError); use {rounded}",
             Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE, _cpu_edits(res, Decimal(rounded))),
             None if guaranteed and not assumed else Severity.WARNING,
         )
@@ -369,11 +378,14 @@ GPU_CPU_NOT_SMT_MULTIPLE = Rule(
         "smt": "older name of threads-per-core",
     },
     rationale="With cpuManagerPolicyOptions full-pcpus-only the kubelet admits only CPU counts that fill whole "
-    "physical cores and rejects the rest with SMTAlignmentError. The SMT level comes from `--smt N`, "
-    "`--node PRESET` or the `threads-per-core` option; without any, two threads per core are assumed (x86 GPU "
-    "servers) and the finding says so, as a warning. A given --kubelet-config without full-pcpus-only turns the "
-    "check off. Only Guaranteed pods get exclusive CPUs, so a pod that is not Guaranteed yet is reported as a "
-    "warning: fixing gpu-pod-not-guaranteed gets it rejected.",
+    "physical cores and rejects the rest with SMTAlignmentError. The SMT level comes from `--smt N`, else the "
+    "`--node` profile, else the `threads-per-core` option (the command line decides before the configuration); "
+    "without any, two threads per core are assumed (x86 GPU servers) and the finding says so, as a warning. "
+    "Grace and other hosts without SMT set 1 (`--smt 1`, a profile with one thread per core, or "
+    "`threads-per-core = 1`), which silences the check. A given --kubelet-config without the static CPU manager "
+    "policy or without full-pcpus-only turns the check off; one with both keeps it on (the SMT level still comes "
+    "from the above, as a KubeletConfiguration does not state it). Only Guaranteed pods get exclusive CPUs, so a "
+    "pod that is not Guaranteed yet is reported as a warning: fixing gpu-pod-not-guaranteed gets it rejected.",
     bad_example='cpu: "7"   # on a 2-threads-per-core node',
     good_example='cpu: "8"',
 )
