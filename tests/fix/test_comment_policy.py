@@ -174,7 +174,7 @@ def _comment_of(line: str) -> str | None:
     return line[at + 1 :].strip() if at >= 0 and not line.lstrip().startswith("#") else None
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(text=_pods(), text_edits=st.booleans())
 def test_comments_on_rewritten_lines_go_and_every_other_comment_and_key_stays(text: str, text_edits: bool) -> None:
     outcome = fix_text("p.yaml", text, linter(QOS_AND_SHM), FixOptions(unsafe=True, text_edits=text_edits))
