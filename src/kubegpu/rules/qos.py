@@ -230,10 +230,18 @@ def _smt_level(ctx: RuleContext) -> tuple[int, bool]:
     if node is not None:
         return int(getattr(node, "threads_per_core", 1)), False
     for key in ("threads-per-core", "smt"):
-        option = ctx.option("gpu-cpu-not-smt-multiple", key, None)
-        if option:
-            return int(option), False
+        option = _positive_int(ctx.option("gpu-cpu-not-smt-multiple", key, None))
+        if option is not None:
+            return option, False
     return DEFAULT_THREADS_PER_CORE, True
+
+
+def _positive_int(value: Any) -> int | None:
+    """An option's whole number of threads (1, or "2" from a string); None for anything else, which then counts as
+    not given: the finding says the level is assumed, so a mistyped option shows."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
 
 
 def _full_pcpus_only_off(ctx: RuleContext) -> bool:

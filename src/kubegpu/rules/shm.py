@@ -285,7 +285,9 @@ def _dshm_fix(
                 return None, ""  # never size /dev/shm at or below the 64 MiB it already has
             size = shm_size_text(limit)
             taken = {str(v.get("name")) for _p, v in _pod_volumes(template)}
-            volume_name = "dshm" if "dshm" not in taken else "kubegpu-dshm"
+            volume_name = next(
+                n for n in ("dshm", *(f"kubegpu-dshm{i or ''}" for i in range(len(taken) + 1))) if n not in taken
+            )
             volume = {"name": volume_name, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
             if isinstance(get_path(template.document.data, volumes_field), list):
                 edits.append(Edit("add", (*volumes_field, "-"), volume))
