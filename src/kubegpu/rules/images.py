@@ -342,7 +342,9 @@ IMAGE_PULL_ALWAYS = Rule(
     "cached copy. Kubernetes defaults the policy to Always when the tag is `latest` or missing. Pinning a version "
     "tag or a digest and using IfNotPresent gives the same certainty about which image runs: the safe fix sets "
     "IfNotPresent only for images pinned that way, never for :latest. Every container of a GPU pod counts, init "
-    "containers and sidecars included: the pod holds its GPUs while any of its images is pulled. Other linters "
+    "containers and sidecars included: the pod holds its GPUs while any of its images is pulled. The message "
+    "calls only the GPU container's image (the container the pod model gives the GPUs; never a sidecar) the "
+    "multi-GB one, and names a sidecar's, init container's or helper's image as such. Other linters "
     "(Polaris, kube-score, checkov) require Always; for multi-GB GPU images that trade is wrong.",
     bad_example="image: nvcr.io/nvidia/pytorch:24.05-py3\nimagePullPolicy: Always",
     good_example="image: nvcr.io/nvidia/pytorch:24.05-py3\nimagePullPolicy: IfNotPresent",
