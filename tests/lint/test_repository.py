@@ -288,3 +288,20 @@ def test_the_summary_counts_objects_read_generically(tmp_path: Path) -> None:
     result = runner.invoke(app, ["lint", str(tmp_path), "--exit-zero"])
     assert "1 object was of kinds with no known mapping" in result.output
     assert "1 object is of kinds kubegpu does not check" in result.output
+
+
+def test_the_summary_counts_patch_fragments_read_on_their_own(tmp_path: Path) -> None:
+    """A strategic-merge patch named on its own is counted as partial, never linted as a whole Deployment."""
+    (tmp_path / "patch.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: server}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: inference-server\n        args: [--max-model-len=1200]\n"
+        "        resources: {limits: {cpu: '2', memory: 25Gi, nvidia.com/gpu: 1}}\n"
+    )
+    code, report = _json([str(tmp_path / "patch.yaml")])
+    assert code == 0 and report["findings"] == []
+    summary = report["summary"]
+    assert isinstance(summary, dict)
+    assert (summary["partial_objects"], summary["unchecked_objects"], summary["pod_templates"]) == (1, 0, 0)
+    assert "container 'inference-server' has no image" in summary["skipped"][0]["reason"]
+    result = runner.invoke(app, ["lint", str(tmp_path / "patch.yaml"), "--verbose"])
+    assert "1 object is partial (a container without an image: a patch fragment)" in result.output

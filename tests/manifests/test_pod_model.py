@@ -132,6 +132,7 @@ def test_strict_reading_names_the_field() -> None:
         "nvidia.com/gpu",
         "nvidia.com/mig-1g.10gb",
         "nvidia.com/gpu.shared",
+        "nvidia.com/pgpu",  # the NVIDIA sandbox device plugin's default name for passthrough GPUs (Kata)
         "amd.com/gpu",
         "gpu.intel.com/i915",
         "gpu.intel.com/xe",
@@ -152,6 +153,7 @@ def test_registry_is_configurable_and_hami_shares_are_not_devices() -> None:
     custom = AcceleratorRegistry(("example.com/fpga",))
     assert custom.is_accelerator("example.com/fpga") and not custom.is_accelerator("nvidia.com/gpu")
     assert not DEFAULT_REGISTRY.is_accelerator("cpu") and not DEFAULT_REGISTRY.is_accelerator("nvidia.com/gpux")
+    assert not DEFAULT_REGISTRY.is_accelerator("nvidia.com/nvswitch")  # NVSwitch passthrough is not a GPU
     assert not DEFAULT_REGISTRY.counts_devices("nvidia.com/gpumem")
     limits = {"nvidia.com/gpu": "2", "nvidia.com/gpumem": "4000"}
     spec = {"containers": [{"name": "c", "resources": {"limits": limits}}]}

@@ -85,7 +85,7 @@ def lint(
         typer.Option(
             "--verbose",
             "-v",
-            help="List what was skipped (files that are not Kubernetes objects, kinds not checked) and why.",
+            help="List what was skipped (non-Kubernetes files, unchecked kinds, patch fragments) and why.",
         ),
     ] = False,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,

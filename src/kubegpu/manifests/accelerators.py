@@ -15,6 +15,7 @@ DEFAULT_ACCELERATOR_RESOURCES: tuple[str, ...] = (
     "nvidia.com/gpu",  # NVIDIA device plugin
     "nvidia.com/mig-",  # MIG slices with the mixed strategy (nvidia.com/mig-1g.10gb, ...)
     "nvidia.com/gpu.shared",  # time-slicing / MPS with renameByDefault
+    "nvidia.com/pgpu",  # NVIDIA sandbox (Kata, confidential containers) device plugin: passthrough GPUs, its default
     "amd.com/gpu",  # AMD device plugin
     "gpu.intel.com/",  # Intel device plugin (gpu.intel.com/i915, gpu.intel.com/xe)
     "habana.ai/gaudi",  # Intel Gaudi (Habana) device plugin

@@ -84,6 +84,7 @@ def write_json(result: LintResult, write: Callable[[str], object]) -> None:
         "suppressed": result.suppressed,
         "not_kubernetes_files": len(result.skipped_files),
         "unchecked_objects": len(result.skipped_objects),
+        "partial_objects": len(result.partial_objects),
         "generic_objects": result.generic,
         "skipped": [{"file": s.file, "what": s.kind, "reason": s.reason} for s in result.skipped],
         "notices": result.notices,

@@ -86,4 +86,10 @@ def skipped_summary(result: LintResult) -> list[str]:
             f"{objects} object{'s are' if objects != 1 else ' is'} of kinds kubegpu does not check "
             "(skipped; --verbose lists them)"
         )
+    partial = len(result.partial_objects)
+    if partial:
+        lines.append(
+            f"{partial} object{'s are' if partial != 1 else ' is'} partial (a container without an image: a patch "
+            "fragment), not checked as whole objects; lint the kustomization that applies them (--verbose lists them)"
+        )
     return lines

@@ -46,7 +46,7 @@ from kubegpu.rules.base import (
     Target,
 )
 from kubegpu.rules.config import LintConfig
-from kubegpu.rules.inventory import Skipped, skipped_file, unchecked_kind
+from kubegpu.rules.inventory import Skipped, partial_object, skipped_file, unchecked_kind
 from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
 
@@ -77,6 +77,10 @@ class LintResult:
     @property
     def skipped_objects(self) -> list[Skipped]:
         return [s for s in self.skipped if s.kind == "object"]
+
+    @property
+    def partial_objects(self) -> list[Skipped]:
+        return [s for s in self.skipped if s.kind == "partial"]
 
     @property
     def unreadable(self) -> bool:
@@ -477,7 +481,7 @@ def _record_checked(result: LintResult, item: LoadedSource) -> None:
     """Name each object linted by the file a person edits (for reports that list clean objects)."""
     origins = item.origins
     for doc in (d for top in item.documents for d in (top, *embedded_objects(top))):
-        if unchecked_kind(doc) is not None:
+        if unchecked_kind(doc) is not None or partial_object(doc) is not None:
             continue
         file = doc.source
         if origins is not None:
@@ -506,6 +510,10 @@ def _lint_document(
     unchecked = unchecked_kind(doc)
     if unchecked is not None:
         result.skipped.append(unchecked)
+    partial = partial_object(doc)
+    if partial is not None:
+        result.skipped.append(partial)
+        return
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
     for rule in plan.document:
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check

@@ -255,9 +255,10 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
             f"; the Kueue topology annotation on {shape.roles(unmanaged)} has no effect because the {doc.kind} "
             "has no kueue.x-k8s.io/queue-name label"
         )
+    count = "several" if shape.placeholder else str(shape.unit_gpu_pods)  # a placeholder count is not known
     yield RawFinding(
         relative_path(doc, first, anchor),
-        f"{doc.kind} '{doc.ref.name}' runs {shape.unit_gpu_pods} GPU pods together ({shape.roles(loose)} without a "
+        f"{doc.kind} '{doc.ref.name}' runs {count} GPU pods together ({shape.roles(loose)} without a "
         f"placement constraint){note}: the scheduler may put them on nodes under different leaf switches or racks, "
         "and every NCCL collective then crosses the spine; "
         + "; ".join(hints)
