@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kubegpu.manifests.placeholders import DEPENDS_ON
 from kubegpu.rules import LintConfig, Severity, lint_text
 from tests.paths import SHARED_DIR
 
@@ -110,13 +111,13 @@ class Adjudication:
     set: str  # "corpus" or "external"
     file: str  # a fragment of the file's label
     rule: str
-    disagreement: str  # "missed" or "extra"
-    decision: str  # "kubegpu-wrong", "verdict-wrong" or "debatable"
+    disagreement: str  # "missed", "extra", or "agreed" (both name it and Kubernetes semantics say both are wrong)
+    decision: str  # "kubegpu-wrong", "verdict-wrong", "debatable"; "both-wrong" for an agreement
     category: str  # the class of problem (custom-kind, placeholder, multi-node-gang, ...)
     reason: str
 
 
-DECISIONS = ("kubegpu-wrong", "verdict-wrong", "debatable")
+DECISIONS = ("kubegpu-wrong", "verdict-wrong", "debatable", "both-wrong")
 
 
 def load_adjudications(path: Path) -> list[Adjudication]:
@@ -129,7 +130,12 @@ def load_adjudications(path: Path) -> list[Adjudication]:
         for r in rows
     ]
     for item in found:
-        if item.decision not in DECISIONS or item.disagreement not in ("missed", "extra"):
+        agreed = item.disagreement == "agreed"
+        if (
+            item.decision not in DECISIONS
+            or item.disagreement not in ("missed", "extra", "agreed")
+            or agreed != (item.decision == "both-wrong")
+        ):
             raise ValueError(f"{path}: bad decision or disagreement in {item}")
     return found
 
@@ -143,6 +149,7 @@ class FileScore:
     follows: frozenset[str]  # rules whose practice the verdict says is followed
     info_only: frozenset[str]  # expected rules that kubegpu reported below the threshold only
     unscored: Counter[str] = field(default_factory=Counter)
+    hedged: frozenset[str] = frozenset()  # rules counted as fired by a placeholder hedge alone (--placeholder-hedges)
 
     @property
     def missed(self) -> frozenset[str]:
@@ -151,6 +158,10 @@ class FileScore:
     @property
     def extra(self) -> frozenset[str]:
         return self.fired - self.expected - self.implied
+
+    @property
+    def agreed(self) -> frozenset[str]:
+        return self.expected & self.fired
 
 
 @dataclass
@@ -175,9 +186,16 @@ class SetScore:
     def adjudicated_counts(
         self, adjudications: Sequence[Adjudication], rule: str | None = None
     ) -> tuple[int, int, int]:
-        """Counts after correcting the verdicts that Kubernetes semantics prove wrong (debatable ones stay)."""
+        """Counts after correcting the verdicts that Kubernetes semantics prove wrong (debatable ones stay).
+
+        A true positive that both got wrong (the verdict names a violation that the operator's or the API
+        server's behaviour rules out, and kubegpu reports it) becomes a false positive.
+        """
         tp, fn, fp = self.counts(rule)
         for score in self.files:
+            for code in score.agreed if rule is None else score.agreed & {rule}:
+                if decision(adjudications, self.set, score.label, code, "agreed") == "both-wrong":
+                    tp, fp = tp - 1, fp + 1
             for code in score.missed if rule is None else score.missed & {rule}:
                 if decision(adjudications, self.set, score.label, code, "missed") == "verdict-wrong":
                     fn -= 1
@@ -229,7 +247,9 @@ def tags(notes: str, prefix: str) -> list[str]:
     return found
 
 
-def score_file(verdict: Verdict, rules: frozenset[str], threshold: Severity, unknown: Counter[str]) -> FileScore:
+def score_file(
+    verdict: Verdict, rules: frozenset[str], threshold: Severity, unknown: Counter[str], hedges: bool = False
+) -> FileScore:
     assert verdict.text is not None
     violations, follows = tags(verdict.notes, "V:"), tags(verdict.notes, "OK:")
     for tag in violations + follows:
@@ -240,7 +260,7 @@ def score_file(verdict: Verdict, rules: frozenset[str], threshold: Severity, unk
     # An implied violation stands unless the verdict says the practice is followed (explicit IfNotPresent).
     implied = {code for t in violations for code in IMPLIED.get(t, ())} - follow_rules
     result = lint_text(verdict.label, verdict.text, LintConfig())
-    fired, below, unscored = set(), set(), Counter[str]()
+    fired, below, hedged, unscored = set(), set(), set(), Counter[str]()
     for finding in result.findings:
         if finding.code not in rules:
             unscored[finding.code] += 1
@@ -248,6 +268,12 @@ def score_file(verdict: Verdict, rules: frozenset[str], threshold: Severity, unk
             fired.add(finding.code)
         else:
             below.add(finding.code)
+            if hedges and DEPENDS_ON in finding.message:
+                hedged.add(finding.code)
+    # A hedge claims nothing by itself: it agrees with a verdict that names the violation (the verdict assumed a
+    # rendered value), and is no finding at all where the verdict names none.
+    hedged = (hedged & expected) - fired
+    fired |= hedged
     return FileScore(
         label=verdict.label,
         expected=frozenset(expected),
@@ -256,16 +282,24 @@ def score_file(verdict: Verdict, rules: frozenset[str], threshold: Severity, unk
         follows=frozenset(follow_rules),
         info_only=frozenset((expected - fired) & below),
         unscored=unscored,
+        hedged=frozenset(hedged),
     )
 
 
-def score_set(name: str, set_name: str, verdicts: Sequence[Verdict], base_only: bool, threshold: Severity) -> SetScore:
+def score_set(
+    name: str,
+    set_name: str,
+    verdicts: Sequence[Verdict],
+    base_only: bool,
+    threshold: Severity,
+    hedges: bool = False,
+) -> SetScore:
     result = SetScore(name, set_name, scored_rules(base_only))
     for verdict in verdicts:
         if verdict.text is None:
             result.unavailable.append(verdict)
         else:
-            result.files.append(score_file(verdict, result.rules, threshold, result.unknown_tags))
+            result.files.append(score_file(verdict, result.rules, threshold, result.unknown_tags, hedges))
     return result
 
 
@@ -350,15 +384,22 @@ def render(score: SetScore, adjudications: Sequence[Adjudication]) -> str:
         "Adjudicated: verdicts that Kubernetes semantics prove wrong are corrected; debatable ones count as written.",
         "",
         "Disagreements (missed: the verdict names it, kubegpu did not report it at the "
-        "threshold; extra: kubegpu reported it, the verdict does not name it):",
+        "threshold; extra: kubegpu reported it, the verdict does not name it; agreed: both name it and "
+        "the adjudication shows both wrong):",
         "",
     ]
     classes: Counter[tuple[str, str]] = Counter()
     for file in score.files:
         items = [(code, "missed") for code in sorted(file.missed)] + [(code, "extra") for code in sorted(file.extra)]
+        items += [
+            (code, "agreed")
+            for code in sorted(file.agreed)
+            if find_adjudication(adjudications, score.set, file.label, code, "agreed") is not None
+        ]
         for code, kind in items:
             note = " (info only)" if kind == "missed" and code in file.info_only else ""
             note += " (verdict: practice followed)" if kind == "extra" and code in file.follows else ""
+            note += " (placeholder hedge)" if kind != "missed" and code in file.hedged else ""
             item = find_adjudication(adjudications, score.set, file.label, code, kind)
             why = f"{item.decision}, {item.category}: {item.reason}" if item else "not adjudicated"
             classes[(item.decision, item.category) if item else ("not adjudicated", "-")] += 1
@@ -419,6 +460,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--only", choices=("corpus", "external"), help="score one set only")
     parser.add_argument(
+        "--placeholder-hedges",
+        choices=("miss", "count"),
+        default="miss",
+        help="an info finding that says its check depends on a placeholder's rendered value: 'miss' (default) "
+        "counts it as not reported, 'count' as reporting the violation the verdict names (the verdict assumed "
+        "a rendered value)",
+    )
+    parser.add_argument(
         "--min-severity",
         choices=[s.value for s in Severity],
         default="warning",
@@ -430,12 +479,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     threshold = Severity(args.min_severity)
+    hedges = args.placeholder_hedges == "count"
     adjudications = load_adjudications(args.adjudications)
     scored = 0
     if args.only != "external":
         if (args.corpus / "INDEX.tsv").is_file():
             corpus = score_set(
-                f"shared corpus ({args.corpus})", "corpus", corpus_verdicts(args.corpus), True, threshold
+                f"shared corpus ({args.corpus})", "corpus", corpus_verdicts(args.corpus), True, threshold, hedges
             )
             print(render(corpus, adjudications))
             scored += 1
@@ -450,7 +500,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             for table in args.verdicts or [DEFAULT_VERDICTS]:
                 verdicts = external_verdicts(table, mirror, args.files)
-                external = score_set(f"external verdicts ({table.name})", "external", verdicts, False, threshold)
+                external = score_set(
+                    f"external verdicts ({table.name})", "external", verdicts, False, threshold, hedges
+                )
                 print(render(external, adjudications))
                 scored += 1
     if not scored:

@@ -80,6 +80,58 @@ def test_counts_on_a_case_written_here() -> None:
     assert score.adjudicated_counts([adjudication])[:2] == (2, 0)
 
 
+TEMPLATED_JOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: train}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: $NUM_NODES
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: ${IMAGE_URI}
+            resources:
+              limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 8}
+"""
+
+
+def test_placeholder_hedges_agree_with_a_verdict_only_when_counted() -> None:
+    """An info finding that says the check depends on a placeholder's rendered value: a miss by default; with
+    --placeholder-hedges count it agrees with a verdict naming the violation, and is nothing where none is named."""
+    verdict = accuracy.Verdict("train.yaml", "V: no-gang", TEMPLATED_JOB)
+    strict = accuracy.score_set("case", "external", [verdict], False, Severity.WARNING)
+    assert strict.files[0].missed == {"KG501"} and "KG501" in strict.files[0].info_only
+    counted = accuracy.score_set("case", "external", [verdict], False, Severity.WARNING, hedges=True)
+    (file,) = counted.files
+    assert not file.missed and file.hedged == {"KG501"}
+    # KG601 and KG302 hedge too (worker count, image tag), but the verdict names neither: not extras
+    assert not {"KG601", "KG302"} & file.extra
+
+
+def test_an_agreement_both_got_wrong_counts_against_precision() -> None:
+    verdict = accuracy.Verdict("serve.yaml", "V: qos-besteffort; no-dshm", GPU_DEPLOYMENT)
+    score = accuracy.score_set("case", "external", [verdict], False, Severity.WARNING)
+    tp, fn, fp = score.counts()
+    wrong = accuracy.Adjudication("external", "serve.yaml", "KG101", "agreed", "both-wrong", "case", "why")
+    assert score.adjudicated_counts([wrong]) == (tp - 1, fn, fp + 1)
+    assert "agreed KG101: both-wrong" in accuracy.render(score, [wrong])
+
+
+def test_every_verdict_table_is_well_formed() -> None:
+    for table in sorted(accuracy.DEFAULT_VERDICTS.parent.glob("*_verdicts.tsv")):
+        with table.open(encoding="utf-8") as handle:
+            rows = [r for r in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if r["repo"][:1] != "#"]
+        assert len(rows) >= 10, table
+        assert len({(row["repo"], row["path"]) for row in rows}) == len(rows), table
+        for row in rows:
+            assert re.fullmatch(r"[0-9a-f]{40}", row["commit"]), row
+            words = accuracy.tags(row["notes"], "V:") + accuracy.tags(row["notes"], "OK:")
+            assert all(w in accuracy.VOCABULARY or w in accuracy.UNSCORED_TAGS for w in words), row
+
+
 def test_reads_external_files_from_a_folder(tmp_path: Path) -> None:
     (tmp_path / "clones" / "acme" / "charts" / "deploy").mkdir(parents=True)
     (tmp_path / "clones" / "acme" / "charts" / "deploy" / "serve.yaml").write_text(GPU_DEPLOYMENT)

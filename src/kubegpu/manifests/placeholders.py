@@ -11,6 +11,9 @@ import re
 from typing import Any
 
 MARKER = "kgplaceholder"
+# The words every finding uses when a placeholder decides whether it applies (such findings are info-level):
+# one phrase, so that reports and the accuracy scorer can tell a hedge from a plain finding.
+DEPENDS_ON = "depends on the rendered value of"
 # Shell and Kubernetes variable references, angle-bracket and Go-template slots, PLACEHOLDER_ names.
 _ANY_FIELD = re.compile(
     r"\$\{[^}\s]+\}|\$\([A-Za-z_][A-Za-z0-9_]*\)|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>\s]+>|\{\{[^}]*\}\}"

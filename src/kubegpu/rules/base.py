@@ -122,6 +122,8 @@ LOOKED_UP_KINDS = frozenset(
     {
         "TrainingRuntime",
         "ClusterTrainingRuntime",  # a TrainJob's runtime: gang policy, /dev/shm
+        "ServingRuntime",
+        "ClusterServingRuntime",  # a KServe model predictor's container: resources, /dev/shm
         "Workload",
         "PodGroup",  # the gang a pod template names
         "LocalModelCache",

@@ -27,7 +27,7 @@ from kubegpu.manifests import (
     uses_accelerators,
 )
 from kubegpu.manifests.document import format_path
-from kubegpu.manifests.placeholders import is_placeholder, templated_counts
+from kubegpu.manifests.placeholders import DEPENDS_ON, is_placeholder, templated_counts
 from kubegpu.manifests.workloads import int_field, llm_group_size
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 
@@ -132,11 +132,7 @@ class JobShape:
     @property
     def hedge(self) -> str:
         """The words that say the finding depends on a placeholder's rendered value ('' when it does not)."""
-        return (
-            f" (this depends on the rendered value of {self.placeholder}: it applies when that is above 1)"
-            if self.placeholder
-            else ""
-        )
+        return f" (this {DEPENDS_ON} {self.placeholder}: it applies when that is above 1)" if self.placeholder else ""
 
     def roles(self, templates: Sequence[PodTemplate] | None = None) -> str:
         names = [t.role or "pods" for t in (self.templates if templates is None else templates)]

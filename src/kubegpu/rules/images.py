@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, memoised
-from kubegpu.manifests.placeholders import MARKER, placeholders_in, render
+from kubegpu.manifests.placeholders import DEPENDS_ON, MARKER, placeholders_in, render
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
 
@@ -214,7 +214,7 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
             yield RawFinding(
                 (*container.path, "image"),
                 f"{_describe(container)} pulls '{image}' with no imagePullPolicy: Kubernetes defaults it to Always "
-                f"when the tag is latest or missing, and here the tag depends on the rendered value of {slot}; "
+                f"when the tag is latest or missing, and here the tag {DEPENDS_ON} {slot}; "
                 f"check the rendered manifest (this GPU pod would re-pull {_whose(container, gpu)} on every start)",
                 None,
                 Severity.INFO,
@@ -262,7 +262,7 @@ def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         if slot is not None:
             yield RawFinding(
                 (*container.path, "image"),
-                f"{_describe(container)} image '{image}': whether its tag is pinned depends on the rendered value of "
+                f"{_describe(container)} image '{image}': whether its tag is pinned {DEPENDS_ON} "
                 f"{slot}; a moving tag (latest, main) lets replicas of one GPU job run different code",
                 None,
                 Severity.INFO,

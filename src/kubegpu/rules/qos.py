@@ -14,6 +14,7 @@ from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path
 from kubegpu.manifests.resources import ResourceValue, accelerator_requests, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.rules.kserve_supply import Supply, effective, supply
 from kubegpu.rules.resources_util import all_container_resources, gpu_containers
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
@@ -138,17 +139,28 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
                 Severity.INFO,
             )
         return
-    if guaranteed:
+    supplies = {container.path: supply(template, container, ctx) for container in template.containers}
+    if guaranteed and not any(supplies.values()):
         return  # the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod
     # One finding per pod template naming every container that breaks Guaranteed QoS; its fix covers them all
     # (init containers and sidecars included) or is withheld, since a partial fix leaves the pod Burstable.
     parts: list[str] = []
+    undecided: list[tuple[ContainerRef, Supply]] = []  # containers whose cpu and memory a runtime not in the input sets
     edits: list[Edit] = []
     anchor: FieldPath | None = None
     fixable = True
     unreadable: list[str] = []
     for container, res in all_container_resources(template):
-        problems, fix = _problems(res.requests, res.limits, res.resources_path)
+        supplied = supplies[container.path]
+        requests, limits = res.requests, res.limits
+        if supplied is not None and supplied.known:
+            requests, limits = effective(requests, supplied.requests), effective(limits, supplied.limits)
+        problems, fix = _problems(requests, limits, res.resources_path)
+        if supplied is not None and not supplied.known and problems and not _unequal(res.requests, res.limits):
+            undecided.append((container, supplied))  # what the runtime sets decides; nothing written is wrong
+            continue
+        if supplied is not None and problems:
+            fix = _pin_fix(res)  # KServe's values are not in this file: pin this container's own instead
         if fix is None:
             fixable = False
             if not problems:
@@ -156,12 +168,27 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         if not problems:
             continue
         what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
-        parts.append(f"{what} '{_label(container)}' ({'; '.join(problems)})")
+        source = (
+            f"; KServe fills in what it leaves out from {supplied.source}"
+            if supplied is not None and supplied.known
+            else ""
+        )
+        parts.append(f"{what} '{_label(container)}' ({'; '.join(problems)}{source})")
         if anchor is None:
             anchor = res.resources_path if "resources" in container.data else container.path
         if fix is not None:
             edits.extend(fix.edits)
     if anchor is None:
+        if undecided:
+            container, supplied = undecided[0]
+            yield RawFinding(
+                (*container.path, "resources") if "resources" in container.data else container.path,
+                f"KServe builds container '{_label(container)}' on {supplied.source}, taking the cpu and memory it "
+                "leaves out from that runtime's container: whether the GPU pod is Guaranteed depends on them; give "
+                "the runtime (or this predictor) equal cpu and memory requests and limits",
+                None,
+                Severity.INFO,
+            )
         return
     fix_all = (
         Fix(
@@ -179,6 +206,39 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         else ""
     )
     yield RawFinding(anchor, f"{', '.join(parts)}: {_NOT_GUARANTEED}{hint}", fix_all)
+
+
+def _pin_fix(res: Any) -> Fix | None:
+    """Equal cpu and memory requests and limits written on the container itself, so that nothing KServe adds
+    (default resources, a ServingRuntime's) decides its QoS; None when a value is missing or not positive."""
+    edits: list[Edit] = []
+    for name in _QOS_RESOURCES:
+        request, limit = res.requests.get(name), res.limits.get(name)
+        chosen = limit or request
+        if chosen is None or chosen.quantity is None or chosen.quantity.value <= 0:
+            return None
+        if limit is None:
+            edits.append(Edit("add", (*res.resources_path, "limits", name), chosen.raw))
+        if request is None:
+            edits.append(Edit("add", (*res.resources_path, "requests", name), chosen.raw))
+        elif limit is not None and request.quantity != limit.quantity:
+            edits.append(Edit("replace", request.path, limit.raw))
+    return Fix("make requests equal limits (Guaranteed QoS)", Safety.UNSAFE, tuple(edits)) if edits else None
+
+
+def _unequal(requests: _Values, limits: _Values) -> bool:
+    """A cpu or memory request written with a different limit: not Guaranteed, whatever a runtime adds."""
+    for name in _QOS_RESOURCES:
+        request, limit = requests.get(name), limits.get(name)
+        if (
+            request is not None
+            and limit is not None
+            and request.quantity
+            and limit.quantity
+            and request.quantity.value != limit.quantity.value
+        ):
+            return True
+    return False
 
 
 def _label(container: ContainerRef) -> str:
@@ -352,7 +412,13 @@ GPU_POD_NOT_GUARANTEED = Rule(
     "simulator compute the same class. One finding per pod template names every container that breaks "
     "Guaranteed QoS; its unsafe fix covers all of them (init containers, restartable sidecars and every app "
     "container) or is withheld, since a partial fix leaves the pod Burstable: it is withheld when a container "
-    "has neither a request nor a limit to copy, a zero limit, or a cpu or memory value that is not a quantity.",
+    "has neither a request nor a limit to copy, a zero limit, or a cpu or memory value that is not a quantity. "
+    "A KServe InferenceService is judged as KServe completes it: a framework predictor (`pytorch:`, "
+    "`tensorflow:`, ...) or a custom predictor's first container gets inferenceservice-config's default cpu 1 "
+    "and memory 2Gi for each request and limit it leaves out (so limits alone are Burstable there, and a GPU "
+    "limit alone is Guaranteed), and a `model:` predictor takes what it leaves out from its ServingRuntime: "
+    "read from the input when it is there, assumed as KServe ships it for its model format (cpu 1, memory 2Gi), "
+    "and otherwise reported at info, since that runtime decides.",
     bad_example='resources:\n  requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}\n  limits: {nvidia.com/gpu: 1}',
     good_example='resources:\n  requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}\n'
     '  limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}',

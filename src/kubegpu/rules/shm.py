@@ -25,6 +25,7 @@ from kubegpu.manifests import (
 from kubegpu.manifests.crds import SYNTHESISED_KINDS
 from kubegpu.manifests.resources import template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.rules.kserve_supply import Supply, supply
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
@@ -172,7 +173,26 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         for c, _res in gpu_containers(template, ctx)
         if _shm_volume_name(c) not in memory_volumes and not _host_path_shm(template, c)
     ]
+    undecided: list[tuple[ContainerRef, Supply]] = []
+    for container in list(missing):
+        supplied = supply(template, container, ctx)
+        if supplied is None or supplied.shm is False:
+            continue  # nothing adds /dev/shm to this container
+        missing.remove(container)  # its ServingRuntime mounts /dev/shm, or one not in the input decides
+        if supplied.shm is None:
+            undecided.append((container, supplied))
     if not missing:
+        if undecided:
+            container, supplied = undecided[0]
+            yield RawFinding(
+                container.path,
+                f"KServe builds container '{_label(container)}' on {supplied.source} and gives the pod that "
+                "runtime's volumes: whether the GPU container gets a memory-backed /dev/shm (not the 64 MiB "
+                "default) depends on that runtime; mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm "
+                "there",
+                None,
+                Severity.INFO,
+            )
         return
     names = ", ".join(f"'{_label(c)}'" for c in missing)
     wrong = sorted({name for c in missing if (name := _shm_volume_name(c)) is not None})
@@ -390,8 +410,10 @@ DSHM_MISSING = Rule(
     "memory limit, or one of 129 MiB or less (half of it rounds to 64 MiB), there is no fix and the message says "
     "so; an emptyDir whose sizeLimit (or the pod's memory limit) holds it to 64 MiB or less is neither made "
     "memory-backed nor mounted there. A TrainJob is judged by its (Cluster)TrainingRuntime's "
-    "trainer pod template when that runtime is in the input. A hostPath /dev/shm or hostIPC is reported once, by "
-    "dshm-host-shared, not here.",
+    "trainer pod template when that runtime is in the input. A KServe `model:` predictor takes its ServingRuntime's "
+    "volumes: the runtime in the input decides, else the one KServe ships for its model format (its Hugging Face "
+    "and vLLM runtimes mount a memory-backed /dev/shm), else the finding is info, since that runtime decides. A "
+    "hostPath /dev/shm or hostIPC is reported once, by dshm-host-shared, not here.",
     bad_example="containers:\n- name: train\n  resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}",
     good_example="volumes:\n- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 256Gi}\n"
     "containers:\n- name: train\n  volumeMounts:\n  - {name: dshm, mountPath: /dev/shm}",
