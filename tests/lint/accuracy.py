@@ -441,7 +441,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=Path,
         action="append",
         help="external verdict table (repo, path, commit, kinds, notes); repeatable "
-        "(default: tests/lint/external_verdicts.tsv)",
+        "(default: every tests/lint/*_verdicts.tsv: external, further, holdout)",
     )
     parser.add_argument(
         "--mirror",
@@ -498,7 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"skipped the external verdicts: mirror {args.mirror} is absent and no --files given", file=sys.stderr
             )
         else:
-            for table in args.verdicts or [DEFAULT_VERDICTS]:
+            for table in args.verdicts or sorted(DEFAULT_VERDICTS.parent.glob("*_verdicts.tsv")):
                 verdicts = external_verdicts(table, mirror, args.files)
                 external = score_set(
                     f"external verdicts ({table.name})", "external", verdicts, False, threshold, hedges
