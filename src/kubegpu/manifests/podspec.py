@@ -9,16 +9,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubegpu.manifests.workloads import PodTemplate
+from kubegpu.manifests.document import as_mapping
+from kubegpu.manifests.kserve import filled_resources, kserve_fill
+from kubegpu.manifests.workloads import ContainerRef, PodTemplate
 
 
 def pod_spec(template: PodTemplate) -> Mapping[str, Any]:
-    """`template.spec` with `containers` and `initContainers` set from the template's containers."""
+    """`template.spec` with `containers` and `initContainers` set from the template's containers (with the cpu
+    and memory KServe fills in where the input decides them)."""
     spec = dict(template.spec)
-    spec["containers"] = [dict(c.data) for c in template.containers if c.kind == "container"]
-    init = [dict(c.data) for c in template.containers if c.kind != "container"]
+    spec["containers"] = [_container(template, c) for c in template.containers if c.kind == "container"]
+    init = [_container(template, c) for c in template.containers if c.kind != "container"]
     if init:
         spec["initContainers"] = init
     else:
         spec.pop("initContainers", None)
     return spec
+
+
+def _container(template: PodTemplate, container: ContainerRef) -> dict[str, Any]:
+    data = dict(container.data)
+    filled = filled_resources(as_mapping(data.get("resources")), kserve_fill(template, container))
+    if filled is not None:
+        data["resources"] = {**as_mapping(data.get("resources")), "requests": filled[0], "limits": filled[1]}
+    return data

@@ -18,6 +18,7 @@ from kubegpu.manifests.accelerators import (
     AcceleratorRegistry,
     is_accelerator,
 )
+from kubegpu.manifests.kserve import KServeFill, kserve_fill
 from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.pod import GPU_SHARING_ANNOTATIONS
 from kubegpu.manifests.workloads import ContainerRef, PodTemplate
@@ -100,7 +101,7 @@ _KINDS = {"container": podmodel.KIND_APP, "init": podmodel.KIND_INIT, "sidecar":
 
 
 def _template_pod(template: PodTemplate) -> podmodel.Pod:
-    containers = [_model_container(ref) for ref in template.containers]
+    containers = [_model_container(ref, kserve_fill(template, ref)) for ref in template.containers]
     spec = template.spec
     # A TrainJob's trainer has `resources` of its own container, not pod-level ones (it has no volumes field).
     resources = (
@@ -117,11 +118,18 @@ def _template_pod(template: PodTemplate) -> podmodel.Pod:
     return podmodel.make_pod(containers, resources, overhead, annotations, claim_names)
 
 
-def _model_container(ref: ContainerRef) -> podmodel.Container:
-    """The model's container from the values container_resources already parsed (every rule reads them)."""
+def _model_container(ref: ContainerRef, fill: KServeFill | None = None) -> podmodel.Container:
+    """The model's container from the values container_resources already parsed (every rule reads them), with
+    the cpu and memory KServe fills in where it leaves them out."""
     parsed = container_resources(ref)
     requests = {n: v.quantity.value for n, v in parsed.requests.items() if v.quantity is not None}
     limits = {n: v.quantity.value for n, v in parsed.limits.items() if v.quantity is not None}
+    if fill is not None and fill.resources is not None:
+        for name, raw in fill.resources.items():
+            if name not in parsed.requests:
+                requests[name] = parse_quantity(raw).value
+            if name not in parsed.limits:
+                limits[name] = parse_quantity(raw).value
     invalid = [n for n, v in (*parsed.requests.items(), *parsed.limits.items()) if v.quantity is None]
     resources = ref.data.get("resources")
     claims = resources.get("claims") if isinstance(resources, Mapping) else None

@@ -1,14 +1,10 @@
-"""What KServe adds to a predictor's container before the pod exists: default resources and a ServingRuntime.
+"""What KServe adds to a predictor's container, as the rules read it: the facts the input alone decides
+(`manifests/kserve.py`: default resources, the runtimes KServe ships), and a ServingRuntime of the input.
 
-Follows kserve v0.15: the InferenceService webhook fills a framework predictor's (and a custom predictor's first
-container's) missing cpu and memory requests and limits from `inferenceservice-config` (shipped as cpu 1 and
-memory 2Gi for each; pkg/apis/serving/v1beta1/inference_service_defaults.go, setResourceRequirementDefaults), and
-a `model:` predictor gets no such defaults: its container is the ServingRuntime's container (the one named by
-`runtime:`, or the runtime chosen for its model format) with the predictor's fields merged over it, and the pod
-takes the runtime's volumes. A runtime in the input is read; otherwise one of the ClusterServingRuntimes KServe
-ships (config/runtimes: cpu 1 and memory 2Gi requests and limits each; the Hugging Face and vLLM servers mount a
-memory-backed /dev/shm) is assumed where the name or model format picks it; any other runtime is unknown. Rules
-read here what the written predictor leaves to KServe.
+Follows kserve v0.15: a `model:` predictor's container is the ServingRuntime's container (the one named by
+`runtime:`, or the one chosen for its model format) with the predictor's fields merged over it, and the pod
+takes the runtime's volumes. A runtime in the input is read here; any other runtime that KServe does not ship
+is unknown, and the rules say that it decides.
 """
 
 from __future__ import annotations
@@ -19,34 +15,13 @@ from typing import Any
 
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, Document, PodTemplate, as_mapping, mapping_items
+from kubegpu.manifests.kserve import kserve_fill
 from kubegpu.manifests.resources import ResourceValue
 from kubegpu.rules.base import RuleContext
 from kubegpu.units import parse_quantity
 
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
-# The shipped inferenceservice-config `resource` defaults (cpu and memory, requests and limits alike).
-DEFAULT_RESOURCES: Mapping[str, str] = {"cpu": "1", "memory": "2Gi"}
-_FRAMEWORK_KEYS = frozenset(
-    {"pytorch", "tensorflow", "triton", "sklearn", "xgboost", "onnx", "huggingface", "lightgbm", "pmml", "paddle"}
-)
 _SHM_PATH = "/dev/shm"
-# The ClusterServingRuntimes KServe ships, by the model format (or framework key) that selects them, and
-# whether each mounts a memory-backed /dev/shm (kserve config/runtimes).
-_SHIPPED: Mapping[str, tuple[str, bool]] = {
-    "huggingface": ("kserve-huggingfaceserver", True),
-    "vllm": ("kserve-vllmserver", True),
-    "tensorflow": ("kserve-tensorflow-serving", False),
-    "pytorch": ("kserve-torchserve", False),
-    "triton": ("kserve-tritonserver", False),
-    "tensorrt": ("kserve-tritonserver", False),
-    "onnx": ("kserve-tritonserver", False),
-    "sklearn": ("kserve-sklearnserver", False),
-    "xgboost": ("kserve-xgbserver", False),
-    "lightgbm": ("kserve-lgbserver", False),
-    "pmml": ("kserve-pmmlserver", False),
-    "paddle": ("kserve-paddleserver", False),
-}
-_SHIPPED_NAMES: Mapping[str, bool] = dict(_SHIPPED.values())
 
 
 @dataclass(frozen=True)
@@ -57,7 +32,7 @@ class Supply:
     `shm` says whether the supplier mounts a memory-backed /dev/shm (None: unknown).
     """
 
-    source: str  # in words, after "KServe fills it from": "its default resources (...)", "ServingRuntime 'x'"
+    source: str  # in words, after "KServe fills in what it leaves out from": "its default resources (...)"
     requests: Mapping[str, ResourceValue] | None
     limits: Mapping[str, ResourceValue] | None
     shm: bool | None
@@ -68,50 +43,40 @@ class Supply:
 
 
 def supply(template: PodTemplate, container: ContainerRef, ctx: RuleContext) -> Supply | None:
-    """What KServe adds to `container` (a predictor, transformer or explainer container of an InferenceService)."""
-    if template.kind != "InferenceService" or len(container.path) < 3 or container.path[0] != "spec":
+    """What KServe adds to `container` (a component container of an InferenceService); None for anything else.
+
+    A ServingRuntime of the input that the predictor names (or the only one chosen for its model format) wins;
+    otherwise the facts the input alone decides (`kserve_fill`).
+    """
+    fill = kserve_fill(template, container)
+    if fill is None:
         return None
-    key = container.path[2]
-    if key == "model":
-        return _runtime_supply(template, container, ctx)
-    defaults = {name: _value(name, raw, ()) for name, raw in DEFAULT_RESOURCES.items()}
-    if key in _FRAMEWORK_KEYS:
-        runtime, shm = _SHIPPED.get(str(key), ("", False))
-        where = f" and its {runtime} runtime" if runtime else ""
-        return Supply(f"its default resources (cpu 1, memory 2Gi){where}", defaults, defaults, shm)
-    if container.path[2:] == ("containers", 0):
-        return Supply("its default resources (cpu 1, memory 2Gi)", defaults, defaults, False)
-    return None
+    if container.path[2] == "model":
+        runtime = _find_runtime(template, container, ctx)
+        if runtime is not None:
+            return _runtime_supply(runtime)
+    if fill.resources is None:
+        return Supply(fill.source, None, None, fill.shm)
+    values = {name: _value(name, raw) for name, raw in fill.resources.items()}
+    return Supply(fill.source, values, values, fill.shm)
 
 
-def _value(name: str, raw: Any, path: tuple[str | int, ...]) -> ResourceValue:
+def _value(name: str, raw: Any) -> ResourceValue:
     try:
-        return ResourceValue(name, raw, path, parse_quantity(raw))
+        return ResourceValue(name, raw, (), parse_quantity(raw))
     except QuantityError as err:
-        return ResourceValue(name, raw, path, None, str(err))
+        return ResourceValue(name, raw, (), None, str(err))
 
 
-def _runtime_supply(template: PodTemplate, container: ContainerRef, ctx: RuleContext) -> Supply:
-    runtime = _find_runtime(template, container, ctx)
-    name = container.data.get("runtime")
-    if runtime is None:
-        model_format = str(as_mapping(container.data.get("modelFormat")).get("name") or "").lower()
-        shipped = name if isinstance(name, str) and name else _SHIPPED.get(model_format, ("", False))[0]
-        if shipped in _SHIPPED_NAMES:
-            defaults = {k: _value(k, raw, ()) for k, raw in DEFAULT_RESOURCES.items()}
-            return Supply(
-                f"the ClusterServingRuntime '{shipped}' as KServe ships it", defaults, defaults, _SHIPPED_NAMES[shipped]
-            )
-        what = f"ServingRuntime '{name}'" if isinstance(name, str) and name else "the ServingRuntime KServe selects"
-        return Supply(f"{what} (not in the input)", None, None, None)
+def _runtime_supply(runtime: Document) -> Supply:
     spec = as_mapping(runtime.data.get("spec"))
     containers = list(mapping_items(spec.get("containers")))
     main = next((c for c in containers if c.get("name") == "kserve-container"), containers[0] if containers else {})
     resources = as_mapping(main.get("resources"))
-    sections = {
-        section: {str(k): _value(str(k), v, ()) for k, v in as_mapping(resources.get(section)).items()}
+    requests, limits = (
+        {str(k): _value(str(k), v) for k, v in as_mapping(resources.get(section)).items()}
         for section in ("requests", "limits")
-    }
+    )
     memory = {
         str(v.get("name"))
         for v in mapping_items(spec.get("volumes"))
@@ -121,7 +86,7 @@ def _runtime_supply(template: PodTemplate, container: ContainerRef, ctx: RuleCon
         str(m.get("mountPath", "")).rstrip("/") == _SHM_PATH and str(m.get("name")) in memory
         for m in mapping_items(main.get("volumeMounts"))
     )
-    return Supply(f"{runtime.kind} '{runtime.ref.name}'", sections["requests"], sections["limits"], shm)
+    return Supply(f"{runtime.kind} '{runtime.ref.name}'", requests, limits, shm)
 
 
 def _find_runtime(template: PodTemplate, container: ContainerRef, ctx: RuleContext) -> Document | None:
@@ -132,8 +97,7 @@ def _find_runtime(template: PodTemplate, container: ContainerRef, ctx: RuleConte
     if isinstance(name, str) and name:
         named = [d for d in runtimes if d.metadata.get("name") == name]
         local = [d for d in named if d.kind == "ServingRuntime" and d.ref.namespace == namespace]
-        cluster = [d for d in named if d.kind == "ClusterServingRuntime"]
-        found = local or cluster
+        found = local or [d for d in named if d.kind == "ClusterServingRuntime"]
         return found[0] if found else None
     model_format = as_mapping(container.data.get("modelFormat")).get("name")
     if not isinstance(model_format, str):
