@@ -22,7 +22,19 @@ from kubegpu.manifests.workloads import ContainerRef, PodTemplate
 # The shipped inferenceservice-config `resource` defaults (requests and limits alike).
 DEFAULT_RESOURCES: Mapping[str, str] = {"cpu": "1", "memory": "2Gi"}
 FRAMEWORK_KEYS = frozenset(
-    {"pytorch", "tensorflow", "triton", "sklearn", "xgboost", "onnx", "huggingface", "lightgbm", "pmml", "paddle"}
+    {
+        "pytorch",
+        "tensorflow",
+        "triton",
+        "sklearn",
+        "xgboost",
+        "onnx",
+        "huggingface",
+        "lightgbm",
+        "pmml",
+        "paddle",
+        "art",
+    }
 )
 # The ClusterServingRuntimes KServe ships, by the model format (or framework key) that selects them, and whether
 # each mounts a memory-backed /dev/shm. Their container resources are DEFAULT_RESOURCES.
