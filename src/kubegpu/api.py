@@ -16,6 +16,7 @@ from kubegpu.fix import FileOutcome, FixOptions
 from kubegpu.fix import fix_text as _fix_stream
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest, pod_requests
 from kubegpu.manifests import Document, load_text
+from kubegpu.manifests.expand import expand_input
 from kubegpu.rules import Finding, LintConfig, LintResult, Severity, load_config
 from kubegpu.rules import lint_paths as _lint_paths
 from kubegpu.rules import lint_text as _lint_text
@@ -107,7 +108,7 @@ def _pods(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[P
     else:
         objects = [pods] if isinstance(pods, Mapping) else list(pods)
         documents = [Document(source="<pods>", index=i, data=obj) for i, obj in enumerate(objects)]
-    found = [pod for doc in documents for pod in pod_requests(doc)]
+    found = [pod for doc in expand_input(documents) for pod in pod_requests(doc)]  # as lint sees them
     if not found:
         raise InputError("no pod or pod template found", file="<pods>")
     return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -140,3 +141,159 @@ def test_init_container_is_a_maximum_in_the_simulator(files: dict[str, Path]) ->
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert '"completed_pods": 1' in text and '"pending_pods": 0' in text
+
+
+# An Argo workflow whose resource step creates a PyTorchJob (a Burstable master, Guaranteed workers), and a TrainJob
+# whose pods are its ClusterTrainingRuntime's trainer job with the TrainJob's GPUs merged in: the runtime's CPU and
+# memory requests equal their limits, so the merged pod is Guaranteed; spec.trainer alone (no runtime) is not.
+ARGO_PYTORCHJOB = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: train-}
+spec:
+  entrypoint: train
+  templates:
+  - name: train
+    resource:
+      action: create
+      manifest: |
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: bert}
+        spec:
+          pytorchReplicaSpecs:
+            Master:
+              replicas: 1
+              template:
+                spec:
+                  containers:
+                  - name: pytorch
+                    image: nvcr.io/nvidia/pytorch:25.01-py3
+                    resources:
+                      requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 4}
+                      limits: {cpu: "16", memory: 64Gi, nvidia.com/gpu: 4}
+            Worker:
+              replicas: 3
+              template:
+                spec:
+                  containers:
+                  - name: pytorch
+                    image: nvcr.io/nvidia/pytorch:25.01-py3
+                    resources:
+                      requests: {cpu: "16", memory: 64Gi, nvidia.com/gpu: 4}
+                      limits: {cpu: "16", memory: 64Gi, nvidia.com/gpu: 4}
+"""
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                  resources:
+                    requests: {cpu: "32", memory: 256Gi}
+                    limits: {cpu: "32", memory: 256Gi}
+"""
+
+TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: llama}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 2
+    resourcesPerNode:
+      limits: {nvidia.com/gpu: 4}
+"""
+
+
+def _lint_json(*paths: Path) -> Any:
+    result = runner.invoke(app, ["lint", *map(str, paths), "--select", "KG101", "-o", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def _admit_rows(kubelet: Path, *paths: Path) -> list[dict[str, Any]]:
+    args = [*map(str, paths), "--node", "dgx-h100", "--kubelet-config", str(kubelet), "-o", "json"]
+    result = runner.invoke(app, ["admit", *args])
+    assert result.exit_code in (0, 1), result.output
+    out: list[dict[str, Any]] = json.loads(result.stdout)
+    return out
+
+
+def test_argo_embedded_and_trainjob_runtime_pods_lint_and_admit_agree(files: dict[str, Path], tmp_path: Path) -> None:
+    argo = tmp_path / "argo.yaml"
+    argo.write_text(ARGO_PYTORCHJOB, encoding="utf-8")
+    train = tmp_path / "train.yaml"
+    train.write_text(f"{RUNTIME}---\n{TRAINJOB}", encoding="utf-8")
+    lint = _lint_json(argo, train)
+    rows = _admit_rows(files["kubelet.yaml"], argo, train)
+    # the same pods: the embedded PyTorchJob's two roles, the runtime's own template, the TrainJob's merged pod
+    assert lint["summary"]["pod_templates"] == len(rows) == 4
+    by_pod = {r["pod"]: r for r in rows}
+    assert sorted(by_pod) == ["bert-Master", "bert-Worker", "llama-trainer", "torch-distributed-node"]
+    # the same QoS: lint's only KG101 is the embedded master, which admit calls Burstable; the rest are Guaranteed
+    findings = lint["findings"]
+    where = [(f["rule"], f["line"]) for f in findings]
+    assert where == [("KG101", 23)]  # the embedded master's resources
+    assert "cpu request 8 != limit 16" in findings[0]["message"]
+    assert by_pod["bert-Master"]["qos"] == "Burstable"
+    assert {by_pod[p]["qos"] for p in ("bert-Worker", "llama-trainer", "torch-distributed-node")} == {"Guaranteed"}
+    # the same requests: the merged trainer pod has the runtime's 32 CPUs pinned and the TrainJob's 4 GPUs
+    trainer = by_pod["llama-trainer"]["containers"][0]
+    assert trainer["name"] == "node" and len(trainer["exclusive_cpus"]) == 32
+    assert sum(len(ids) for ids in trainer["devices"].values()) == 4
+
+
+def test_trainjob_without_its_runtime_lint_and_admit_agree(files: dict[str, Path], tmp_path: Path) -> None:
+    train = tmp_path / "train.yaml"
+    train.write_text(TRAINJOB, encoding="utf-8")
+    lint = _lint_json(train)
+    rows = _admit_rows(files["kubelet.yaml"], train)
+    assert [r["pod"] for r in rows] == ["llama-trainer"] and lint["summary"]["pod_templates"] == 1
+    # spec.trainer alone has a GPU limit and no CPU or memory: BestEffort, for lint and for admit alike
+    assert rows[0]["qos"] == "BestEffort"
+    findings = lint["findings"]
+    assert [f["rule"] for f in findings] == ["KG101"]
+    message = findings[0]["message"]
+    assert "the pod is not Guaranteed" in message and "only spec.trainer was read" in message
+
+
+def test_trainjob_runtime_in_another_file_binds_for_admit(files: dict[str, Path], tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(RUNTIME, encoding="utf-8")
+    train = tmp_path / "train.yaml"
+    train.write_text(TRAINJOB, encoding="utf-8")
+    rows = {r["pod"]: r for r in _admit_rows(files["kubelet.yaml"], train, runtime)}
+    assert rows["llama-trainer"]["qos"] == "Guaranteed"
+    assert _lint_json(train, runtime)["findings"] == []
+
+
+def test_admit_places_each_merged_pod_on_a_fresh_node_with_a_remedy(files: dict[str, Path], tmp_path: Path) -> None:
+    train = tmp_path / "train.yaml"
+    train.write_text(f"{RUNTIME}---\n{TRAINJOB.replace('gpu: 4', 'gpu: 8')}", encoding="utf-8")
+    result = runner.invoke(
+        app, ["admit", str(train), "--node", "dgx-h100", "--kubelet-config", str(files["kubelet.yaml"])]
+    )
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    # the runtime's own pod and the TrainJob's merged pod each get a fresh node: the same 32 CPUs for the first
+    assert "pod torch-distributed-node: admitted (Guaranteed)" in lines
+    # the merged pod (the runtime's 32 CPUs with the TrainJob's 8 GPUs) is rejected, and the remedy is the model's
+    at = lines.index(next(line for line in lines if line.startswith("pod llama-trainer:")))
+    assert "REJECTED TopologyAffinityError" in lines[at] and "(Guaranteed)" in lines[at]
+    assert lines[at + 1].strip().startswith("remedy: no setting admits it here: 8 GPUs span 2 NUMA nodes")

@@ -18,7 +18,8 @@ from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeS
 from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.kubelet.remedy import remedy
-from kubegpu.manifests import load_text, read_source
+from kubegpu.manifests import Document, load_text, read_source
+from kubegpu.manifests.expand import bind_runtimes, by_kind, with_embedded
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
@@ -71,8 +72,8 @@ def admit(
                 err=True,
             )
             raise typer.Exit(EXIT_USAGE) from err
-        before = [p for path in existing or [] for p in _load_pods(path)]
-        wanted = [p for path in pods for p in _load_pods(path)]
+        before = _load_pods(existing or [])
+        wanted = _load_pods(pods)
     except KubegpuError as err:
         raise fail(err) from err
     for pod in before:
@@ -116,17 +117,26 @@ def admit(
         raise typer.Exit(EXIT_FINDINGS)
 
 
-def _load_pods(name: str) -> list[PodRequest]:
-    source = read_source(name, None if name == "-" else Path(name), "manifest")
-    if source.text is None:
-        raise InputError(source.error or "cannot read", file=name)
-    loaded = load_text(source.name, source.text)
-    for problem in loaded.problems:
-        if problem.fatal:
-            raise InputError(problem.message, file=problem.file, line=problem.line)
-    out = [pod for doc in loaded.documents for pod in pod_requests(doc)]
-    if not out:
-        raise InputError("no pod or pod template found", file=name)
+def _load_pods(names: list[str]) -> list[PodRequest]:
+    """The pods of every file, as lint sees them: objects embedded in Argo steps, TrainJobs with their runtime."""
+    per_file: list[tuple[str, tuple[Document, ...]]] = []
+    for name in names:
+        source = read_source(name, None if name == "-" else Path(name), "manifest")
+        if source.text is None:
+            raise InputError(source.error or "cannot read", file=name)
+        loaded = load_text(source.name, source.text)
+        for problem in loaded.problems:
+            if problem.fatal:
+                raise InputError(problem.message, file=problem.file, line=problem.line)
+        per_file.append((name, with_embedded(loaded.documents)))
+    every = [doc for _, documents in per_file for doc in documents]
+    bind_runtimes(every, by_kind(every))  # a runtime in any of the files given binds the TrainJobs of all
+    out: list[PodRequest] = []
+    for name, documents in per_file:
+        found = [pod for doc in documents for pod in pod_requests(doc)]
+        if not found:
+            raise InputError("no pod or pod template found", file=name)
+        out.extend(found)
     return out
 
 

@@ -27,7 +27,8 @@ from kubegpu.manifests import (
     trainjob,
     uses_accelerators,
 )
-from kubegpu.manifests.embedded import embedded, embedded_objects
+from kubegpu.manifests.embedded import embedded
+from kubegpu.manifests.expand import bind_runtimes, with_embedded
 from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
@@ -363,7 +364,7 @@ def lint_loaded(
     plan = _RulePlan.of(rules)
     by_name = {rule.name: rule for rule in all_rules()}
     # Objects an Argo resource template creates from its manifest text are objects of the input too.
-    own_documents = tuple(d for item in loaded for doc in item.documents for d in (doc, *embedded_objects(doc)))
+    own_documents = with_embedded(doc for item in loaded for doc in item.documents)
     ctx = RuleContext(
         options=config.options,
         all_documents=own_documents if context_documents is None else tuple(context_documents),
@@ -373,9 +374,7 @@ def lint_loaded(
         smt=None if target is None else target.smt,
         whole_input_shared=whole_input_shared,
     )
-    for doc in own_documents:  # a TrainJob's pods are its runtime's, when the input holds that runtime
-        if doc.kind == "TrainJob" and (runtime := trainjob.find_runtime(doc, ctx.documents_of)) is not None:
-            trainjob.bind_runtime(doc, runtime)
+    bind_runtimes(own_documents, ctx.documents_of)  # the one expansion admit and gen use (manifests.expand)
     result = LintResult(files=len(loaded), documents=len(own_documents))
     rendered: list[tuple[LoadedSource, int, int]] = []
     for item in loaded:
@@ -480,7 +479,7 @@ def _point_at_sources(result: LintResult, rendered: Sequence[tuple[LoadedSource,
 def _record_checked(result: LintResult, item: LoadedSource) -> None:
     """Name each object linted by the file a person edits (for reports that list clean objects)."""
     origins = item.origins
-    for doc in (d for top in item.documents for d in (top, *embedded_objects(top))):
+    for doc in with_embedded(item.documents):
         if unchecked_kind(doc) is not None or partial_object(doc) is not None:
             continue
         file = doc.source

@@ -1,0 +1,45 @@
+"""The objects of an input as the cluster would see them: what every command that reads pods calls first.
+
+An Argo workflow's resource steps create objects written as text in it (manifests.embedded); a Kubeflow Trainer
+TrainJob's pods are its (Cluster)TrainingRuntime's trainer job with the TrainJob's settings (manifests.trainjob),
+when that runtime is in the same input. `lint`, `admit`, `gen` and the Python API read pods only after this step,
+so no two commands disagree on which pods a file holds, nor on their requests and QoS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from kubegpu.manifests import trainjob
+from kubegpu.manifests.document import Document
+from kubegpu.manifests.embedded import embedded_objects
+
+DocumentsOf = Callable[[str], Iterable[Document]]
+
+
+def with_embedded(documents: Iterable[Document]) -> tuple[Document, ...]:
+    """Each document followed by the objects written as text in it (an Argo resource step's manifest)."""
+    return tuple(d for doc in documents for d in (doc, *embedded_objects(doc)))
+
+
+def bind_runtimes(documents: Iterable[Document], documents_of: DocumentsOf) -> None:
+    """Bind every TrainJob among `documents` to its runtime when `documents_of(kind)` holds it: from then on
+    its pod templates are the runtime's trainer pods with the TrainJob's settings."""
+    for doc in documents:
+        if doc.kind == "TrainJob" and (runtime := trainjob.find_runtime(doc, documents_of)) is not None:
+            trainjob.bind_runtime(doc, runtime)
+
+
+def by_kind(documents: Iterable[Document]) -> DocumentsOf:
+    """A `documents_of` lookup over `documents`."""
+    index: dict[str, list[Document]] = {}
+    for doc in documents:
+        index.setdefault(doc.kind, []).append(doc)
+    return lambda kind: index.get(kind, ())
+
+
+def expand_input(documents: Iterable[Document]) -> tuple[Document, ...]:
+    """Every object of one input, embedded ones included, with TrainJobs bound to the runtimes it holds."""
+    objects = with_embedded(documents)
+    bind_runtimes(objects, by_kind(objects))
+    return objects
