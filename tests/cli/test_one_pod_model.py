@@ -297,3 +297,23 @@ def test_admit_places_each_merged_pod_on_a_fresh_node_with_a_remedy(files: dict[
     at = lines.index(next(line for line in lines if line.startswith("pod llama-trainer:")))
     assert "REJECTED TopologyAffinityError" in lines[at] and "(Guaranteed)" in lines[at]
     assert lines[at + 1].strip().startswith("remedy: no setting admits it here: 8 GPUs span 2 NUMA nodes")
+
+
+def test_simulate_and_gen_read_the_same_pods(tmp_path: Path) -> None:
+    from kubegpu.generate.workload import load_workloads
+    from kubegpu.sim.workload import load_job_manifests
+
+    argo = tmp_path / "argo.yaml"
+    argo.write_text(ARGO_PYTORCHJOB, encoding="utf-8")
+    train = tmp_path / "train.yaml"
+    train.write_text(f"{RUNTIME}---\n{TRAINJOB}", encoding="utf-8")
+    # the simulator runs the PyTorchJob the Argo step creates: a master and 3 workers of 4 GPUs each
+    (job,) = load_job_manifests([argo])
+    assert job.name == "bert" and [p.gpu_count for p in job.pods] == [4, 4, 4, 4]
+    # gen reads the embedded PyTorchJob, and the TrainJob's pod as the runtime's trainer with the TrainJob's GPUs
+    workloads = {w.name: w for w in load_workloads([str(argo), str(train)])}
+    assert sorted(workloads) == ["bert", "llama", "torch-distributed"]
+    (ref,) = workloads["llama"].templates
+    assert ref.pods == 2
+    (container,) = workloads["llama"].pod_spec(ref)["containers"]
+    assert container["resources"]["limits"] == {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": 4}

@@ -84,6 +84,7 @@ def coldstart(
     download and load, server start) and whether its startup or liveness probe gives it that long (exit 1 if not)."""
     from kubegpu.live.registry import layout_images, match_layout, registry_image
     from kubegpu.manifests import load_text, pod_templates
+    from kubegpu.manifests.expand import expand_input
     from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
     from kubegpu.rules.base import RuleContext
     from kubegpu.rules.coldstart_model import (
@@ -148,7 +149,7 @@ def coldstart(
         ctx = RuleContext(options={}, accelerator_resources=DEFAULT_ACCELERATOR_RESOURCES)
         results: list[tuple[str, Prediction]] = []
         registry_notes: list[str] = []
-        for document in loaded.documents:
+        for document in expand_input(loaded.documents):  # the pods lint and admit see
             for template in pod_templates(document):
                 images = pod_images(template)
                 facts: dict[str, ImageFacts] = {}

@@ -7,14 +7,15 @@ this module adds pod counts, container helpers and the InputError a generator ra
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
-from kubegpu.manifests import Document, load_text, pod_templates
+from kubegpu.manifests import Document, load_text, pod_spec, pod_templates, trainjob
+from kubegpu.manifests.expand import expand_input
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,9 @@ class PodSpecRef:
     metadata_path: FieldPath | None
     pods: int
     role: str = ""
+    # The pod spec as the pod model reads it, where `spec_path` holds none: a TrainJob's pod is its runtime's
+    # trainer template with the TrainJob's settings (kubegpu.manifests.expand), not the spec.trainer mapping.
+    merged: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def own_metadata(self) -> bool:
@@ -78,6 +82,8 @@ class Workload:
         return node
 
     def pod_spec(self, ref: PodSpecRef) -> Mapping[str, Any]:
+        if ref.merged is not None:
+            return ref.merged
         spec = self.at(ref.spec_path)
         return spec if isinstance(spec, Mapping) else {}
 
@@ -113,19 +119,23 @@ def load_documents(path: str) -> list[Document]:
 
 def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
     """The pod templates of one object, whatever its kind (kubegpu.manifests.pod_templates)."""
+    merged = trainjob.bound_runtime(doc) is not None
     return tuple(
-        PodSpecRef(t.path, t.metadata_path, 1 if t.replicas is None else t.replicas, t.role) for t in pod_templates(doc)
+        PodSpecRef(
+            t.path, t.metadata_path, 1 if t.replicas is None else t.replicas, t.role, pod_spec(t) if merged else None
+        )
+        for t in pod_templates(doc)
     )
 
 
 def load_workloads(paths: Iterable[str]) -> list[Workload]:
-    """Every workload with a pod template in the given files (in order)."""
+    """Every workload with a pod template in the given files (in order), as lint reads them: objects an Argo
+    resource step creates, and TrainJobs with their runtime when one of the files holds it (manifests.expand)."""
     found: list[Workload] = []
-    for path in paths:
-        for doc in load_documents(path):
-            templates = templates_of(doc)
-            if templates:
-                found.append(Workload(path, doc.start_line, doc.data, templates))
+    for doc in expand_input(doc for path in paths for doc in load_documents(path)):
+        templates = templates_of(doc)
+        if templates:
+            found.append(Workload(doc.source, doc.start_line, doc.data, templates))
     return found
 
 

@@ -18,6 +18,8 @@ import yaml
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
+from kubegpu.manifests.document import Document
+from kubegpu.manifests.expand import with_embedded
 from kubegpu.scheduler.gpu.state import GpuPod
 from kubegpu.scheduler.tas import Mode, TopologyRequest
 
@@ -201,9 +203,9 @@ def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
                 file=str(path),
                 line=(mark.line + 1) if mark is not None else None,
             ) from None
-        for doc in docs:
-            if isinstance(doc, Mapping):
-                jobs.extend(jobs_from_manifest(doc, str(path)))
+        objects = [Document(source=str(path), index=i, data=d) for i, d in enumerate(docs) if isinstance(d, Mapping)]
+        for obj in with_embedded(objects):  # a job an Argo resource step creates is simulated too, as lint reads it
+            jobs.extend(jobs_from_manifest(obj.data, str(path)))
     if not jobs:
         raise InputError("no Job, PyTorchJob or JobSet found", file=",".join(map(str, paths)))
     return jobs
