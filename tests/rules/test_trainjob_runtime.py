@@ -95,3 +95,77 @@ def test_binding_replaces_the_trainjob_pod_templates() -> None:
     bind_runtime(job, runtime)
     assert bound_runtime(job) is runtime
     assert [len(t.containers) for t in pod_templates(job)] == [3]
+
+
+_PATCHES = """\
+  runtimePatches:
+  - manager: example.com/first
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              metadata: {labels: {patched: "yes"}}
+              spec:
+                template:
+                  metadata: {labels: {kueue.x-k8s.io/queue-name: gpu}}
+                  spec:
+                    nodeSelector: {a: "1"}
+                    tolerations: [{key: first, operator: Exists}]
+                    volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+                    initContainers: [{name: wait, securityContext: {runAsUser: 1000}}]
+                    containers:
+                    - name: sidecar
+                      env: [{name: S, value: "1"}]
+                      volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+                      resources: {limits: {cpu: "64"}}
+                    - {name: ghost, env: [{name: G, value: "1"}]}
+  - manager: example.com/second
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    nodeSelector: {b: "2"}
+                    tolerations: [{key: second, operator: Exists}]
+                    containers:
+                    - name: sidecar
+                      volumeMounts: [{name: cache, mountPath: /dev/shm}, {name: data, mountPath: /data}]
+"""
+
+
+def test_runtime_patches_merge_in_order_by_their_keys() -> None:
+    runtime, job = load_text("t.yaml", _RUNTIME + "---\n" + _JOB + _PATCHES).documents
+    (trainer,) = templates_with_runtime(job, runtime)
+    # the job metadata patch keeps its ancestor label (still the trainer); pod template labels merge
+    assert trainer.role == "trainer" and trainer.labels == {"team": "a", "kueue.x-k8s.io/queue-name": "gpu"}
+    # maps merge key by key, patch after patch; tolerations are replaced by the later patch
+    assert trainer.spec["nodeSelector"] == {"a": "1", "b": "2"}
+    assert trainer.spec["tolerations"] == [{"key": "second", "operator": "Exists"}]
+    assert trainer.spec["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
+    (wait,) = [c for c in trainer.containers if c.kind == "init"]
+    assert wait.data == {"name": "wait", "image": "busybox:1.36", "securityContext": {"runAsUser": 1000}}
+    # containers merge by name, and only the names the runtime has (a patch of 'ghost' is rejected upstream)
+    node, sidecar = [c for c in trainer.containers if c.kind == "container"]
+    assert [c.data["name"] for c in (node, sidecar)] == ["node", "sidecar"]
+    assert sidecar.data["env"] == [{"name": "S", "value": "1"}]
+    # volumeMounts merge by mountPath: the second patch's /dev/shm mount replaces the first's
+    assert sidecar.data["volumeMounts"] == [
+        {"name": "cache", "mountPath": "/dev/shm"},
+        {"name": "data", "mountPath": "/data"},
+    ]
+    assert "resources" not in sidecar.data  # not a patchable field: the API server prunes it
+    # the trainer settings still apply to the node container after the patches
+    assert node.data["image"] == "new:2" and node.data["resources"]["limits"]["nvidia.com/gpu"] == 8
+
+
+def test_a_trainjob_without_runtime_patches_keeps_the_runtime_pod() -> None:
+    runtime, job = load_text("t.yaml", _RUNTIME + "---\n" + _JOB).documents
+    (trainer,) = templates_with_runtime(job, runtime)
+    assert "nodeSelector" not in trainer.spec and "volumes" not in trainer.spec
+    assert trainer.labels == {"team": "a"}

@@ -15,6 +15,17 @@ Follows kubeflow/trainer @ 8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3:
 - pkg/runtime/framework/plugins/jobset/builder.go: the trainer job runs with replicas 1; its `node` container
   takes trainer.image, command and args when set, and trainer.env is upserted by name into its env.
 Initializer jobs (dataset-initializer, model-initializer) run before the trainer and are not its pods.
+
+spec.runtimePatches (same commit; pkg/apis/trainer/v1alpha1/trainjob_types.go RuntimePatch, applied by
+mergeRuntimePatches in pkg/runtime/core/trainingruntime.go before resourcesPerNode): a list of {manager,
+trainingRuntimeSpec.template.spec.replicatedJobs[]} whose entries are applied in order, each as a strategic merge
+patch of the runtime's JobSet spec. A job patch names an existing replicatedJob and may set the job's and the pod
+template's labels and annotations and, in the pod spec: serviceAccountName, volumes, initContainers and containers
+(of existing names: env, volumeMounts, securityContext; no resources), imagePullSecrets, securityContext,
+nodeSelector, affinity, tolerations, schedulingGates. Lists merge by their Kubernetes patch merge keys (name;
+volumeMounts by mountPath), tolerations and other lists are replaced, maps merge key by key. The trainer's
+webhook (pkg/runtime/framework/plugins/jobset/jobset.go) rejects patches of jobs or containers the runtime lacks,
+so such entries are ignored here.
 """
 
 from __future__ import annotations
@@ -93,7 +104,7 @@ def templates_with_runtime(doc: Document, runtime: Document) -> tuple[PodTemplat
     ml_policy = spec.get("mlPolicy")
     mpi = as_mapping(as_mapping(ml_policy).get("mpi"))
     launcher_as_node = mpi.get("runLauncherAsNode") is True
-    jobs = mapping_items(get_path(spec, ("template", "spec", "replicatedJobs")))
+    jobs = patched_jobs(doc, mapping_items(get_path(spec, ("template", "spec", "replicatedJobs"))))
     ancestors = [_ancestor(j) for j in jobs]
     trainer_index = _trainer_index(jobs)
     here: FieldPath = ("spec", "trainer") if "trainer" in as_mapping(doc.data.get("spec")) else ("spec", "runtimeRef")
@@ -140,6 +151,108 @@ def templates_with_runtime(doc: Document, runtime: Document) -> tuple[PodTemplat
             )
         )
     return tuple(out)
+
+
+# Lists of the patchable fields that merge item by item, and the key that matches items (Kubernetes v1.35 core/v1
+# patchMergeKey tags; JobSet's replicatedJobs by name). Any other list (tolerations, nodeSelectorTerms) is replaced.
+_MERGE_KEYS = {
+    "replicatedJobs": "name",
+    "containers": "name",
+    "initContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "imagePullSecrets": "name",
+    "schedulingGates": "name",
+}
+# Lists whose patch may only name items the runtime has (the trainer's webhook rejects others).
+_EXISTING_ONLY = frozenset({"replicatedJobs", "containers", "initContainers"})
+
+
+def runtime_patches(doc: Document) -> list[Mapping[str, Any]]:
+    """The JobSet-spec patches of a TrainJob's spec.runtimePatches, in the order they are applied."""
+    return [
+        patch
+        for entry in mapping_items(get_path(doc.data, ("spec", "runtimePatches")))
+        if isinstance(patch := get_path(entry, ("trainingRuntimeSpec", "template", "spec")), Mapping)
+    ]
+
+
+# The fields a patch may hold (ReplicatedJobPatch down to ContainerPatch): the API server prunes any other field
+# of the TrainJob's structural schema, so a `resources` written in a container patch never reaches the pod.
+_META = frozenset({"labels", "annotations"})
+_POD = frozenset(
+    {
+        "serviceAccountName",
+        "volumes",
+        "initContainers",
+        "containers",
+        "imagePullSecrets",
+        "securityContext",
+        "nodeSelector",
+        "affinity",
+        "tolerations",
+        "schedulingGates",
+    }
+)
+_CONTAINER = frozenset({"name", "env", "volumeMounts", "securityContext"})
+
+
+def patched_jobs(doc: Document, jobs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The runtime's replicatedJobs with the TrainJob's runtimePatches applied (the runtime's order kept)."""
+    for patch in runtime_patches(doc):
+        jobs = _merge_list("replicatedJobs", jobs, [_job_patch(j) for j in mapping_items(patch.get("replicatedJobs"))])
+    return jobs
+
+
+def _only(value: object, keys: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in as_mapping(value).items() if k in keys}
+
+
+def _job_patch(job: Mapping[str, Any]) -> dict[str, Any]:
+    """A ReplicatedJobPatch as the API server keeps it: labels, annotations and the patchable pod spec fields."""
+    template = as_mapping(job.get("template"))
+    pod = as_mapping(get_path(template, ("spec", "template")))
+    pod_spec = _only(pod.get("spec"), _POD)
+    for field in ("containers", "initContainers"):
+        if field in pod_spec:
+            pod_spec[field] = [_only(c, _CONTAINER) for c in mapping_items(pod_spec[field])]
+    return {
+        "name": job.get("name"),
+        "template": {
+            "metadata": _only(template.get("metadata"), _META),
+            "spec": {"template": {"metadata": _only(pod.get("metadata"), _META), "spec": pod_spec}},
+        },
+    }
+
+
+def _merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """A strategic merge of `patch` into `base` over the patchable fields (a null in the patch is no value)."""
+    out = dict(base)
+    for key, value in patch.items():
+        if value is None:
+            continue
+        current = out.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            out[key] = _merge(current, value)
+        elif isinstance(value, list) and key in _MERGE_KEYS:
+            out[key] = _merge_list(key, mapping_items(current), value)
+        else:
+            out[key] = value
+    return out
+
+
+def _merge_list(field: str, base: list[Mapping[str, Any]], patch: object) -> list[Mapping[str, Any]]:
+    merge_key = _MERGE_KEYS[field]
+    out = list(base)
+    for item in mapping_items(patch):
+        key = item.get(merge_key)
+        index = None if key is None else next((i for i, old in enumerate(out) if old.get(merge_key) == key), None)
+        if index is not None:
+            out[index] = _merge(out[index], item)
+        elif field not in _EXISTING_ONLY:
+            out.append(dict(item))
+    return out
 
 
 def _override(

@@ -15,6 +15,7 @@ from kubegpu.manifests import (
     Document,
     FieldPath,
     PodTemplate,
+    as_mapping,
     format_path,
     get_path,
     mapping_items,
@@ -154,6 +155,14 @@ def _runtime_has_shm(runtime: Document) -> bool:
     return any(_has_shm(t) for t in (trainer or templates))
 
 
+def _merged_has_shm(template: PodTemplate) -> bool:
+    """A TrainJob bound to its runtime: does its merged trainer pod (runtimePatches applied) mount a memory-backed
+    emptyDir at /dev/shm? Its volumes live in the merged pod spec, at no path of the TrainJob."""
+    volumes = mapping_items(template.spec.get("volumes"))
+    memory = {str(v.get("name")) for v in volumes if as_mapping(v.get("emptyDir")).get("medium") == "Memory"}
+    return any(_shm_volume_name(c) in memory for c in template.containers if c.kind == "container")
+
+
 def _host_path_shm(template: PodTemplate, container: ContainerRef) -> bool:
     """The container's /dev/shm is a hostPath volume (the host's /dev/shm: KG203's finding, not KG201's)."""
     name = _shm_volume_name(container)
@@ -163,8 +172,8 @@ def _host_path_shm(template: PodTemplate, container: ContainerRef) -> bool:
 
 def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     runtime = _trainjob_runtime(template, ctx) if template.kind == "TrainJob" else None
-    if runtime is not None and _runtime_has_shm(runtime):
-        return  # the TrainJob's pods come from its runtime's template, which mounts /dev/shm
+    if runtime is not None and (_runtime_has_shm(runtime) or _merged_has_shm(template)):
+        return  # the TrainJob's pods come from its runtime's template (and patches), which mount /dev/shm
     memory_volumes = _memory_volumes(template)
     if template.spec.get("hostIPC") is True:
         return  # the pod shares the host's /dev/shm: KG203 reports that, and it is not the 64 MiB default
