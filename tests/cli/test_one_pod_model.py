@@ -317,3 +317,41 @@ def test_simulate_and_gen_read_the_same_pods(tmp_path: Path) -> None:
     assert ref.pods == 2
     (container,) = workloads["llama"].pod_spec(ref)["containers"]
     assert container["resources"]["limits"] == {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": 4}
+
+
+def _review(obj: dict[str, Any], kind: str, group: str = "") -> Any:
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": group, "version": "v1", "kind": kind},
+            "operation": "CREATE",
+            "namespace": "ml",
+            "object": obj,
+        },
+    }
+    return review(json.dumps(body), "validate", WebhookConfig())
+
+
+def test_webhook_judges_the_trainjob_pod_the_trainer_makes_as_lint_does(tmp_path: Path) -> None:
+    from kubegpu.manifests import load_text, pod_spec, pod_templates
+    from kubegpu.manifests.expand import expand_input
+
+    # one object per review: a TrainJob arrives without its runtime, so the webhook leaves it to its pods
+    decision = _review(yaml.safe_load(TRAINJOB), "TrainJob", "trainer.kubeflow.org")
+    assert decision.skipped == "not a pod"
+    # the pod the trainer makes is the merged one lint reads when the runtime is given: both find no KG101
+    objects = expand_input(load_text("train.yaml", f"{RUNTIME}---\n{TRAINJOB}").documents)
+    (trainer,) = [t for doc in objects if doc.kind == "TrainJob" for t in pod_templates(doc)]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "llama-node-0-0"}, "spec": dict(pod_spec(trainer))}
+    warnings = _review(pod, "Pod").response["response"].get("warnings", [])
+    assert not any("KG101" in w for w in warnings)
+    train = tmp_path / "train.yaml"
+    train.write_text(f"{RUNTIME}---\n{TRAINJOB}", encoding="utf-8")
+    assert _lint_json(train)["findings"] == []
+    # and spec.trainer alone, sent as a pod, is not Guaranteed for the webhook either
+    alone = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
+    alone["spec"] = {"containers": [{"name": "node", "image": "x:1", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}
+    warnings = _review(alone, "Pod").response["response"].get("warnings", [])
+    assert any("KG101" in w for w in warnings)
