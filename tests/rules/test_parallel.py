@@ -208,3 +208,28 @@ def test_shares_cover_every_file_once_in_order(sizes: list[int], count: int, wit
         assert shares[0].entries[-1][2] is None  # stdin is read by the first process only
     loads = [sum(sizes[e[0]] for e in share.entries if e[2] is not None) for share in shares]
     assert max(loads) - min(loads) <= max(sizes, default=0)
+
+
+def test_a_runtime_created_by_an_argo_step_binds_its_trainjob_in_every_process(tmp_path: Path) -> None:
+    """A ClusterTrainingRuntime written in an Argo step's manifest binds a TrainJob of the same file with --jobs too."""
+    runtime = (
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: rt}\nspec:\n"
+        "  mlPolicy: {numNodes: 4, torch: {}}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n"
+        "        template:\n          metadata:\n"
+        "            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n"
+        "          spec:\n            template:\n              spec:\n                containers:\n"
+        "                - {name: node, image: 'pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime'}\n"
+    )
+    manifest = "".join(f"          {line}\n" for line in runtime.splitlines())
+    (tmp_path / "a-train.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: setup}\nspec:\n  entrypoint: make\n"
+        "  templates:\n  - name: make\n    resource:\n      action: apply\n      manifest: |\n" + manifest + "---\n"
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+        "  runtimeRef: {name: rt}\n  trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: 8}}}\n"
+    )
+    (tmp_path / "b-other.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n" + "# pad\n" * 50)
+    config = LintConfig(select=("gang-missing",))
+    one = lint_paths([str(tmp_path)], config, jobs=1)
+    several = lint_paths([str(tmp_path)], config, jobs=2)
+    assert [f.message for f in several.findings] == [f.message for f in one.findings]
+    assert any("its 4 pods (trainer)" in f.message for f in one.findings)

@@ -367,7 +367,7 @@ def lint_loaded(
     own_documents = with_embedded(doc for item in loaded for doc in item.documents)
     ctx = RuleContext(
         options=config.options,
-        all_documents=own_documents if context_documents is None else tuple(context_documents),
+        all_documents=own_documents if context_documents is None else with_embedded(context_documents),
         accelerator_resources=config.accelerator_resources,
         node=None if target is None else target.node,
         kubelet_config=None if target is None else target.kubelet_config,
