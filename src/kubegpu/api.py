@@ -83,7 +83,8 @@ def admit(
     """Admit pods one after the other on a node, as the kubelet's managers would.
 
     `pods`: a Pod or workload mapping (each of its pod templates is a pod), a list of them, or manifest
-    text (YAML or JSON, several documents). `node`: a preset
+    text (YAML or JSON, several documents), read as `kubegpu lint` reads them (objects an Argo resource step
+    creates; a TrainJob merged with its runtime when `pods` holds it). `node`: a preset
     name (`kubegpu nodes`), a profile file, or a NodeTopology. `kubelet_config`: a KubeletConfiguration
     mapping (default: the kubelet's defaults). A configuration the kubelet would refuse raises
     KubeletStartupError; each pod gets an Admission (`.admitted`, `.reason`, `.containers`).

@@ -355,3 +355,17 @@ def test_webhook_judges_the_trainjob_pod_the_trainer_makes_as_lint_does(tmp_path
     alone["spec"] = {"containers": [{"name": "node", "image": "x:1", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}
     warnings = _review(alone, "Pod").response["response"].get("warnings", [])
     assert any("KG101" in w for w in warnings)
+
+
+def test_python_api_admit_reads_the_same_pods() -> None:
+    from kubegpu import api
+
+    results = api.admit(f"{ARGO_PYTORCHJOB}---\n{RUNTIME}---\n{TRAINJOB}", "dgx-h100")
+    assert [(r.pod, r.qos) for r in results] == [
+        ("bert-Master", "Burstable"),
+        ("bert-Worker", "Guaranteed"),
+        ("torch-distributed-node", "Guaranteed"),
+        ("llama-trainer", "Guaranteed"),
+    ]
+    objects = [yaml.safe_load(RUNTIME), yaml.safe_load(TRAINJOB)]  # mappings bind the same way as text
+    assert [(r.pod, r.qos) for r in api.admit(objects, "dgx-h100")][-1] == ("llama-trainer", "Guaranteed")
