@@ -310,6 +310,16 @@ def test_simulate_and_gen_read_the_same_pods(tmp_path: Path) -> None:
     # the simulator runs the PyTorchJob the Argo step creates: a master and 3 workers of 4 GPUs each
     (job,) = load_job_manifests([argo])
     assert job.name == "bert" and [p.gpu_count for p in job.pods] == [4, 4, 4, 4]
+    # and the TrainJob as its 2 merged trainer pods: the runtime's 32 CPUs with the TrainJob's 4 GPUs each
+    names_and_jobs = load_job_manifests([argo, train])
+    assert [j.name for j in names_and_jobs] == ["bert", "llama"]
+    llama = names_and_jobs[1]
+    assert llama.name == "llama" and llama.min_member == 2
+    assert [(p.gpu_count, p.cpu_milli) for p in llama.pods] == [(4, 32000), (4, 32000)]
+    # without its runtime the simulator cannot know the TrainJob's pods and skips it, as before
+    alone = tmp_path / "alone.yaml"
+    alone.write_text(TRAINJOB, encoding="utf-8")
+    assert [j.name for j in load_job_manifests([argo, alone])] == ["bert"]
     # gen reads the embedded PyTorchJob, and the TrainJob's pod as the runtime's trainer with the TrainJob's GPUs
     workloads = {w.name: w for w in load_workloads([str(argo), str(train)])}
     assert sorted(workloads) == ["bert", "llama", "torch-distributed"]

@@ -17,9 +17,10 @@ import yaml
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
+from kubegpu.manifests import as_mapping, pod_spec, pod_templates, trainjob
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.manifests.document import Document
-from kubegpu.manifests.expand import with_embedded
+from kubegpu.manifests.expand import bind_runtimes, by_kind, with_embedded
 from kubegpu.scheduler.gpu.state import GpuPod
 from kubegpu.scheduler.tas import Mode, TopologyRequest
 
@@ -188,9 +189,27 @@ def jobs_from_manifest(doc: Mapping[str, Any], source: str) -> list[Job]:
     return [Job(name, tuple(pods), 0.0, duration, len(pods), topology)]
 
 
+def _trainjob(doc: Document, source: str) -> list[Job]:
+    """A TrainJob bound to its runtime: one gang of the runtime's pods with the TrainJob's settings applied, the
+    pods `kubegpu lint` and `admit` read (kubegpu.manifests.trainjob)."""
+    meta = doc.metadata
+    name = str(meta.get("name") or "trainjob")
+    ann = as_mapping(meta.get("annotations"))
+    duration = _duration(ann[DURATION_ANNOTATION], source) if DURATION_ANNOTATION in ann else None
+    topology = _topology(meta)
+    pods: list[GpuPod] = []
+    for template in pod_templates(doc):
+        spec = {"metadata": template.metadata, "spec": pod_spec(template)}
+        topology = topology or _topology(template.metadata)
+        count = 1 if template.replicas is None else template.replicas
+        pods += [_pod_from_template(f"{name}-{template.role}-{i}", spec, source, name) for i in range(count)]
+    return [Job(name, tuple(pods), 0.0, duration, len(pods), topology)] if pods else []
+
+
 def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
-    """Every Job / PyTorchJob / JobSet in the YAML files given (other kinds are skipped)."""
-    jobs: list[Job] = []
+    """Every Job / PyTorchJob / JobSet in the YAML files given, those an Argo resource step creates included, and
+    every TrainJob whose runtime is in the files (other kinds, and a TrainJob without its runtime, are skipped)."""
+    objects: list[Document] = []
     for path in paths:
         try:
             docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
@@ -203,9 +222,15 @@ def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
                 file=str(path),
                 line=(mark.line + 1) if mark is not None else None,
             ) from None
-        objects = [Document(source=str(path), index=i, data=d) for i, d in enumerate(docs) if isinstance(d, Mapping)]
-        for obj in with_embedded(objects):  # a job an Argo resource step creates is simulated too, as lint reads it
-            jobs.extend(jobs_from_manifest(obj.data, str(path)))
+        found = [Document(source=str(path), index=i, data=d) for i, d in enumerate(docs) if isinstance(d, Mapping)]
+        objects.extend(with_embedded(found))  # a job an Argo resource step creates is simulated too
+    bind_runtimes(objects, by_kind(objects))  # the same expansion as lint and admit (kubegpu.manifests.expand)
+    jobs: list[Job] = []
+    for obj in objects:
+        if obj.kind == "TrainJob" and trainjob.bound_runtime(obj) is not None:
+            jobs.extend(_trainjob(obj, obj.source))
+        else:
+            jobs.extend(jobs_from_manifest(obj.data, obj.source))
     if not jobs:
-        raise InputError("no Job, PyTorchJob or JobSet found", file=",".join(map(str, paths)))
+        raise InputError("no Job, PyTorchJob, JobSet or TrainJob found", file=",".join(map(str, paths)))
     return jobs
