@@ -111,7 +111,7 @@ _PATCHES = """\
                 template:
                   metadata: {labels: {kueue.x-k8s.io/queue-name: gpu}}
                   spec:
-                    nodeSelector: {a: "1"}
+                    nodeSelector: {a: "1", c: "1"}
                     tolerations: [{key: first, operator: Exists}]
                     volumes: [{name: dshm, emptyDir: {medium: Memory}}]
                     initContainers: [{name: wait, securityContext: {runAsUser: 1000}}]
@@ -131,7 +131,7 @@ _PATCHES = """\
               spec:
                 template:
                   spec:
-                    nodeSelector: {b: "2"}
+                    nodeSelector: {a: "3", b: "2"}
                     tolerations: [{key: second, operator: Exists}]
                     containers:
                     - name: sidecar
@@ -144,8 +144,10 @@ def test_runtime_patches_merge_in_order_by_their_keys() -> None:
     (trainer,) = templates_with_runtime(job, runtime)
     # the job metadata patch keeps its ancestor label (still the trainer); pod template labels merge
     assert trainer.role == "trainer" and trainer.labels == {"team": "a", "kueue.x-k8s.io/queue-name": "gpu"}
-    # maps merge key by key, patch after patch; tolerations are replaced by the later patch
-    assert trainer.spec["nodeSelector"] == {"a": "1", "b": "2"}
+    # patches apply in list order (kubeflow/trainer pkg/runtime/core/trainingruntime_test.go, "duplicate patches
+    # for same job" and "targeting the same job with different values"): maps merge key by key, the later value
+    # wins; tolerations, a list without a merge key, are replaced by the later patch
+    assert trainer.spec["nodeSelector"] == {"a": "3", "c": "1", "b": "2"}
     assert trainer.spec["tolerations"] == [{"key": "second", "operator": "Exists"}]
     assert trainer.spec["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
     (wait,) = [c for c in trainer.containers if c.kind == "init"]
