@@ -239,22 +239,60 @@ def test_prepull_needs_gpu_workloads(data_dir: Path) -> None:
 
 @pytest.mark.parametrize("names", [["dshm"], ["qos"], ["pull-policy"], ["scheduler"], list(fixes.FIXES)])
 def test_fixes(data_dir: Path, names: list[str]) -> None:
-    job = workload.one_workload(str(data_dir / "inference.yaml"))
+    job = workload.one_workload(str(data_dir / "serve-pinned.yaml"))
     result = fixes.generate(job, names, fixes.FixOptions()).generated
     validate_all(result)
     spec = result.patched[0]["spec"]["template"]["spec"]
-    vllm = spec["containers"][0]
-    if "dshm" in names:
-        assert {"name": "dshm", "mountPath": "/dev/shm"} in vllm["volumeMounts"]
-        assert spec["volumes"][0]["emptyDir"] == {"medium": "Memory", "sizeLimit": "32Gi"}
-    if "qos" in names:
-        for c in spec["containers"]:
-            assert c["resources"]["requests"]["cpu"] == c["resources"]["limits"]["cpu"]
-            assert c["resources"]["requests"]["memory"] == c["resources"]["limits"]["memory"]
-    if "pull-policy" in names:
+    vllm, metrics = spec["containers"]
+    if "dshm" in names:  # half the pod's memory limit (64Gi + 64Mi), in whole GiB
+        assert vllm["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+        assert "volumeMounts" not in metrics  # the sidecar is not a GPU container
+        assert spec["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}}]
+    else:
+        assert "volumes" not in spec
+    if "qos" in names:  # the larger of request and limit, in every container, the sidecar too
+        assert vllm["resources"]["requests"] == {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": 1}
+        assert metrics["resources"]["requests"] == {"cpu": "100m", "memory": "64Mi"}
+    else:
+        assert vllm["resources"]["requests"]["cpu"] == "6"
+    if "pull-policy" in names:  # the images are pinned
         assert {c["imagePullPolicy"] for c in spec["containers"]} == {"IfNotPresent"}
-    if "scheduler" in names:
-        assert spec["schedulerName"] == "gpu-binpack"
+    else:
+        assert {c["imagePullPolicy"] for c in spec["containers"]} == {"Always"}
+    assert spec.get("schedulerName") == ("gpu-binpack" if "scheduler" in names else None)
+
+
+def test_fixes_only_what_the_rules_fix(data_dir: Path) -> None:
+    inference = workload.one_workload(str(data_dir / "inference.yaml"))
+    with pytest.raises(InputError, match="needs none of: qos"):  # limits only: already Guaranteed
+        fixes.generate(inference, ["qos"], fixes.FixOptions())
+    with pytest.raises(InputError, match=r"not fixed: KG301 .*pin a version tag"):  # :latest stays Always
+        fixes.generate(inference, ["pull-policy"], fixes.FixOptions())
+    both = fixes.generate(inference, ["dshm", "pull-policy"], fixes.FixOptions())
+    assert [line.split(":")[0] for line in both.not_fixed] == ["KG301 image-pull-always"]
+    ops = {op["path"] for doc in both.generated.files[1].documents for op in doc.obj}
+    assert ops == {"/spec/template/spec/volumes", "/spec/template/spec/containers/0/volumeMounts"}
+
+
+def test_scheduler_fix_keeps_another_scheduler(data_dir: Path) -> None:
+    job = workload.one_workload(str(data_dir / "serve-pinned.yaml"))
+    spec = job.obj["spec"]["template"]["spec"]
+    volcano_job = workload.Workload(
+        job.source,
+        job.line,
+        {
+            **job.obj,
+            "spec": {
+                **job.obj["spec"],
+                "template": {**job.obj["spec"]["template"], "spec": {**spec, "schedulerName": "kai-scheduler"}},
+            },
+        },
+        job.templates,
+    )
+    with pytest.raises(InputError, match="needs none of: scheduler"):
+        fixes.generate(volcano_job, ["scheduler"], fixes.FixOptions())
+    named = fixes.generate(job, ["scheduler"], fixes.FixOptions(scheduler_name="packer"))
+    assert named.patched["spec"]["template"]["spec"]["schedulerName"] == "packer"
 
 
 def test_dshm_size_and_idempotence(data_dir: Path) -> None:
@@ -266,9 +304,35 @@ def test_dshm_size_and_idempotence(data_dir: Path) -> None:
         fixes.generate(again, ["dshm"], fixes.FixOptions())
 
 
+@pytest.mark.parametrize("size", ["64Mi", "1Mi", "67108864", "0"])
+def test_dshm_size_at_or_below_the_default_is_refused(data_dir: Path, size: str) -> None:
+    job = workload.one_workload(str(data_dir / "train-job.yaml"))
+    with pytest.raises(InputError, match=f"--size {size} is not above the 64Mi"):
+        fixes.generate(job, ["dshm"], fixes.FixOptions(shm_size=size))
+    with pytest.raises(InputError, match="is not a quantity"):
+        fixes.generate(job, ["dshm"], fixes.FixOptions(shm_size="lots"))
+
+
+def test_dshm_size_above_the_memory_limit_is_not_applied(data_dir: Path) -> None:
+    job = workload.one_workload(str(data_dir / "train-job.yaml"))  # memory limit 160Gi
+    with pytest.raises(InputError, match=r"not fixed: KG201 .*\(400Gi\) is above the pod's memory limit \(160Gi\)"):
+        fixes.generate(job, ["dshm"], fixes.FixOptions(shm_size="400Gi"))
+
+
+def test_dshm_without_memory_limit(data_dir: Path) -> None:
+    """As `kubegpu fix`: no size is derived without a memory limit (the finding says so); --size gives one."""
+    tune = workload.one_workload(str(data_dir / "mixed.yaml"), name="finetune")
+    with pytest.raises(InputError, match=r"not fixed: KG201 .*set memory limits.*\(or give --size\)$"):
+        fixes.generate(tune, ["dshm"], fixes.FixOptions())
+    sized = fixes.generate(tune, ["dshm"], fixes.FixOptions(shm_size="8Gi"))
+    assert sized.patched["spec"]["template"]["spec"]["volumes"] == [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}
+    ]
+
+
 def test_qos_needs_values(data_dir: Path) -> None:
     job = workload.one_workload(str(data_dir / "mixed.yaml"), name="finetune")
-    with pytest.raises(InputError, match="sets no cpu"):
+    with pytest.raises(InputError, match=r"not fixed: KG101 .*no cpu request or limit"):
         fixes.generate(job, ["qos"], fixes.FixOptions())
 
 

@@ -41,6 +41,10 @@ def _inference() -> workload.Workload:
     return workload.one_workload(str(DATA / "inference.yaml"))
 
 
+def _pinned() -> workload.Workload:
+    return workload.one_workload(str(DATA / "serve-pinned.yaml"))
+
+
 STANDALONE: dict[str, Callable[[], Generated]] = {
     "scheduler": lambda: scheduler.generate(scheduler.SchedulerOptions()),
     "scheduler-configmap": lambda: scheduler.generate(scheduler.SchedulerOptions(configmap=True)),
@@ -79,7 +83,7 @@ PATCHES: dict[str, tuple[Callable[[workload.Workload], Generated], Callable[[], 
     "qos": (lambda w: fixes.generate(w, ["qos"], fixes.FixOptions()).generated, _job, {"KG101"}),
     "pull-policy": (
         lambda w: fixes.generate(w, ["pull-policy"], fixes.FixOptions()).generated,
-        _inference,
+        _pinned,
         {"KG301"},
     ),
     "volcano": (lambda w: volcano.generate(volcano.VolcanoOptions(), w), _job, {"KG501"}),
@@ -112,5 +116,7 @@ def test_patches_fix_their_finding_and_add_none(name: str) -> None:
 
 def test_all_fixes_leave_only_what_needs_a_decision() -> None:
     result = fixes.generate(_inference(), list(fixes.FIXES), fixes.FixOptions()).generated
-    # :latest needs a real tag the user must choose; everything else is fixed
-    assert _codes([*result.patched], "after.yaml") <= {"KG302"}
+    # :latest needs a real tag the user must choose (then IfNotPresent); everything else is fixed
+    assert _codes([*result.patched], "after.yaml") <= {"KG301", "KG302"}
+    pinned = fixes.generate(_pinned(), list(fixes.FIXES), fixes.FixOptions()).generated
+    assert _codes([*pinned.patched], "after.yaml") == set()

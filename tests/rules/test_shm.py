@@ -104,3 +104,48 @@ def test_the_fixes_never_leave_dev_shm_at_or_below_the_64_mib_default(text: str)
     bounds = [b for b in (None if raw is None else parse_quantity(raw).ceil, memory) if b is not None]
     # The tmpfs is the sizeLimit, capped by the pod's memory limit; with neither it is the node's memory.
     assert not bounds or min(bounds) > 64 * MI, outcome.fixed
+
+
+def _sized(memory: str | None, volume: str = "", option: Any = "8Gi") -> list[Finding]:
+    limits = f"{{limits: {{memory: {memory}, nvidia.com/gpu: 1}}}}" if memory else "{limits: {nvidia.com/gpu: 1}}"
+    mounts = "    volumeMounts: [{name: shm, mountPath: /dev/shm}]\n" if volume else ""
+    volumes = f"  volumes: [{{name: shm, emptyDir: {volume}}}]\n" if volume else ""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x:1.0\n"
+        f"    resources: {limits}\n{mounts}{volumes}"
+    )
+    options = {rule: {"size-limit": option} for rule in ("dshm-missing", "dshm-unsized")}
+    return lint_text("p.yaml", text, LintConfig(select=("KG201", "KG202"), options=options)).findings
+
+
+def _sizes(findings: list[Finding]) -> list[Any]:
+    """The /dev/shm volumes the fixes add and the sizeLimits they set."""
+    out: list[Any] = []
+    for edit in (e for f in findings if f.fix is not None for e in f.fix.edits):
+        value = edit.value[0] if isinstance(edit.value, list) else edit.value
+        if (isinstance(value, dict) and "emptyDir" in value) or edit.path[-1] == "sizeLimit":
+            out.append(value)
+    return out
+
+
+def test_the_size_limit_option_replaces_half_the_memory_limit() -> None:
+    """`gen dshm --size` sets this option: the size given, with or without a memory limit, never above it."""
+    [added] = _sized("64Gi")
+    assert added.fix is not None and "8Gi memory-backed emptyDir at /dev/shm (the size given)" in added.fix.description
+    assert _sizes([added]) == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}]
+    [no_limit] = _sized(None)
+    assert _sizes([no_limit]) == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}]
+    [unsized] = _sized("64Gi", "{medium: Memory}")
+    assert unsized.code == "KG202" and _sizes([unsized]) == ["8Gi"]
+    [over] = _sized("4Gi")
+    assert over.fix is None and "(8Gi) is above the pod's memory limit (4Gi)" in over.message
+    [over_unsized] = _sized("4Gi", "{medium: Memory}")
+    assert over_unsized.fix is None and "(8Gi) is above the pod's memory limit (4Gi)" in over_unsized.message
+
+
+@pytest.mark.parametrize("option", ["64Mi", "1Mi", "lots", True, None])
+def test_a_size_limit_option_at_or_below_the_default_counts_as_not_given(option: Any) -> None:
+    [added] = _sized("64Gi", option=option)
+    assert _sizes([added]) == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}}]
+    [none] = _sized(None, option=option)
+    assert none.fix is None and "set memory limits" in none.message

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from kubegpu.cli.common import fail
+from kubegpu.cli.common import fail, node_target
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.generate import (
     computedomain,
@@ -330,23 +330,53 @@ def gen_model_cache(
     )
 
 
+Config = Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml, as in `kubegpu fix`.")]
+Smt = Annotated[int | None, typer.Option(help="Threads per core of the target nodes, as in `kubegpu fix`.")]
+Node = Annotated[
+    str | None, typer.Option("--node", help="Node preset (`kubegpu nodes`) or profile file, as in `kubegpu fix`.")
+]
+
+
+def _fix_options(
+    for_: str, config_file: Path | None, node: str | None, smt: int | None, size: str | None, scheduler_name: str
+) -> fixes.FixOptions:
+    """The lint configuration and node facts `kubegpu fix` would use for `for_` (its config file is found the same
+    way), with the explicit /dev/shm size checked first."""
+    from kubegpu.rules import LintConfig, all_rules, find_config, load_config
+
+    if size is not None:
+        fixes.check_shm_size(size)
+    found = config_file or find_config(Path(for_) if for_ != "-" else Path.cwd())
+    config = load_config(found, all_rules()) if found else LintConfig()
+    return fixes.FixOptions(size, scheduler_name, config, node_target(node, None, smt))
+
+
+def _fix_bundle(
+    for_: str, name: str | None, names: list[str], options: fixes.FixOptions, output: Path | None
+) -> Generated:
+    result = fixes.generate(one_workload(for_, name), names, options, _out_dir(output))
+    for line in result.not_fixed:
+        typer.echo(f"kubegpu: not fixed: {line}", err=True)
+    return result.generated
+
+
 def gen_dshm(
     for_: For,
     name: Name = None,
-    size: Annotated[str | None, typer.Option(help="sizeLimit (default: half the memory limit).")] = None,
+    size: Annotated[
+        str | None, typer.Option(help="sizeLimit, above 64Mi (default: half the pod's memory limit).")
+    ] = None,
+    config_file: Config = None,
+    node: Node = None,
+    smt: Smt = None,
     output: Output = None,
     validate: Validate = False,
 ) -> None:
-    """A kustomize patch mounting a memory-backed /dev/shm into the GPU containers."""
+    """A kustomize patch with the /dev/shm fixes of `kubegpu fix`: a memory-backed, sized /dev/shm."""
     _emit(
         _run(
-            lambda: (
-                fixes.generate(
-                    one_workload(for_, name),
-                    ["dshm"],
-                    fixes.FixOptions(shm_size=size),
-                    _out_dir(output),
-                ).generated
+            lambda: _fix_bundle(
+                for_, name, ["dshm"], _fix_options(for_, config_file, node, smt, size, "gpu-binpack"), output
             )
         ),
         output,
@@ -360,16 +390,23 @@ def gen_fixes(
     only: Annotated[
         str, typer.Option(help="Comma-separated: dshm, qos, pull-policy, scheduler.")
     ] = "dshm,qos,pull-policy",
-    size: Annotated[str | None, typer.Option(help="/dev/shm sizeLimit.")] = None,
+    size: Annotated[str | None, typer.Option(help="/dev/shm sizeLimit, above 64Mi.")] = None,
     scheduler_name: Annotated[str, typer.Option(help="Profile for the scheduler fix.")] = "gpu-binpack",
+    config_file: Config = None,
+    node: Node = None,
+    smt: Smt = None,
     output: Output = None,
     validate: Validate = False,
 ) -> None:
-    """The per-workload fixes (/dev/shm, Guaranteed QoS, pull policy) as a kustomize bundle (files untouched)."""
+    """The fixes of `kubegpu fix --unsafe-fixes` for one workload (/dev/shm, Guaranteed QoS, pull policy,
+    scheduler) as a kustomize bundle (files untouched)."""
     names = [n.strip() for n in only.split(",") if n.strip()]
-    options = fixes.FixOptions(shm_size=size, scheduler_name=scheduler_name)
     _emit(
-        _run(lambda: fixes.generate(one_workload(for_, name), names, options, _out_dir(output)).generated),
+        _run(
+            lambda: _fix_bundle(
+                for_, name, names, _fix_options(for_, config_file, node, smt, size, scheduler_name), output
+            )
+        ),
         output,
         validate,
     )

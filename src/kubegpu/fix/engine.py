@@ -232,9 +232,11 @@ def _select(
     style: patch.Style,
     result: _PassResult,
     ops: list[dict[str, Any]] | None = None,
+    owners: list[int] | None = None,
 ) -> list[_Planned]:
     """Apply whole fixes to `tree` in order, skipping (and noting) each fix whose path is gone; the applied ones.
-    With `ops`, append the RFC 6902 operations of every applied edit (parents it creates first)."""
+    With `ops`, append the RFC 6902 operations of every applied edit (parents it creates first), and with `owners`
+    the index (among the applied ones) of the fix each operation belongs to."""
     chosen: list[_Planned] = []
     for item in planned:
         created: set[FieldPath] = set()
@@ -249,7 +251,10 @@ def _select(
             continue
         for edit, path in zip(item.fix.edits, item.paths, strict=True):
             if ops is not None:
-                ops.extend(patch.json_patch(tree, edit.op, path, edit.value))
+                added = patch.json_patch(tree, edit.op, path, edit.value)
+                ops.extend(added)
+                if owners is not None:
+                    owners.extend(len(chosen) for _ in added)
             patch.apply_edit(tree, edit.op, path, edit.value, style)
         chosen.append(item)
     return chosen
@@ -262,13 +267,15 @@ ObjectLint = Callable[[Mapping[str, Any]], Sequence[FindingLike]]
 @dataclass(frozen=True)
 class ObjectOutcome:
     """What fixing one object did: the fixed object, the fixes applied (in order), the findings of the fixed
-    object, and the RFC 6902 operations that turn the original into it."""
+    object, and the RFC 6902 operations that turn the original into it (`patch_owner`: for each operation, the
+    index in `applied` of the fix it belongs to)."""
 
     fixed: dict[str, Any]
     applied: tuple[AppliedFix, ...]
     remaining: tuple[FindingLike, ...]
     patch: tuple[dict[str, Any], ...]
     passes: int = 0
+    patch_owner: tuple[int, ...] = ()
 
 
 def fix_object(
@@ -285,6 +292,7 @@ def fix_object(
     found: Sequence[FindingLike] = lint(current) if findings is None else findings
     applied: list[AppliedFix] = []
     ops: list[dict[str, Any]] = []
+    owner: list[int] = []
     passes = 0
     while passes < options.max_passes:
         candidates = [f for f in found if f.fix is not None and f.document is not None and allowed(f.fix, options)]
@@ -293,13 +301,18 @@ def fix_object(
         passes += 1
         result = _PassResult("")
         planned = _plan(candidates, lambda doc: doc.index, result)
-        chosen = [c for key in sorted(planned) for c in _select(current, planned[key], _PLAIN, result, ops)]
+        chosen: list[_Planned] = []
+        for key in sorted(planned):
+            owners: list[int] = []
+            chosen_here = _select(current, planned[key], _PLAIN, result, ops, owners)
+            owner.extend(len(applied) + len(chosen) + n for n in owners)
+            chosen.extend(chosen_here)
         if not chosen:
             break
         _record(result, chosen)
         applied.extend(result.applied)
         found = lint(current)
-    return ObjectOutcome(current, tuple(applied), tuple(found), tuple(ops), passes)
+    return ObjectOutcome(current, tuple(applied), tuple(found), tuple(ops), passes, tuple(owner))
 
 
 _PLAIN = patch.Style(round_trip=False)

@@ -1,180 +1,107 @@
-"""Per-workload fixes of the GPU performance practices, as patch operations: /dev/shm, Guaranteed QoS, pull policy.
+"""`gen dshm` and `gen fixes`: the rules' own fixes for one workload, written as a kustomize bundle.
 
-Each fix adds operations to a PatchBuilder; `gen dshm` and `gen fixes` wrap them in a kustomize
-bundle. Sizes and CPU counts follow the kubelet v1.35 rules (memory-backed emptyDir, static CPUs).
+Nothing is decided here: the workload is linted with the rules of the chosen fixes and fixed by the fix engine's
+object planner (kubegpu.fix.engine.fix_object, which `kubegpu fix` and the admission webhook use), unsafe fixes
+included; its RFC 6902 operations become the bundle's patch. So `kubegpu fix --unsafe-fixes` and `gen fixes`
+give one answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kubegpu.errors import InputError
+from kubegpu.errors import InputError, QuantityError
+from kubegpu.fix.engine import ObjectOutcome, fix_object
+from kubegpu.fix.model import FixOptions as EngineOptions
+from kubegpu.fix.protocols import FindingLike
 from kubegpu.generate.patches import PatchBuilder, PatchBundle, bundle
-from kubegpu.generate.workload import PodSpecRef, Workload, containers, gpu_count, is_gpu_pod
+from kubegpu.generate.scheduler import SchedulerOptions, scheduler_config
+from kubegpu.generate.workload import Workload
+from kubegpu.rules import LintConfig, NodeTarget, lint_text
+from kubegpu.rules.shm import RUNTIME_DEFAULT_SHM, SIZE_OPTION
 from kubegpu.units.quantity import parse_quantity
 
-GiB = 2**30
-DEFAULT_SHM_WITHOUT_LIMIT = 16 * GiB
+# Each fix a user can choose, as the rules whose fixes make it up.
+FIXES: Mapping[str, tuple[str, ...]] = {
+    "dshm": ("KG201", "KG202", "KG203"),  # dshm-missing, dshm-unsized, dshm-host-shared (no fix: reported)
+    "qos": ("KG101", "KG102", "KG103", "KG104"),  # Guaranteed QoS, whole CPUs, SMT multiples, accelerator limits
+    "pull-policy": ("KG301",),  # image-pull-always (fixed for pinned images only)
+    "scheduler": ("KG702",),  # binpack-profile-unused, against the `gen scheduler` profile
+}
+_SIZED_RULES = ("dshm-missing", "dshm-unsized")
 
 
 @dataclass(frozen=True)
 class FixOptions:
-    """Options the fixes share."""
+    """What `gen dshm`/`gen fixes` were asked for: an explicit /dev/shm size, the bin-packing profile's name, and
+    the lint configuration and node facts `kubegpu fix` would use for the same file."""
 
     shm_size: str | None = None
     scheduler_name: str = "gpu-binpack"
+    lint: LintConfig = field(default_factory=LintConfig)
+    target: NodeTarget | None = None
 
 
-def _gib(value: int) -> str:
-    return f"{value // GiB}Gi"
-
-
-def _memory_limit(container: Mapping[str, Any]) -> int | None:
-    limits = (container.get("resources") or {}).get("limits") or {}
-    if "memory" not in limits:
-        return None
-    return parse_quantity(limits["memory"]).ceil
-
-
-def fix_dshm(builder: PatchBuilder, ref: PodSpecRef, options: FixOptions) -> None:
-    """Mount a memory-backed emptyDir at /dev/shm in every GPU container (64 MiB by default)."""
-    spec = builder.get(ref.spec_path) or {}
-    ctrs = containers(spec)
-    if not ctrs:
-        return  # no containers list to mount into (e.g. a KServe model-format predictor)
-    targets = [i for i, c in enumerate(ctrs) if gpu_count(c) > 0] or list(range(len(ctrs)))
-    volumes = {v.get("name"): v for v in spec.get("volumes") or () if isinstance(v, Mapping)}
-    existing = [
-        m.get("name")
-        for i in targets
-        for m in ctrs[i].get("volumeMounts") or ()
-        if isinstance(m, Mapping) and m.get("mountPath") == "/dev/shm"
-    ]
-    if existing and all((volumes.get(name) or {}).get("emptyDir", {}).get("medium") == "Memory" for name in existing):
-        return
-    name = "dshm" if "dshm" not in volumes else "kubegpu-dshm"
-    if options.shm_size:
-        size = parse_quantity(options.shm_size).ceil
-        size_text, why = options.shm_size, "Size given with --size."
-    else:
-        limits = [lim for i in targets if (lim := _memory_limit(ctrs[i])) is not None]
-        if limits:
-            size = max(GiB, (min(limits) // 2) // GiB * GiB)
-            size_text = _gib(size)
-            why = (
-                "Half the container's memory limit: tmpfs pages count against that limit, so a\n"
-                "full /dev/shm must leave the process room (raise it with --size)."
-            )
-        else:
-            size, size_text = DEFAULT_SHM_WITHOUT_LIMIT, _gib(DEFAULT_SHM_WITHOUT_LIMIT)
-            why = "No memory limit to size it from: 16Gi (set --size); tmpfs counts as pod memory."
-    if size <= 0:
-        raise InputError("--size must be positive")
-    volume = {"name": name, "emptyDir": {"medium": "Memory", "sizeLimit": size_text}}
-    builder.append(
-        (*ref.spec_path, "volumes"),
-        volume,
-        "Memory-backed /dev/shm: containers get 64 MiB by default, and PyTorch DataLoader\n"
-        "workers and NCCL die with 'Bus error' when it fills.\n" + why,
-    )
-    for i in targets:
-        mounts = ctrs[i].get("volumeMounts") or ()
-        if any(isinstance(m, Mapping) and m.get("mountPath") == "/dev/shm" for m in mounts):
-            continue
-        builder.append(
-            (*ref.spec_path, "containers", i, "volumeMounts"),
-            {"name": name, "mountPath": "/dev/shm"},
-            f"Mount it in {ctrs[i].get('name')}.",
+def check_shm_size(text: str) -> str:
+    """`--size` as given, when it is a quantity above the 64 MiB runtime default; InputError otherwise."""
+    try:
+        size = parse_quantity(text).ceil
+    except (QuantityError, ValueError, TypeError) as err:
+        raise InputError(f"--size {text!r} is not a quantity (e.g. 16Gi): {err}") from err
+    if size <= RUNTIME_DEFAULT_SHM:
+        raise InputError(
+            f"--size {text} is not above the 64Mi /dev/shm containers already get: give a larger size, "
+            "or leave --size out for half the pod's memory limit"
         )
+    return text
 
 
-def _cpu_whole(value: Any) -> str:
-    millis = parse_quantity(value).millis
-    return str(-(-millis // 1000))
+def _config(names: Sequence[str], options: FixOptions) -> LintConfig:
+    codes = tuple(code for name in names for code in FIXES[name])
+    rule_options: dict[str, Any] = {k: dict(v) for k, v in options.lint.options.items()}
+    if options.shm_size is not None:
+        for rule in _SIZED_RULES:
+            rule_options[rule] = {**rule_options.get(rule, {}), SIZE_OPTION: check_shm_size(options.shm_size)}
+    return replace(options.lint, select=codes, ignore=(), options=rule_options)
 
 
-def fix_qos(builder: PatchBuilder, ref: PodSpecRef, options: FixOptions) -> None:
-    """Guaranteed QoS with whole CPUs: requests = limits for cpu and memory in every container."""
-    spec = builder.get(ref.spec_path) or {}
-    if not is_gpu_pod(spec):
-        return
-    for key in ("initContainers", "containers"):
-        for i, container in enumerate(containers(spec, init=key == "initContainers")):
-            resources = container.get("resources") or {}
-            requests = dict(resources.get("requests") or {})
-            limits = dict(resources.get("limits") or {})
-            new_req, new_lim = dict(requests), dict(limits)
-            for res in ("cpu", "memory"):
-                values = [v for v in (requests.get(res), limits.get(res)) if v is not None]
-                if not values:
-                    raise InputError(
-                        f"container {container.get('name')!r} sets no {res} request or limit: "
-                        f"Guaranteed QoS needs one (add it, then rerun)",
-                        file=builder.workload.source,
-                        line=builder.workload.line,
-                    )
-                biggest = max(values, key=lambda v: parse_quantity(v).value)
-                if res == "cpu" and gpu_count(container) > 0:
-                    biggest = _cpu_whole(biggest)
-                new_req[res] = biggest
-                new_lim[res] = biggest
-            for name, value in limits.items():  # extended resources: request must equal limit
-                if name not in ("cpu", "memory"):
-                    new_req[name] = value
-            if new_req == requests and new_lim == limits:
-                continue
-            builder.set(
-                (*ref.spec_path, key, i, "resources"),
-                {**resources, "requests": new_req, "limits": new_lim},
-                f"{container.get('name')}: requests = limits for cpu and memory "
-                "(the larger of the\n"
-                "two is kept) makes the pod Guaranteed"
-                + (
-                    "; whole CPUs let the static CPU manager pin\n"
-                    "them, NUMA-aligned with the GPUs under the topology manager."
-                    if gpu_count(container) > 0
-                    else " (a fractional CPU stays in the shared pool)."
-                ),
-            )
+def _context(workload: Workload, names: Sequence[str], options: FixOptions) -> list[Mapping[str, Any]]:
+    """The file's other objects, and for the scheduler fix the profile `gen scheduler` writes."""
+    others = [o for o in workload.context if o is not workload.obj]
+    if "scheduler" in names:
+        others.append(scheduler_config(SchedulerOptions(scheduler_name=options.scheduler_name)).obj)
+    return others
 
 
-def fix_pull_policy(builder: PatchBuilder, ref: PodSpecRef, options: FixOptions) -> None:
-    """imagePullPolicy: IfNotPresent, so a restarted pod does not pull a 10-30 GB image again."""
-    spec = builder.get(ref.spec_path) or {}
-    for key in ("initContainers", "containers"):
-        for i, container in enumerate(containers(spec, init=key == "initContainers")):
-            if container.get("imagePullPolicy") == "IfNotPresent":
-                continue
-            builder.set(
-                (*ref.spec_path, key, i, "imagePullPolicy"),
-                "IfNotPresent",
-                f"{container.get('name')}: reuse the image already on the node (a :latest or\n"
-                "untagged image defaults to Always, which re-pulls on every start).",
-            )
+def plan(workload: Workload, names: Sequence[str], options: FixOptions) -> ObjectOutcome:
+    """The fix engine's outcome for `workload` with the rules of `names` (unsafe fixes included)."""
+    unknown = [n for n in names if n not in FIXES]
+    if unknown or not names:
+        raise InputError(f"unknown fix {(unknown or [''])[0]!r}: choose from {', '.join(FIXES)}")
+    config = _config(names, options)
+    tail = "".join("---\n" + json.dumps(o, default=str) + "\n" for o in _context(workload, names, options))
+
+    def lint(obj: Mapping[str, Any]) -> Sequence[FindingLike]:
+        result = lint_text(workload.source, json.dumps(obj, default=str) + "\n" + tail, config, options.target)
+        if result.internal_errors:
+            raise InputError(result.internal_errors[0], file=workload.source, line=workload.line)
+        # only the workload's own findings (the first object); the rest is context
+        return [f for f in result.findings if f.document is not None and f.document.index == 0]
+
+    return fix_object(workload.obj, lint, EngineOptions(unsafe=True))
 
 
-def fix_scheduler(builder: PatchBuilder, ref: PodSpecRef, options: FixOptions) -> None:
-    """Send GPU pods to the bin-packing profile from `kubegpu gen scheduler`."""
-    spec = builder.get(ref.spec_path) or {}
-    if not is_gpu_pod(spec) or spec.get("schedulerName") == options.scheduler_name:
-        return
-    builder.set(
-        (*ref.spec_path, "schedulerName"),
-        options.scheduler_name,
-        "The GPU bin-packing profile (kubegpu gen scheduler): fills partly used GPU nodes\n"
-        "first so whole nodes stay free for multi-GPU jobs.",
-    )
-
-
-FIXES: Mapping[str, Callable[[PatchBuilder, PodSpecRef, FixOptions], None]] = {
-    "dshm": fix_dshm,
-    "qos": fix_qos,
-    "pull-policy": fix_pull_policy,
-    "scheduler": fix_scheduler,
-}
+def _not_fixed(outcome: ObjectOutcome, options: FixOptions) -> list[str]:
+    """The chosen rules' findings left after fixing, one line each (a /dev/shm size hint where --size would do)."""
+    lines = []
+    for f in outcome.remaining:
+        sizable = f.code in FIXES["dshm"] and options.shm_size is None and "set memory limits" in f.message
+        lines.append(f"{f.code} {f.name}: {f.message}" + (" (or give --size)" if sizable else ""))
+    return lines
 
 
 def generate(
@@ -183,23 +110,33 @@ def generate(
     options: FixOptions,
     out_dir: Path | None = None,
 ) -> PatchBundle:
-    """A kustomize bundle with the chosen fixes for every pod template of `workload`."""
-    unknown = [n for n in names if n not in FIXES]
-    if unknown:
-        raise InputError(f"unknown fix {unknown[0]!r}: choose from {', '.join(FIXES)}")
-    builder = PatchBuilder(workload)
-    for name in names:
-        for ref in workload.templates:
-            FIXES[name](builder, ref, options)
-    if not builder.changes:
+    """A kustomize bundle with the chosen fixes for every pod template of `workload`.
+
+    InputError when nothing is fixed: naming the first finding that has no fix, else saying none was needed.
+    The findings of the chosen rules that remain are listed in the bundle's header (`not fixed: ...`).
+    """
+    outcome = plan(workload, names, options)
+    remaining = _not_fixed(outcome, options)
+    if not outcome.patch:
+        if remaining:
+            raise InputError(f"not fixed: {remaining[0]}", file=workload.source, line=workload.line)
         raise InputError(
             f"{workload.kind}/{workload.name} needs none of: {', '.join(names)}",
             file=workload.source,
             line=workload.line,
         )
+    builder = PatchBuilder(workload)
+    noted: set[int] = set()
+    for op, owner in zip(outcome.patch, outcome.patch_owner, strict=True):
+        applied = outcome.applied[owner]
+        why = "" if owner in noted else f"{applied.code} {applied.name}: {applied.description}."
+        noted.add(owner)
+        builder.apply(dict(op), why)
     label = "-".join(names)
     header = (
         f"kustomize bundle: {', '.join(names)} for {workload.kind}/{workload.name}.",
         "Apply with kubectl apply -k <folder>; your manifest itself is not edited.",
+        "The same fixes `kubegpu fix --unsafe-fixes` makes (the rules named in the patch).",
+        *(f"Not fixed (`kubegpu lint` says why): {f.code} {f.name}" for f in outcome.remaining),
     )
-    return bundle(builder, f"patch-{label}.yaml", header, out_dir)
+    return replace(bundle(builder, f"patch-{label}.yaml", header, out_dir), not_fixed=tuple(remaining))

@@ -53,6 +53,10 @@ class PatchBuilder:
                 node = node[part]
         return node
 
+    def apply(self, op: dict[str, Any], why: str = "") -> None:
+        """Apply one RFC 6902 operation as given (e.g. one the fix engine planned) and keep it for the patch."""
+        self._apply(copy.deepcopy(op), why)
+
     def _apply(self, op: dict[str, Any], why: str) -> None:
         self.obj = jsonpatch.apply_patch(self.obj, [op])
         self.changes.append(Change(op, why))
@@ -81,10 +85,12 @@ class PatchBuilder:
 
 @dataclass(frozen=True)
 class PatchBundle:
-    """The files to write and the workload as it will be after `kustomize build`."""
+    """The files to write, the workload as it will be after `kustomize build`, and the findings of the chosen
+    fixes that remain (one line each, for the user)."""
 
     generated: Generated
     patched: Mapping[str, Any]
+    not_fixed: tuple[str, ...] = ()
 
 
 def _group_version(api_version: str) -> tuple[str, str]:

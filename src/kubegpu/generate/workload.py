@@ -42,12 +42,14 @@ class PodSpecRef:
 
 @dataclass(frozen=True)
 class Workload:
-    """A workload document from a manifest file, with its pod templates."""
+    """A workload document from a manifest file, with its pod templates and the file's other objects (`context`:
+    what the rules may look up, e.g. a TrainJob's runtime or a scheduler configuration; it may hold `obj` itself)."""
 
     source: str
     line: int
     obj: Mapping[str, Any]
     templates: tuple[PodSpecRef, ...]
+    context: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -132,10 +134,13 @@ def load_workloads(paths: Iterable[str]) -> list[Workload]:
     """Every workload with a pod template in the given files (in order), as lint reads them: objects an Argo
     resource step creates, and TrainJobs with their runtime when one of the files holds it (manifests.expand)."""
     found: list[Workload] = []
-    for doc in expand_input(doc for path in paths for doc in load_documents(path)):
+    loaded = [(path, load_documents(path)) for path in paths]
+    # each file's objects, one tuple shared by its workloads (what the rules may look up when fixing one)
+    context = {path: tuple(d.data for d in docs) for path, docs in loaded}
+    for doc in expand_input(doc for _path, docs in loaded for doc in docs):
         templates = templates_of(doc)
         if templates:
-            found.append(Workload(doc.source, doc.start_line, doc.data, templates))
+            found.append(Workload(doc.source, doc.start_line, doc.data, templates, context.get(doc.source, ())))
     return found
 
 

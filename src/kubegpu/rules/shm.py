@@ -137,6 +137,42 @@ def shm_size_text(memory_limit: int) -> str:
     return f"{size // GI}Gi" if size % GI == 0 else f"{size // MI}Mi"
 
 
+SIZE_OPTION = "size-limit"  # an explicit /dev/shm size for the fixes of dshm-missing and dshm-unsized
+
+
+def explicit_shm_size(value: Any) -> int | None:
+    """The bytes of a `size-limit` option: None when it is not given, not a quantity, or not above the 64 MiB
+    runtime default (such a value counts as not given; `kubegpu gen dshm --size` refuses it before)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        size = parse_quantity(value).ceil
+    except Exception:
+        return None
+    return size if size > RUNTIME_DEFAULT_SHM else None
+
+
+def _explicit(ctx: RuleContext, rule: str) -> str | None:
+    raw = ctx.option(rule, SIZE_OPTION, None)
+    return str(raw) if explicit_shm_size(raw) is not None else None
+
+
+def _fix_size(limit: int | None, explicit: str | None) -> tuple[str | None, str]:
+    """The sizeLimit a fix gives /dev/shm and how it was chosen: the explicit size, else half the pod's memory
+    limit; None (and why, where it is not the missing or small memory limit) when no size may be set."""
+    if explicit is not None:
+        size = explicit_shm_size(explicit)
+        if limit is not None and size is not None and size > limit:
+            return None, (
+                f"the size given for /dev/shm ({explicit}) is above the pod's memory limit ({_bytes_text(limit)}): "
+                "shm pages are charged to that limit, so the container would be OOM-killed before /dev/shm is full"
+            )
+        return explicit, "the size given"
+    if limit is None or not shm_sizable(limit):
+        return None, ""  # never size /dev/shm at or below the 64 MiB it already has
+    return shm_size_text(limit), "half the pod's memory limit"
+
+
 def _has_shm(template: PodTemplate) -> bool:
     memory_volumes = _memory_volumes(template)
     return any(_shm_volume_name(c) in memory_volumes for c in template.containers if c.kind == "container")
@@ -206,7 +242,7 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     names = ", ".join(f"'{_label(c)}'" for c in missing)
     wrong = sorted({name for c in missing if (name := _shm_volume_name(c)) is not None})
     detail = "".join(f" ('{name}' mounted at /dev/shm is not memory-backed)" for name in wrong)
-    fix, why_not = _dshm_fix(template, missing, memory_volumes)
+    fix, why_not = _dshm_fix(template, missing, memory_volumes, _explicit(ctx, "dshm-missing"))
     hint = ""
     if fix is None:
         if runtime is not None:
@@ -264,6 +300,7 @@ def _dshm_fix(
     template: PodTemplate,
     missing: list[ContainerRef],
     memory_volumes: Mapping[str, tuple[FieldPath, Mapping[str, Any]]],
+    explicit: str | None = None,
 ) -> tuple[Fix | None, str]:
     """Make /dev/shm memory-backed: turn a mounted disk emptyDir into one, share the volume another container
     mounts there, mount an unused memory-backed volume, or add one sized from the memory limit. Returns the fix,
@@ -295,9 +332,10 @@ def _dshm_fix(
         path = (*found[0], "emptyDir")
         edits.append(Edit("replace" if "medium" in empty_dir else "add", (*path, "medium"), "Memory"))
         if "sizeLimit" not in empty_dir:
-            if limit is None or not shm_sizable(limit):
-                return None, ""
-            edits.append(Edit("add", (*path, "sizeLimit"), shm_size_text(limit)))
+            size, _how = _fix_size(limit, explicit)
+            if size is None:
+                return None, _how
+            edits.append(Edit("add", (*path, "sizeLimit"), size))
         steps.append(f"make the emptyDir '{name}' memory-backed")
         shared = shared or name
     unmounted = [c for c in missing if _shm_mount(c.data) is None]
@@ -310,9 +348,9 @@ def _dshm_fix(
         if volume_name is not None:
             steps.append(f"mount the memory-backed volume '{volume_name}' at /dev/shm")
         else:
-            if limit is None or not shm_sizable(limit):
-                return None, ""  # never size /dev/shm at or below the 64 MiB it already has
-            size = shm_size_text(limit)
+            size, how = _fix_size(limit, explicit)
+            if size is None:
+                return None, how
             taken = {str(v.get("name")) for _p, v in _pod_volumes(template)}
             volume_name = next(
                 n for n in ("dshm", *(f"kubegpu-dshm{i or ''}" for i in range(len(taken) + 1))) if n not in taken
@@ -322,7 +360,7 @@ def _dshm_fix(
                 edits.append(Edit("add", (*volumes_field, "-"), volume))
             else:
                 edits.append(Edit("add", volumes_field, [volume]))
-            steps.append(f"mount a {size} memory-backed emptyDir at /dev/shm (half the pod's memory limit)")
+            steps.append(f"mount a {size} memory-backed emptyDir at /dev/shm ({how})")
         for container in unmounted:
             mount = {"name": volume_name, "mountPath": SHM_PATH}
             if isinstance(container.data.get("volumeMounts"), list):
@@ -346,13 +384,13 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         if size_raw is None:
             fix = None
             hint = ""
-            if limit is not None and shm_sizable(limit):
-                size = shm_size_text(limit)
+            size, how = _fix_size(limit, _explicit(ctx, "dshm-unsized"))
+            if size is not None:
                 fix = Fix(
-                    f"set sizeLimit {size} (half the pod's memory limit)",
-                    Safety.SAFE,
-                    (Edit("add", (*volume_path, "sizeLimit"), size),),
+                    f"set sizeLimit {size} ({how})", Safety.SAFE, (Edit("add", (*volume_path, "sizeLimit"), size),)
                 )
+            elif how:
+                hint = f"; {how}"
             elif limit is None:
                 hint = "; set memory limits so a size can be derived (about half the pod's memory limit)"
             else:
@@ -411,18 +449,24 @@ DSHM_MISSING = Rule(
     target=Target.TEMPLATE,
     check=_check_missing,
     fixable=True,
+    options={
+        SIZE_OPTION: "sizeLimit the fix gives /dev/shm instead of half the pod's memory limit (a quantity above "
+        "64Mi, at most the pod's memory limit); `kubegpu gen dshm --size` sets it",
+    },
     rationale="Container runtimes give /dev/shm 64 MiB. PyTorch DataLoader workers pass batches through "
     "shared memory and NCCL uses it for intra-node transport; both crash or slow down. The fix makes a "
     "disk-backed emptyDir already mounted there memory-backed, shares the volume another container mounts "
     "there, mounts an unused memory-backed one, or adds an emptyDir {medium: Memory} sized at half the pod's "
-    "memory limit, since shm counts against it. It never leaves /dev/shm at or below the 64 MiB default: with no "
-    "memory limit, or one of 129 MiB or less (half of it rounds to 64 MiB), there is no fix and the message says "
-    "so; an emptyDir whose sizeLimit (or the pod's memory limit) holds it to 64 MiB or less is neither made "
-    "memory-backed nor mounted there. A TrainJob is judged by its (Cluster)TrainingRuntime's "
-    "trainer pod template when that runtime is in the input. A KServe `model:` predictor takes its ServingRuntime's "
-    "volumes: the runtime in the input decides, else the one KServe ships for its model format (its Hugging Face "
-    "and vLLM runtimes mount a memory-backed /dev/shm), else the finding is info, since that runtime decides. A "
-    "hostPath /dev/shm or hostIPC is reported once, by dshm-host-shared, not here.",
+    "memory limit, since shm counts against it (the size-limit option, which `kubegpu gen dshm --size` sets, "
+    "gives another size, never above that limit). It never leaves /dev/shm at or below the 64 MiB default: with "
+    "no memory limit and no size-limit option, or a memory limit of 129 MiB or less (half of it rounds to "
+    "64 MiB), there is no fix and the message says so; an emptyDir whose sizeLimit (or the pod's memory limit) "
+    "holds it to 64 MiB or less is neither made memory-backed nor mounted there. A TrainJob is judged by its "
+    "(Cluster)TrainingRuntime's trainer pod template when that runtime is in the input. A KServe `model:` "
+    "predictor takes its ServingRuntime's volumes: the runtime in the input decides, else the one KServe ships for "
+    "its model format (its Hugging Face and vLLM runtimes mount a memory-backed /dev/shm), else the finding is "
+    "info, since that runtime decides. A hostPath /dev/shm or hostIPC is reported once, by dshm-host-shared, not "
+    "here.",
     bad_example="containers:\n- name: train\n  resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}",
     good_example="volumes:\n- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 256Gi}\n"
     "containers:\n- name: train\n  volumeMounts:\n  - {name: dshm, mountPath: /dev/shm}",
@@ -436,10 +480,15 @@ DSHM_UNSIZED = Rule(
     target=Target.TEMPLATE,
     check=_check_unsized,
     fixable=True,
+    options={
+        SIZE_OPTION: "sizeLimit the fix gives /dev/shm instead of half the pod's memory limit (a quantity above "
+        "64Mi, at most the pod's memory limit); `kubegpu gen dshm --size` sets it",
+    },
     rationale="Memory-backed emptyDir pages are charged to the pod's memory limit. Without a sizeLimit a "
     "runaway writer fills the node; with one above the limit, the container is OOM-killed first. The fix sets "
-    "half the pod's memory limit (whole GiB from 2 GiB up, whole MiB below); when that is 64 MiB or less, or the "
-    "pod has no memory limit, there is no fix and the message says so.",
+    "half the pod's memory limit (whole GiB from 2 GiB up, whole MiB below), or the size-limit option; when that "
+    "is 64 MiB or less, or the pod has no memory limit and no size-limit option is given, there is no fix and the "
+    "message says so.",
     bad_example="emptyDir: {medium: Memory}",
     good_example="emptyDir: {medium: Memory, sizeLimit: 32Gi}",
 )
