@@ -246,3 +246,29 @@ def test_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("kubegpu: error: ")
     assert message in lines[0]
     assert "Traceback" not in err
+
+
+def test_gen_fixes_reads_the_configuration_kubegpu_fix_reads(tmp_path: Path) -> None:
+    """The kubegpu.toml next to the manifest (or --config) and --smt decide as they do for `kubegpu fix`."""
+    manifest = tmp_path / "mixed.yaml"
+    manifest.write_text((DATA / "mixed.yaml").read_text())
+    (tmp_path / "kubegpu.toml").write_text('[rules.dshm-missing]\nsize-limit = "16Gi"\n')
+    code, out, err = run("dshm", "--for", str(manifest), "--name", "finetune")
+    assert code == 0, err
+    assert "sizeLimit: 16Gi" in out
+    code, out, err = run("dshm", "--for", str(manifest), "--name", "finetune", "--size", "12Gi")
+    assert code == 0, err
+    assert "sizeLimit: 12Gi" in out  # the command line wins over the file
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        (DATA / "train-job.yaml")
+        .read_text()
+        .replace('"15500m"', '"15"')
+        .replace('"16"', '"15"')
+        .replace("128Gi", "160Gi")
+    )
+    code, out, err = run("fixes", "--for", str(job), "--only", "qos", "--smt", "1")
+    assert code == 2 and "needs none of: qos" in err  # 15 whole CPUs fill cores with one thread each
+    code, out, err = run("fixes", "--for", str(job), "--only", "qos")  # two threads per core assumed
+    assert code == 0, err
+    assert "value: '16'" in out

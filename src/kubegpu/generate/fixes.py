@@ -70,10 +70,11 @@ def _config(names: Sequence[str], options: FixOptions) -> LintConfig:
 
 
 def _context(workload: Workload, names: Sequence[str], options: FixOptions) -> list[Mapping[str, Any]]:
-    """The file's other objects, and for the scheduler fix the profile `gen scheduler` writes."""
+    """The file's other objects; for the scheduler fix, first the profile `gen scheduler` writes under the name
+    given (the fix names the first bin-packing profile of the input)."""
     others = [o for o in workload.context if o is not workload.obj]
     if "scheduler" in names:
-        others.append(scheduler_config(SchedulerOptions(scheduler_name=options.scheduler_name)).obj)
+        others.insert(0, scheduler_config(SchedulerOptions(scheduler_name=options.scheduler_name)).obj)
     return others
 
 
