@@ -4,6 +4,7 @@ For the fixtures under tests/ and examples/ and for derandomized workloads, the 
 applied the way kustomize applies a JSON6902 patch (jsonpatch on the manifest's object; `kubectl kustomize`
 also when present), `kubegpu fix --unsafe-fixes` is run on the same file, and the two results must give every
 pod template the same /dev/shm size, the same container resources and the same QoS class by the one pod model.
+A patched workload that was valid stays valid against the Kubernetes OpenAPI schema.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kubegpu.cli.main import app
 from kubegpu.errors import InputError
 from kubegpu.generate import fixes, workload
 from kubegpu.generate.output import write_generated
+from kubegpu.generate.validate import SchemaViolation, validate_object, validate_workload
 from kubegpu.manifests import load_text, pod_templates
 from kubegpu.manifests.resources import template_pod
 from kubegpu.units import parse_quantity
@@ -80,6 +82,13 @@ def _gen_applied(item: workload.Workload, out: Path) -> Mapping[str, Any]:
     ops = yaml.safe_load((out / kustomization["patches"][0]["path"]).read_text())
     patched: Mapping[str, Any] = jsonpatch.apply_patch(dict(item.obj), ops)
     assert patched == result.patched
+    for obj in result.generated.objects():  # the Kustomization
+        validate_object(obj)
+    try:
+        validate_workload(item.obj)
+    except SchemaViolation:
+        return patched  # an invalid input (a bad quantity) stays invalid
+    validate_workload(patched)  # a valid workload stays valid: the Kubernetes OpenAPI schema (or its CRD's)
     return patched
 
 
