@@ -400,3 +400,16 @@ def test_kueue_sizes_follow_the_generated_kubelet_config() -> None:
     assert (gpus, cpu) == (8, str(224 - reserved_cpus))
     reservation = sum(parse_quantity(r["limits"]["memory"]).ceil for r in config["reservedMemory"])
     assert parse_quantity(memory).ceil == sum(n.memory_bytes for n in node.numa_nodes) - reservation
+
+
+def test_line_comment_suppressions_count_as_in_kubegpu_fix(data_dir: Path, tmp_path: Path) -> None:
+    """A `# kubegpu: ignore[...]` comment silences the rule for gen fixes too (it lints the object without them)."""
+    text = (data_dir / "serve-pinned.yaml").read_text()
+    quiet = tmp_path / "serve.yaml"
+    quiet.write_text(text.replace("        - name: vllm\n", "        - name: vllm  # kubegpu: ignore[KG201]\n"))
+    job = workload.one_workload(str(quiet))
+    with pytest.raises(InputError, match="needs none of: dshm"):
+        fixes.generate(job, ["dshm"], fixes.FixOptions())
+    both = fixes.generate(job, ["dshm", "pull-policy"], fixes.FixOptions())
+    assert "volumes" not in both.patched["spec"]["template"]["spec"]
+    assert {c["imagePullPolicy"] for c in both.patched["spec"]["template"]["spec"]["containers"]} == {"IfNotPresent"}

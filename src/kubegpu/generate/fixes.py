@@ -86,14 +86,38 @@ def plan(workload: Workload, names: Sequence[str], options: FixOptions) -> Objec
     config = _config(names, options)
     tail = "".join("---\n" + json.dumps(o, default=str) + "\n" for o in _context(workload, names, options))
 
-    def lint(obj: Mapping[str, Any]) -> Sequence[FindingLike]:
+    def lint_object(obj: Mapping[str, Any]) -> list[FindingLike]:
         result = lint_text(workload.source, json.dumps(obj, default=str) + "\n" + tail, config, options.target)
         if result.internal_errors:
             raise InputError(result.internal_errors[0], file=workload.source, line=workload.line)
         # only the workload's own findings (the first object); the rest is context
         return [f for f in result.findings if f.document is not None and f.document.index == 0]
 
-    return fix_object(workload.obj, lint, EngineOptions(unsafe=True))
+    first = lint_object(workload.obj)
+    silenced = _silenced_by_comments(workload, config, options, first)
+
+    def lint(obj: Mapping[str, Any]) -> Sequence[FindingLike]:
+        return [f for f in lint_object(obj) if _key(f) not in silenced]
+
+    return fix_object(workload.obj, lint, EngineOptions(unsafe=True), [f for f in first if _key(f) not in silenced])
+
+
+def _key(finding: FindingLike) -> tuple[str, tuple[object, ...]]:
+    """A finding's rule and field, relative to its object (a List item's prefix left out)."""
+    prefix = finding.document.prefix if finding.document is not None else ()
+    return finding.code, tuple(finding.location.path[len(prefix) :])
+
+
+def _silenced_by_comments(
+    workload: Workload, config: LintConfig, options: FixOptions, found: Sequence[FindingLike]
+) -> set[tuple[str, tuple[object, ...]]]:
+    """The findings of `found` that the manifest's own `# kubegpu: ignore[...]` line comments silence (the planner
+    lints the object without its comments): those `kubegpu lint` of the file does not report."""
+    if workload.text is None or "kubegpu:" not in workload.text:
+        return set()
+    in_file = lint_text(workload.source, workload.text, config, options.target)
+    reported = {_key(f) for f in in_file.findings if f.document is not None and f.document.start_line == workload.line}
+    return {_key(f) for f in found} - reported
 
 
 def _not_fixed(outcome: ObjectOutcome, options: FixOptions) -> list[str]:

@@ -50,6 +50,7 @@ class Workload:
     obj: Mapping[str, Any]
     templates: tuple[PodSpecRef, ...]
     context: tuple[Mapping[str, Any], ...] = ()
+    text: str | None = None  # the file's text (its `# kubegpu: ignore[...]` comments count for the fixes)
 
     @property
     def kind(self) -> str:
@@ -106,13 +107,13 @@ def _read(path: str) -> str:
         raise InputError(f"cannot read: {err}", file=path) from err
 
 
-def load_documents(path: str) -> list[Document]:
+def load_documents(path: str, text: str | None = None) -> list[Document]:
     """Every Kubernetes object of a YAML/JSON file (Lists expanded), read by kubegpu.manifests.
 
     A parse error (or an alias bomb) is an InputError naming the file and line; documents that are
-    not Kubernetes objects are skipped, as `kubegpu lint` skips them.
+    not Kubernetes objects are skipped, as `kubegpu lint` skips them. `text` is the file's, when read already.
     """
-    result = load_text(path, _read(path))
+    result = load_text(path, _read(path) if text is None else text)
     for problem in result.problems:
         if problem.fatal:
             raise InputError(problem.message, file=path, line=problem.line)
@@ -134,13 +135,18 @@ def load_workloads(paths: Iterable[str]) -> list[Workload]:
     """Every workload with a pod template in the given files (in order), as lint reads them: objects an Argo
     resource step creates, and TrainJobs with their runtime when one of the files holds it (manifests.expand)."""
     found: list[Workload] = []
-    loaded = [(path, load_documents(path)) for path in paths]
+    texts = {path: _read(path) for path in paths}
+    loaded = [(path, load_documents(path, texts[path])) for path in paths]
     # each file's objects, one tuple shared by its workloads (what the rules may look up when fixing one)
     context = {path: tuple(d.data for d in docs) for path, docs in loaded}
     for doc in expand_input(doc for _path, docs in loaded for doc in docs):
         templates = templates_of(doc)
         if templates:
-            found.append(Workload(doc.source, doc.start_line, doc.data, templates, context.get(doc.source, ())))
+            found.append(
+                Workload(
+                    doc.source, doc.start_line, doc.data, templates, context.get(doc.source, ()), texts.get(doc.source)
+                )
+            )
     return found
 
 
