@@ -17,6 +17,7 @@ from kubegpu.fix import fix_text as _fix_stream
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest, pod_requests
 from kubegpu.manifests import Document, load_text
 from kubegpu.manifests.expand import expand_input
+from kubegpu.manifests.partial import partial_object
 from kubegpu.rules import Finding, LintConfig, LintResult, Severity, load_config
 from kubegpu.rules import lint_paths as _lint_paths
 from kubegpu.rules import lint_text as _lint_text
@@ -84,7 +85,8 @@ def admit(
 
     `pods`: a Pod or workload mapping (each of its pod templates is a pod), a list of them, or manifest
     text (YAML or JSON, several documents), read as `kubegpu lint` reads them (objects an Argo resource step
-    creates; a TrainJob merged with its runtime when `pods` holds it). `node`: a preset
+    creates; a TrainJob merged with its runtime when `pods` holds it; a partial object, i.e. a patch fragment
+    whose container names no image, is skipped as lint skips it). `node`: a preset
     name (`kubegpu nodes`), a profile file, or a NodeTopology. `kubelet_config`: a KubeletConfiguration
     mapping (default: the kubelet's defaults). A configuration the kubelet would refuse raises
     KubeletStartupError; each pod gets an Admission (`.admitted`, `.reason`, `.containers`).
@@ -109,8 +111,11 @@ def _pods(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[P
     else:
         objects = [pods] if isinstance(pods, Mapping) else list(pods)
         documents = [Document(source="<pods>", index=i, data=obj) for i, obj in enumerate(objects)]
-    found = [pod for doc in expand_input(documents) for pod in pod_requests(doc)]  # as lint sees them
-    if not found:
+    expanded = expand_input(documents)
+    # as lint sees them: a partial object (a patch fragment) is skipped, as lint and the admit command skip it
+    whole = [doc for doc in expanded if partial_object(doc) is None]
+    found = [pod for doc in whole for pod in pod_requests(doc)]
+    if not found and len(whole) == len(expanded):
         raise InputError("no pod or pod template found", file="<pods>")
     return found
 

@@ -114,7 +114,7 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
     bad_pod = tmp_path / "bad.yaml"
     bad_pod.write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n"
-        "  - name: a\n    resources: {limits: {cpu: lots}}\n"
+        "  - name: a\n    image: x:1\n    resources: {limits: {cpu: lots}}\n"
     )
     broken = tmp_path / "broken.yaml"
     broken.write_text("apiVersion: v1\nkind: Pod\nspec: [\n")

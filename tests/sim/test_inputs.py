@@ -72,6 +72,7 @@ spec:
     spec:
       containers:
       - name: main
+        image: trainer:1.0
         resources: {limits: {cpu: "16", memory: 64Gi, nvidia.com/gpu: 8}}
 ---
 apiVersion: kubeflow.org/v1

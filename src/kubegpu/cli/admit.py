@@ -20,6 +20,7 @@ from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.kubelet.remedy import remedy
 from kubegpu.manifests import Document, load_text, read_source
 from kubegpu.manifests.expand import bind_runtimes, by_kind, with_embedded
+from kubegpu.manifests.partial import partial_object
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
@@ -118,7 +119,10 @@ def admit(
 
 
 def _load_pods(names: list[str]) -> list[PodRequest]:
-    """The pods of every file, as lint sees them: objects embedded in Argo steps, TrainJobs with their runtime."""
+    """The pods of every file, as lint sees them: objects embedded in Argo steps, TrainJobs with their runtime.
+
+    A partial object (a patch fragment, `manifests.partial`) is named in a notice and skipped, as lint counts it
+    and does not lint it; a file of fragments only is no error."""
     per_file: list[tuple[str, tuple[Document, ...]]] = []
     for name in names:
         source = read_source(name, None if name == "-" else Path(name), "manifest")
@@ -133,8 +137,20 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
     bind_runtimes(every, by_kind(every))  # a runtime in any of the files given binds the TrainJobs of all
     out: list[PodRequest] = []
     for name, documents in per_file:
-        found = [pod for doc in documents for pod in pod_requests(doc)]
-        if not found:
+        found: list[PodRequest] = []
+        fragments = 0
+        for doc in documents:
+            fragment = partial_object(doc)
+            if fragment is None:
+                found.extend(pod_requests(doc))
+                continue
+            fragments += 1  # the API server would reject it as a whole object: nothing to admit
+            typer.echo(
+                f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, "
+                "not checked (admit the object it patches)",
+                err=True,
+            )
+        if not found and not fragments:
             raise InputError("no pod or pod template found", file=name)
         out.extend(found)
     return out

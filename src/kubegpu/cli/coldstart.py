@@ -85,6 +85,7 @@ def coldstart(
     from kubegpu.live.registry import layout_images, match_layout, registry_image
     from kubegpu.manifests import load_text, pod_templates
     from kubegpu.manifests.expand import expand_input
+    from kubegpu.manifests.partial import partial_object
     from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
     from kubegpu.rules.base import RuleContext
     from kubegpu.rules.coldstart_model import (
@@ -150,6 +151,13 @@ def coldstart(
         results: list[tuple[str, Prediction]] = []
         registry_notes: list[str] = []
         for document in expand_input(loaded.documents):  # the pods lint and admit see
+            fragment = partial_object(document)
+            if fragment is not None:  # a patch fragment: its images are the patched object's (as lint skips it)
+                typer.echo(
+                    f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, not checked",
+                    err=True,
+                )
+                continue
             for template in pod_templates(document):
                 images = pod_images(template)
                 facts: dict[str, ImageFacts] = {}

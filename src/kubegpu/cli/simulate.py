@@ -301,6 +301,22 @@ def _events(plan: EventsPlan, fmt: Format, plot: Path | None, report: Path | Non
         _write_report(report, events_report(runs))
 
 
+def _fragment_notices(pods: Sequence[Path]) -> None:
+    """Name each partial object (a patch fragment) the manifests hold and count them: they are not simulated, as
+    lint counts them and does not lint them (kubegpu.manifests.partial)."""
+    from kubegpu.sim.workload import read_job_manifests
+
+    _, fragments = read_job_manifests(pods)
+    for fragment in fragments:
+        typer.echo(
+            f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, not simulated",
+            err=True,
+        )
+    if fragments:
+        count = len(fragments)
+        typer.echo(f"kubegpu: notice: {count} partial object{'s' if count != 1 else ''} skipped", err=True)
+
+
 def _events_plan(
     nodes: Sequence[NodeSpec],
     profiles: Sequence[NodeTopology | None] | None,
@@ -319,6 +335,8 @@ def _events_plan(
 
     gangs = gang_modes(gang)
     workload = Workload(tuple(pods), synthetic)
+    if synthetic is None and not all(p.suffix.lower() == ".csv" for p in pods):
+        _fragment_notices(pods)
     kubelet = None if kubelet_config is None else read_kubelet_config(str(kubelet_config))
     cluster = Cluster(
         tuple(nodes), None if profiles is None else tuple(profiles), None if levels is None else tuple(levels)

@@ -16,6 +16,7 @@ from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
 from kubegpu.manifests import Document, load_text, pod_spec, pod_templates, trainjob
 from kubegpu.manifests.expand import expand_input
+from kubegpu.manifests.partial import partial_object
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,8 @@ class PodSpecRef:
     pods: int
     role: str = ""
     # The pod spec as the pod model reads it, where `spec_path` holds none: a TrainJob's pod is its runtime's
-    # trainer template with the TrainJob's settings (kubegpu.manifests.expand), not the spec.trainer mapping.
+    # trainer template with the TrainJob's settings (kubegpu.manifests.expand), not the spec.trainer mapping; a
+    # KServe component's pod holds its `model:` predictor as a container, with what KServe fills in.
     merged: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
@@ -122,7 +124,9 @@ def load_documents(path: str, text: str | None = None) -> list[Document]:
 
 def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
     """The pod templates of one object, whatever its kind (kubegpu.manifests.pod_templates)."""
-    merged = trainjob.bound_runtime(doc) is not None
+    # A TrainJob bound to its runtime, and a KServe component (its `model:` predictor and framework keys hold
+    # containers that KServe completes, from a ServingRuntime of the input too), are read as the pod model reads them.
+    merged = trainjob.bound_runtime(doc) is not None or doc.kind == "InferenceService"
     return tuple(
         PodSpecRef(
             t.path, t.metadata_path, 1 if t.replicas is None else t.replicas, t.role, pod_spec(t) if merged else None
@@ -133,13 +137,22 @@ def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
 
 def load_workloads(paths: Iterable[str]) -> list[Workload]:
     """Every workload with a pod template in the given files (in order), as lint reads them: objects an Argo
-    resource step creates, and TrainJobs with their runtime when one of the files holds it (manifests.expand)."""
+    resource step creates, and TrainJobs with their runtime when one of the files holds it (manifests.expand).
+    A partial object (a patch fragment) is an InputError naming its file and line."""
     found: list[Workload] = []
     texts = {path: _read(path) for path in paths}
     loaded = [(path, load_documents(path, texts[path])) for path in paths]
     # each file's objects, one tuple shared by its workloads (what the rules may look up when fixing one)
     context = {path: tuple(d.data for d in docs) for path, docs in loaded}
     for doc in expand_input(doc for _path, docs in loaded for doc in docs):
+        fragment = partial_object(doc)
+        if fragment is not None:  # what it leaves out is decided by the object it patches (manifests.partial)
+            raise InputError(
+                f"{fragment.what}: a partial object (a patch fragment), not a whole workload; generate from the "
+                "object it patches",
+                file=fragment.file,
+                line=fragment.line,
+            )
         templates = templates_of(doc)
         if templates:
             found.append(

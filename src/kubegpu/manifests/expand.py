@@ -2,7 +2,8 @@
 
 An Argo workflow's resource steps create objects written as text in it (manifests.embedded); a Kubeflow Trainer
 TrainJob's pods are its (Cluster)TrainingRuntime's trainer job with the TrainJob's settings (manifests.trainjob),
-when that runtime is in the same input. `lint`, `admit`, `gen` and the Python API read pods only after this step,
+and a KServe `model:` predictor's container is completed by its (Cluster)ServingRuntime (manifests.kserve), when
+that runtime is in the same input. `lint`, `admit`, `gen` and the Python API read pods only after this step,
 so no two commands disagree on which pods a file holds, nor on their requests and QoS.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from kubegpu.manifests import trainjob
+from kubegpu.manifests import kserve, trainjob
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.embedded import embedded_objects
 
@@ -23,11 +24,15 @@ def with_embedded(documents: Iterable[Document]) -> tuple[Document, ...]:
 
 
 def bind_runtimes(documents: Iterable[Document], documents_of: DocumentsOf) -> None:
-    """Bind every TrainJob among `documents` to its runtime when `documents_of(kind)` holds it: from then on
-    its pod templates are the runtime's trainer pods with the TrainJob's settings."""
+    """Bind every TrainJob among `documents` to its runtime when `documents_of(kind)` holds it (from then on its
+    pod templates are the runtime's trainer pods with the TrainJob's settings), and every KServe `model:`
+    predictor to its ServingRuntime or ClusterServingRuntime (its container's resources and /dev/shm are the
+    runtime's for what it leaves out)."""
     for doc in documents:
         if doc.kind == "TrainJob" and (runtime := trainjob.find_runtime(doc, documents_of)) is not None:
             trainjob.bind_runtime(doc, runtime)
+        elif doc.kind == "InferenceService":
+            kserve.bind_runtimes(doc, documents_of)
 
 
 def by_kind(documents: Iterable[Document]) -> DocumentsOf:

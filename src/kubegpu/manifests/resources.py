@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import kubegpu.manifests.pod as podmodel
@@ -124,17 +125,25 @@ def _model_container(ref: ContainerRef, fill: KServeFill | None = None) -> podmo
     parsed = container_resources(ref)
     requests = {n: v.quantity.value for n, v in parsed.requests.items() if v.quantity is not None}
     limits = {n: v.quantity.value for n, v in parsed.limits.items() if v.quantity is not None}
-    if fill is not None and fill.resources is not None:
-        for name, raw in fill.resources.items():
-            if name not in parsed.requests:
-                requests[name] = parse_quantity(raw).value
-            if name not in parsed.limits:
-                limits[name] = parse_quantity(raw).value
+    if fill is not None:
+        _fill_in(requests, parsed.requests, fill.requests)
+        _fill_in(limits, parsed.limits, fill.limits)
     invalid = [n for n, v in (*parsed.requests.items(), *parsed.limits.items()) if v.quantity is None]
     resources = ref.data.get("resources")
     claims = resources.get("claims") if isinstance(resources, Mapping) else None
     names = [str(c.get("name", "")) for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
     return podmodel.make_container(ref.name, _KINDS[ref.kind], requests, limits, names, invalid)
+
+
+def _fill_in(values: dict[str, Decimal], own: Mapping[str, ResourceValue], fill: Mapping[str, object] | None) -> None:
+    """Add the values KServe fills in for the keys the container leaves out (a value that is not a quantity is
+    left out: the pod would not be created with it)."""
+    for name, raw in (fill or {}).items():
+        if name not in own:
+            try:
+                values[name] = parse_quantity(raw).value
+            except QuantityError:
+                continue
 
 
 def template_gpu_containers(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubegpu.manifests import Document, crds, pod_templates
+from kubegpu.manifests import Document, crds, partial
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
 
 # Files that carry apiVersion and kind but are read by tools, not served by the API server.
@@ -54,44 +54,16 @@ def unchecked_kind(doc: Document) -> Skipped | None:
     )
 
 
-# Built-in kinds whose pod templates the API server validates as a whole: every container must name an image
-# (kubernetes v1.35 pkg/apis/core/validation, validateContainerCommon: `image` Required, for pods and templates).
-_VALIDATED_POD_KINDS = frozenset(
-    {
-        ("", "Pod"),
-        ("", "PodTemplate"),
-        ("", "ReplicationController"),
-        ("apps", "Deployment"),
-        ("apps", "StatefulSet"),
-        ("apps", "DaemonSet"),
-        ("apps", "ReplicaSet"),
-        ("batch", "Job"),
-        ("batch", "CronJob"),
-    }
-)
-
-
 def partial_object(doc: Document) -> Skipped | None:
-    """A built-in workload with a container that names no image: the API server rejects it as a whole object, so
-    it is a fragment (a kustomize strategic-merge patch lists containers by name and sets only what it changes).
-
-    What it leaves out (volumes, images, labels) is decided by the object it patches, so it is counted, not linted
-    as a whole object; linting the kustomization that applies it checks the merged result.
-    """
-    group = doc.api_version.rpartition("/")[0] if "/" in doc.api_version else ""
-    if (group, doc.kind) not in _VALIDATED_POD_KINDS:
+    """A partial object (a patch fragment, `manifests.partial`): counted, not linted as a whole object, since what
+    it leaves out (volumes, images, labels) is decided by the object it patches; linting the kustomization that
+    applies it checks the merged result."""
+    fragment = partial.partial_object(doc)
+    if fragment is None:
         return None
-    for template in pod_templates(doc):
-        for container in template.containers:
-            image = container.data.get("image")
-            if image is None or (isinstance(image, str) and not image.strip()):
-                name = doc.ref.name
-                what = f"container '{container.name}'" if container.name else "a container"
-                return Skipped(
-                    doc.source,
-                    f"{doc.kind}{'/' + name if name else ''}: {what} has no image, which the API server requires, "
-                    "so this is a partial object (a patch fragment): not checked as a whole object; lint the "
-                    "kustomization that applies it",
-                    "partial",
-                )
-    return None
+    return Skipped(
+        doc.source,
+        f"{fragment.what}, which the API server requires, so this is a partial object (a patch fragment): not "
+        "checked as a whole object; lint the kustomization that applies it",
+        "partial",
+    )

@@ -21,6 +21,7 @@ from kubegpu.manifests import as_mapping, pod_spec, pod_templates, trainjob
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.expand import bind_runtimes, by_kind, with_embedded
+from kubegpu.manifests.partial import PartialObject, partial_object
 from kubegpu.scheduler.gpu.state import GpuPod
 from kubegpu.scheduler.tas import Mode, TopologyRequest
 
@@ -208,11 +209,37 @@ def _trainjob(doc: Document, source: str) -> list[Job]:
 
 def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
     """Every Job / PyTorchJob / JobSet in the YAML files given, those an Argo resource step creates included, and
-    every TrainJob whose runtime is in the files (other kinds, and a TrainJob without its runtime, are skipped)."""
+    every TrainJob whose runtime is in the files (other kinds, a TrainJob without its runtime and partial objects
+    are skipped)."""
+    return read_job_manifests(paths)[0]
+
+
+def _documents(path: Path) -> list[Document]:
+    """The mappings of a YAML stream, each with its node (so that a partial object is named by its line)."""
+    loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
+    try:
+        found: list[Document] = []
+        index = 0
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            data = loader.construct_document(node)
+            if isinstance(data, Mapping):
+                found.append(Document(str(path), index, data, node, start_line=node.start_mark.line + 1))
+            index += 1
+        return found
+    finally:
+        loader.dispose()
+
+
+def read_job_manifests(paths: Sequence[Path]) -> tuple[list[Job], list[PartialObject]]:
+    """The jobs of the files (load_job_manifests) and the partial objects (patch fragments) skipped, which the
+    API server would reject as whole objects (manifests.partial, as lint counts them)."""
     objects: list[Document] = []
     for path in paths:
         try:
-            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+            found = _documents(path)
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror}", file=str(path)) from None
         except yaml.YAMLError as err:
@@ -222,15 +249,19 @@ def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
                 file=str(path),
                 line=(mark.line + 1) if mark is not None else None,
             ) from None
-        found = [Document(source=str(path), index=i, data=d) for i, d in enumerate(docs) if isinstance(d, Mapping)]
         objects.extend(with_embedded(found))  # a job an Argo resource step creates is simulated too
     bind_runtimes(objects, by_kind(objects))  # the same expansion as lint and admit (kubegpu.manifests.expand)
     jobs: list[Job] = []
+    fragments: list[PartialObject] = []
     for obj in objects:
-        if obj.kind == "TrainJob" and trainjob.bound_runtime(obj) is not None:
+        fragment = partial_object(obj)
+        if fragment is not None:
+            fragments.append(fragment)
+        elif obj.kind == "TrainJob" and trainjob.bound_runtime(obj) is not None:
             jobs.extend(_trainjob(obj, obj.source))
         else:
             jobs.extend(jobs_from_manifest(obj.data, obj.source))
     if not jobs:
-        raise InputError("no Job, PyTorchJob, JobSet or TrainJob found", file=",".join(map(str, paths)))
-    return jobs
+        skipped = f" ({len(fragments)} partial object{'s' if len(fragments) != 1 else ''} skipped)" if fragments else ""
+        raise InputError(f"no Job, PyTorchJob, JobSet or TrainJob found{skipped}", file=",".join(map(str, paths)))
+    return jobs, fragments
