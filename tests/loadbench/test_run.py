@@ -52,7 +52,11 @@ def test_bench_measures_each_method_threads_and_cache(model: list[Shard]) -> Non
     data = result.as_dict()
     assert data["best"]["method"] in ("read", "mmap") and data["recommendation"] == result.recommendation()
     assert data["gpu"]["skipped"] == "not asked for (--no-gpu)"
-    assert all(abs(r["fraction_of_limit"] - r["gbps"] / data["storage_limit"]["gbps"]) < 0.01 for r in data["runs"])
+    # The JSON carries each run's fraction of the storage limit from the unrounded figures (comparing the rounded
+    # JSON figures with each other fails when the machine is busy and the limit measures small).
+    assert [r["fraction_of_limit"] for r in data["runs"]] == [
+        round(r.gbps / result.storage.gbps, 4) for r in result.runs
+    ]
 
 
 def test_budget_skips_what_cannot_stop_and_cuts_what_can(model: list[Shard]) -> None:
