@@ -87,6 +87,7 @@ def test_a_runtime_in_the_input_decides_the_pod_for_lint_and_admit(tmp_path: Pat
     row = _admit(manifest, kubelet)
     assert row["pod"] == "llama-predictor" and row["qos"] == "Guaranteed"
     (container,) = row["containers"]
+    assert container["name"] == "kserve-container"  # the name KServe gives the predictor's container
     assert len(container["exclusive_cpus"]) == 16  # the runtime's CPUs, pinned
     assert sum(len(ids) for ids in container["devices"].values()) == 1  # the predictor's GPU
 

@@ -41,6 +41,8 @@ FRAMEWORK_KEYS = frozenset(
         "art",
     }
 )
+# The name KServe gives a component's container (kserve pkg/constants InferenceServiceContainerName).
+KSERVE_CONTAINER_NAME = "kserve-container"
 # The ClusterServingRuntimes KServe ships, by the model format (or framework key) that selects them, and whether
 # each mounts a memory-backed /dev/shm. Their container resources are DEFAULT_RESOURCES.
 SHIPPED_RUNTIMES: Mapping[str, tuple[str, bool]] = {

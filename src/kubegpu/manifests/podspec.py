@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubegpu.manifests.document import as_mapping
-from kubegpu.manifests.kserve import filled_resources, kserve_fill
+from kubegpu.manifests.kserve import KSERVE_CONTAINER_NAME, filled_resources, kserve_fill
 from kubegpu.manifests.workloads import ContainerRef, PodTemplate
 
 
@@ -29,7 +29,11 @@ def pod_spec(template: PodTemplate) -> Mapping[str, Any]:
 
 def _container(template: PodTemplate, container: ContainerRef) -> dict[str, Any]:
     data = dict(container.data)
-    filled = filled_resources(as_mapping(data.get("resources")), kserve_fill(template, container))
+    fill = kserve_fill(template, container)
+    if fill is not None:
+        # KServe names every component's own container so (constants.InferenceServiceContainerName).
+        data.setdefault("name", KSERVE_CONTAINER_NAME)
+    filled = filled_resources(as_mapping(data.get("resources")), fill)
     if filled is not None:
         data["resources"] = {**as_mapping(data.get("resources")), "requests": filled[0], "limits": filled[1]}
     return data
