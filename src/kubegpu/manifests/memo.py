@@ -17,10 +17,13 @@ def memoised(owner: Any, key: Hashable, compute: Callable[..., T], *args: Any) -
     The value lives in the owner's own `__dict__` (frozen dataclasses included) and dies with it;
     callers must treat it as read-only. `key` must say everything the value depends on besides the owner.
     """
-    cache: dict[Hashable, Any] = owner.__dict__.setdefault("_kubegpu_memo", {})
+    state = owner.__dict__
     try:
-        value: T = cache[key]
+        value: T = state["_kubegpu_memo"][key]
     except KeyError:
+        cache: dict[Hashable, Any] | None = state.get("_kubegpu_memo")
+        if cache is None:
+            cache = state["_kubegpu_memo"] = {}
         value = cache[key] = compute(*args)
     return value
 

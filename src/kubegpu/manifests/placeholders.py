@@ -67,18 +67,27 @@ COUNT_FIELDS = frozenset(
 def templated_counts(data: Any, path: tuple[str | int, ...] = (), depth: int = 0) -> tuple[tuple[str, str], ...]:
     """(dotted path, value) of every pod-count field whose value is a placeholder, outermost first."""
     out: list[tuple[str, str]] = []
+    _find_templated_counts(data, path, depth, out)
+    return tuple(out)
+
+
+def _find_templated_counts(data: Any, path: tuple[str | int, ...], depth: int, out: list[tuple[str, str]]) -> None:
+    # Only mappings and lists are walked into: scalars hold no field (most of a manifest is scalars).
     if depth > 16:
-        return ()
+        return
     if isinstance(data, dict):
         for key, value in data.items():
-            if key in ("metadata", "status"):
+            if key in _NOT_COUNTED:
                 continue
-            here = (*path, str(key))
             if key in COUNT_FIELDS and is_placeholder(value):
-                out.append((".".join(str(p) for p in here), str(value)))
-            else:
-                out.extend(templated_counts(value, here, depth + 1))
+                out.append((".".join(str(p) for p in (*path, str(key))), str(value)))
+            elif isinstance(value, _CONTAINERS):
+                _find_templated_counts(value, (*path, str(key)), depth + 1, out)
     elif isinstance(data, list):
         for i, item in enumerate(data):
-            out.extend(templated_counts(item, (*path, i), depth + 1))
-    return tuple(out)
+            if isinstance(item, _CONTAINERS):
+                _find_templated_counts(item, (*path, i), depth + 1, out)
+
+
+_NOT_COUNTED = frozenset({"metadata", "status"})
+_CONTAINERS = (dict, list)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from kubegpu.manifests import (
@@ -27,6 +26,7 @@ from kubegpu.manifests import (
     uses_accelerators,
 )
 from kubegpu.manifests.document import format_path
+from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.placeholders import DEPENDS_ON, is_placeholder, templated_counts
 from kubegpu.manifests.workloads import int_field, llm_group_size
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
@@ -143,10 +143,11 @@ def job_shape(doc: Document, ctx: RuleContext) -> JobShape | None:
     """The job's shape when it is a GPU workload of a distributed kind with a known pod count; else None."""
     if doc.kind not in JOB_KINDS and doc.kind not in SERVING_KINDS:
         return None
-    return _job_shape(doc, tuple(ctx.accelerator_resources))
+    accelerators = tuple(ctx.accelerator_resources)
+    # Three rules ask for each document: the shape is worked out once and kept with it.
+    return memoised(doc, ("job_shape", accelerators), _job_shape, doc, accelerators)
 
 
-@lru_cache(maxsize=8)  # three rules ask for the same document in a row; documents are never mutated while linting
 def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
     kind = doc.kind
     if kind == "Job" and _group(doc) not in ("", "batch", "batch.volcano.sh"):
