@@ -8,6 +8,7 @@ from kubegpu.manifests.document import (
     as_mapping,
     format_path,
     get_path,
+    is_mapping,
     mapping_items,
 )
 from kubegpu.manifests.loader import InputProblem, LoadResult, load_text
@@ -43,6 +44,7 @@ __all__ = [
     "format_path",
     "get_path",
     "gpu_count",
+    "is_mapping",
     "load_text",
     "mapping_items",
     "memoised",

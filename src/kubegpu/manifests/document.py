@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -197,9 +197,17 @@ def get_path(data: Any, path: FieldPath) -> Any:
     return current
 
 
+def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """`isinstance(value, Mapping)`, answered without the abstract-class check for the loaders' dicts and None
+    (most of what rules ask about): that check runs Python code on every call."""
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """`value` when it is a mapping, else an empty one: for optional fields of unchecked input."""
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
+    if type(value) is dict:
+        return value
+    return value if value is not None and isinstance(value, Mapping) else {}  # (None: no abstract check)
 
 
 def mapping_items(value: Any) -> list[Mapping[str, Any]]:

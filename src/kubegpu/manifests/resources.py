@@ -19,6 +19,7 @@ from kubegpu.manifests.accelerators import (
     AcceleratorRegistry,
     is_accelerator,
 )
+from kubegpu.manifests.document import as_mapping, is_mapping
 from kubegpu.manifests.kserve import KServeFill, kserve_fill
 from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.pod import GPU_SHARING_ANNOTATIONS
@@ -51,11 +52,9 @@ class ContainerResources:
 
 
 def _entries(container: ContainerRef, section: str) -> dict[str, ResourceValue]:
-    resources = container.data.get("resources")
-    if not isinstance(resources, Mapping):
-        return {}
+    resources = as_mapping(container.data.get("resources"))
     values = resources.get(section)
-    if not isinstance(values, Mapping):
+    if values is None or not (type(values) is dict or isinstance(values, Mapping)):
         return {}
     out: dict[str, ResourceValue] = {}
     base = (*container.path, "resources", section)
@@ -130,7 +129,7 @@ def _model_container(ref: ContainerRef, fill: KServeFill | None = None) -> podmo
         _fill_in(limits, parsed.limits, fill.limits)
     invalid = [n for n, v in (*parsed.requests.items(), *parsed.limits.items()) if v.quantity is None]
     resources = ref.data.get("resources")
-    claims = resources.get("claims") if isinstance(resources, Mapping) else None
+    claims = resources.get("claims") if is_mapping(resources) else None
     names = [str(c.get("name", "")) for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
     return podmodel.make_container(ref.name, _KINDS[ref.kind], requests, limits, names, invalid)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path
+from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path, is_mapping
 from kubegpu.manifests.memo import forget, memoised
 
 _REPLICATED = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
@@ -89,18 +89,16 @@ class PodTemplate:
 
     @property
     def labels(self) -> Mapping[str, Any]:
-        labels = self.metadata.get("labels")
-        return labels if isinstance(labels, Mapping) else {}
+        return as_mapping(self.metadata.get("labels"))
 
     @property
     def annotations(self) -> Mapping[str, Any]:
-        annotations = self.metadata.get("annotations")
-        return annotations if isinstance(annotations, Mapping) else {}
+        return as_mapping(self.metadata.get("annotations"))
 
     @property
     def volumes(self) -> list[Mapping[str, Any]]:
         volumes = self.spec.get("volumes")
-        return [v for v in volumes if isinstance(v, Mapping)] if isinstance(volumes, list) else []
+        return [v for v in volumes if type(v) is dict or isinstance(v, Mapping)] if isinstance(volumes, list) else []
 
     @property
     def description(self) -> str:
@@ -128,7 +126,7 @@ def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRe
         if not isinstance(items, list):
             continue
         for i, item in enumerate(items):
-            if not isinstance(item, Mapping):
+            if not is_mapping(item):
                 continue
             if key == "containers":
                 kind = "container"
@@ -141,10 +139,10 @@ def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRe
 def _template(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> Iterator[PodTemplate]:
     """A PodTemplateSpec at `template_path` (metadata + spec)."""
     template = get_path(doc.data, template_path)
-    if not isinstance(template, Mapping):
+    if not is_mapping(template):
         return
     spec = template.get("spec")
-    if not isinstance(spec, Mapping):
+    if not is_mapping(spec):
         return
     spec_path = (*template_path, "spec")
     yield PodTemplate(
@@ -319,7 +317,7 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
         containers = list(containers_of(comp, path))
         for key in _KSERVE_RUNTIME_KEYS:
             runtime = comp.get(key)
-            if isinstance(runtime, Mapping) and key != "worker":
+            if is_mapping(runtime) and key != "worker":
                 containers.insert(0, ContainerRef((*path, key), runtime, "container"))
         yield PodTemplate(doc, path, comp, ("metadata",), doc.metadata, component, replicas, tuple(containers))
         worker = comp.get("workerSpec")

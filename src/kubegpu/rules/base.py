@@ -202,7 +202,7 @@ class RuleContext:
 
     def option(self, rule: str, name: str, default: Any) -> Any:
         per_rule = self.options.get(rule)
-        if isinstance(per_rule, Mapping) and name in per_rule:
+        if per_rule is not None and isinstance(per_rule, Mapping) and name in per_rule:  # most rules have none
             return per_rule[name]
         return default
 

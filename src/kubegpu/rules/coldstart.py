@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubegpu.manifests import ContainerRef, PodTemplate
+from kubegpu.manifests import ContainerRef, PodTemplate, is_mapping
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.coldstart_model import (
     DEFAULT_INIT_SECONDS,
@@ -51,7 +51,7 @@ def rates_from(ctx: RuleContext) -> Rates:
 def _model(ctx: RuleContext, prediction_server: Any) -> ModelSize | None:
     sizes = ctx.option(_NAME, "model-sizes", {})
     model = getattr(prediction_server, "model", None)
-    if isinstance(sizes, Mapping) and isinstance(model, str):
+    if is_mapping(sizes) and isinstance(model, str):
         for key, value in sizes.items():
             if str(key).lower() == model.lower() and isinstance(value, (int, float)) and value > 0:
                 return ModelSize(int(value), "the model-sizes option")

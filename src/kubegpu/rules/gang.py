@@ -20,6 +20,7 @@ from kubegpu.manifests import (
     PodTemplate,
     as_mapping,
     get_path,
+    is_mapping,
     mapping_items,
     pod_templates,
     trainjob,
@@ -250,7 +251,7 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
             f"each model replica's {nodes} pods (one LeaderWorkerSet group)",
         )
     counts = [t.replicas for t in templates]
-    slots = templated_counts(doc.data.get("spec"), ("spec",)) if isinstance(doc.data, Mapping) else ()
+    slots = templated_counts(doc.data.get("spec"), ("spec",)) if is_mapping(doc.data) else ()
     if slots:
         # A templated pod count (replicas: $NUM_NODES): check the job as if it rendered to 2 pods, and say so.
         where, value = slots[0]
@@ -461,8 +462,8 @@ def _same_namespace(a: Document, b: Document) -> bool:
 
 
 def metadata_anchor(doc: Document) -> FieldPath:
-    meta = doc.data.get("metadata") if isinstance(doc.data, Mapping) else None
-    if isinstance(meta, Mapping):
+    meta = doc.data.get("metadata") if is_mapping(doc.data) else None
+    if is_mapping(meta):
         return ("metadata", "labels") if "labels" in meta else ("metadata",)
     return ("kind",)
 

@@ -23,6 +23,7 @@ from kubegpu.manifests import (
     PodTemplate,
     as_mapping,
     get_path,
+    is_mapping,
     memoised,
     pod_templates,
     uses_accelerators,
@@ -177,7 +178,7 @@ def _env(container: ContainerRef) -> tuple[dict[str, str], dict[str, int]]:
     if not isinstance(env, list):
         return values, index
     for i, item in enumerate(env):
-        if not isinstance(item, Mapping) or "name" not in item:
+        if not is_mapping(item) or "name" not in item:
             continue
         name = str(item["name"])
         index[name] = i
@@ -499,7 +500,7 @@ def mounts(template: PodTemplate, container: ContainerRef) -> list[MountView]:
     if not isinstance(items, list):
         return out
     for i, mount in enumerate(items):
-        if not isinstance(mount, Mapping) or not isinstance(mount.get("mountPath"), str):
+        if not is_mapping(mount) or not isinstance(mount.get("mountPath"), str):
             continue
         volume = volumes.get(str(mount.get("name")))
         source = next((k for k in volume if k != "name"), None) if volume else None
@@ -733,8 +734,8 @@ _COLD = "the next request waits for a GPU node, the image pull and the model loa
 
 def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     kind = doc.kind
-    spec = doc.data.get("spec") if isinstance(doc.data, Mapping) else None
-    if not isinstance(spec, Mapping):
+    spec = doc.data.get("spec") if is_mapping(doc.data) else None
+    if not is_mapping(spec):
         return
     group = doc.api_version.split("/")[0]
     if kind == "HorizontalPodAutoscaler" and group == "autoscaling":

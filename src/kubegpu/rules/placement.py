@@ -7,9 +7,9 @@ ComputeDomain (resource.nvidia.com/v1beta1, device class compute-domain-default-
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 
-from kubegpu.manifests import Document, PodTemplate, as_mapping, get_path, mapping_items
+from kubegpu.manifests import Document, PodTemplate, as_mapping, get_path, is_mapping, mapping_items
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.gang import (
     DYNAMO_GROVE_ANNOTATION,
@@ -227,7 +227,7 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
     has_metadata = (
         first.metadata_path is not None
         and first.metadata is not first.document.metadata
-        and isinstance(get_path(first.document.data, first.metadata_path), Mapping)
+        and is_mapping(get_path(first.document.data, first.metadata_path))
     )
     anchor = first.metadata_path if has_metadata and first.metadata_path is not None else first.path
     if doc.kind == "DynamoGraphDeployment":

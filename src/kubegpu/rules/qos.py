@@ -11,7 +11,7 @@ from typing import Any
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
-from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path
+from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, is_mapping
 from kubegpu.manifests.resources import ResourceValue, accelerator_requests, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.kserve_supply import Supply, effective, supply
@@ -37,7 +37,7 @@ _Values = Mapping[str, ResourceValue]
 def _pod_level(template: PodTemplate) -> tuple[_Values, _Values, FieldPath] | None:
     """Pod-level `spec.resources` (requests, limits, its path), or None when the pod spec has none."""
     resources = template.spec.get("resources")
-    if not isinstance(resources, Mapping) or template.volumes_field is None:
+    if not is_mapping(resources) or template.volumes_field is None:
         return None  # (a TrainJob's trainer has `resources` of its own container, not pod-level ones)
     path: FieldPath = (*template.path, "resources")
     sections: list[dict[str, ResourceValue]] = []
@@ -308,7 +308,7 @@ def _full_pcpus_only_off(ctx: RuleContext) -> bool:
     """A given KubeletConfiguration that does not reject odd CPU counts: no static CPU manager policy (no exclusive
     CPUs at all; the none policy refuses policy options), or no full-pcpus-only option (odd counts share cores)."""
     config = ctx.kubelet_config
-    if not isinstance(config, Mapping):
+    if not is_mapping(config):
         return False
     if str(config.get("cpuManagerPolicy") or "none") != "static":
         return True

@@ -18,6 +18,7 @@ from kubegpu.manifests import (
     as_mapping,
     format_path,
     get_path,
+    is_mapping,
     mapping_items,
     memoised,
     pod_templates,
@@ -62,7 +63,7 @@ def _find_pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[st
     for field in dict.fromkeys((template.volumes_field, (*template.path, "volumes"))):
         raw = get_path(template.document.data, field)
         for i, volume in enumerate(raw if isinstance(raw, list) else []):
-            if isinstance(volume, Mapping):
+            if is_mapping(volume):
                 out.append(((*field, i), volume))
     return out
 
@@ -80,7 +81,7 @@ def _find_memory_volumes(template: PodTemplate) -> dict[str, tuple[FieldPath, Ma
     out: dict[str, tuple[FieldPath, Mapping[str, Any]]] = {}
     for path, volume in _pod_volumes(template):
         empty_dir = volume.get("emptyDir")
-        if isinstance(empty_dir, Mapping) and empty_dir.get("medium") == "Memory":
+        if is_mapping(empty_dir) and empty_dir.get("medium") == "Memory":
             out.setdefault(str(volume.get("name")), ((*path, "emptyDir"), empty_dir))
     return out
 
@@ -90,7 +91,7 @@ def _shm_mount(container: Mapping[str, Any]) -> tuple[int, Mapping[str, Any]] | 
     if not isinstance(mounts, list):
         return None
     for i, mount in enumerate(mounts):
-        if isinstance(mount, Mapping) and str(mount.get("mountPath", "")).rstrip("/") == SHM_PATH:
+        if is_mapping(mount) and str(mount.get("mountPath", "")).rstrip("/") == SHM_PATH:
             return i, mount
     return None
 
@@ -432,7 +433,7 @@ def _check_host_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         )
     for path, volume in _pod_volumes(template):
         host = volume.get("hostPath")
-        if isinstance(host, Mapping) and str(host.get("path", "")).rstrip("/") == SHM_PATH:
+        if is_mapping(host) and str(host.get("path", "")).rstrip("/") == SHM_PATH:
             yield RawFinding(
                 (*path, "hostPath"),
                 f"volume '{volume.get('name')}' mounts the node's /dev/shm: pods share and can fill "
