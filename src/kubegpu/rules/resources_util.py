@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kubegpu.manifests import ContainerRef, ContainerResources, PodTemplate, container_resources
+from kubegpu.manifests import ContainerRef, ContainerResources, PodTemplate, container_resources, memoised
 from kubegpu.manifests.resources import template_gpu_containers
 from kubegpu.rules.base import RuleContext
 
 
-def gpu_containers(template: PodTemplate, ctx: RuleContext) -> Iterator[tuple[ContainerRef, ContainerResources]]:
+def gpu_containers(template: PodTemplate, ctx: RuleContext) -> tuple[tuple[ContainerRef, ContainerResources], ...]:
     """The containers that use the pod's accelerators, as the pod model decides (KAI's
     gpu-fraction-container-name, else app containers requesting an accelerator, else those holding a DRA
-    claim, else KAI's default first container or every app container)."""
-    for container in template_gpu_containers(template, ctx.accelerator_resources):
-        yield container, container_resources(container)
+    claim, else KAI's default first container or every app container). Paired once per template: a dozen
+    rules ask."""
+    accelerators = tuple(ctx.accelerator_resources)
+    return memoised(template, ("gpu_container_resources", accelerators), _gpu_containers, template, accelerators)
+
+
+def _gpu_containers(
+    template: PodTemplate, accelerators: tuple[str, ...]
+) -> tuple[tuple[ContainerRef, ContainerResources], ...]:
+    return tuple((c, container_resources(c)) for c in template_gpu_containers(template, accelerators))
 
 
 def all_container_resources(template: PodTemplate) -> Iterator[tuple[ContainerRef, ContainerResources]]:
