@@ -8,6 +8,7 @@ the rest of a value (a registry, a `:latest` tag) can still be parsed.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 MARKER = "kgplaceholder"
@@ -27,6 +28,11 @@ def placeholders_in(value: Any, image: bool = False) -> tuple[str, ...]:
     """The placeholders a string value holds, in order; () for anything else."""
     if not isinstance(value, str):
         return ()
+    return _placeholders_in_text(value, image)
+
+
+@lru_cache(maxsize=4096)  # manifests repeat their values (images, counts) thousands of times
+def _placeholders_in_text(value: str, image: bool) -> tuple[str, ...]:
     found = [m.group(0) for m in _ANY_FIELD.finditer(value)]
     if image:
         rest = _ANY_FIELD.sub(" ", value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubegpu.manifests import ContainerRef, PodTemplate, is_mapping
+from kubegpu.manifests import ContainerRef, PodTemplate, is_mapping, memoised
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.coldstart_model import (
     DEFAULT_INIT_SECONDS,
@@ -97,11 +97,11 @@ def _wait(suggestion: Mapping[str, int]) -> int:
 
 
 def _check(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    rates = rates_from(ctx)
-    for container, _ in gpu_containers(template, ctx):
-        server = recognise(template, container)
-        if server is None:
-            continue
+    servers = [(c, server) for c, _ in gpu_containers(template, ctx) if (server := recognise(template, c)) is not None]
+    if not servers:
+        return  # no inference server: nothing to predict (most GPU containers)
+    rates = memoised(ctx, "coldstart.rates", rates_from, ctx)  # the run's options: read once per run
+    for container, server in servers:
         model = _model(ctx, server)
         if model is None:
             continue  # an unknown size predicts nothing

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, memoised
 from kubegpu.manifests.placeholders import DEPENDS_ON, MARKER, placeholders_in, render
@@ -60,6 +61,7 @@ class ImageRef:
         return f"{base}:{tag}"
 
 
+@lru_cache(maxsize=4096)  # a repository names a few dozen images thousands of times; ImageRef is immutable
 def parse_image(text: str) -> ImageRef | None:
     """Parse an image reference the way the kubelet does; None for what it cannot parse (placeholders, uppercase)."""
     if not text or len(text) > 512 or _IDENTIFIER.match(text):
@@ -91,6 +93,11 @@ _COMMIT = re.compile(r"^(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}$")
 
 def tag_is_version(tag: str, extra_patterns: Sequence[str] = ()) -> bool:
     """Does a tag name one build (a version, a date or a commit) rather than a moving pointer (latest, main, gpu)?"""
+    return _tag_is_version(tag, tuple(extra_patterns))
+
+
+@lru_cache(maxsize=4096)  # a repository uses a few dozen tags thousands of times
+def _tag_is_version(tag: str, extra_patterns: tuple[str, ...]) -> bool:
     if not tag:
         return False
     parts = re.split(r"[-_+]", tag)

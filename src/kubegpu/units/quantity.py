@@ -72,7 +72,7 @@ def parse_quantity(text: object) -> Quantity:
     if isinstance(text, bool) or text is None:
         raise QuantityError(f"{text!r} is not a quantity")
     if isinstance(text, int):
-        return Quantity(Decimal(text), "")
+        return _whole(text)
     if isinstance(text, float):
         if text != text or text in (float("inf"), float("-inf")):
             raise QuantityError(f"{text!r} is not a quantity")
@@ -80,6 +80,11 @@ def parse_quantity(text: object) -> Quantity:
     if not isinstance(text, str):
         raise QuantityError(f"{text!r} is not a quantity")
     return _parse_text(text)
+
+
+@lru_cache(maxsize=1024)  # `nvidia.com/gpu: 8`: a handful of YAML integers, written thousands of times
+def _whole(number: int) -> Quantity:
+    return Quantity(Decimal(number), "")
 
 
 @lru_cache(maxsize=4096)  # manifests repeat a few dozen values ("8", "64Gi") thousands of times
