@@ -144,6 +144,9 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             if item_type is scalar_node:
                 if tag == _STR_TAG:
                     return item.value
+                text = item.value
+                if tag == _INT_TAG and text.isdigit() and (text[0] != "0" or text == "0"):
+                    return int(text)  # plain decimal (`replicas: 4`); octal, hex, `_` and `:` forms go below
                 construct = scalars.get(tag)
                 if construct is not None:
                     return construct(item)
@@ -159,7 +162,11 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 for key, value in pairs:
                     if key.tag != _STR_TAG or type(key) is not scalar_node:
                         break  # a merge key or a complex key: PyYAML's constructor below handles it
-                    mapping[key.value] = build(value, depth + 1)
+                    # (string values, most of a manifest, inline: a call per value was a tenth of the load)
+                    if value.tag == _STR_TAG and type(value) is scalar_node:
+                        mapping[key.value] = value.value
+                    else:
+                        mapping[key.value] = build(value, depth + 1)
                 else:
                     if len(mapping) != len(pairs):
                         self.construct_mapping(item)  # rare: records the duplicate keys with their marks
@@ -168,7 +175,12 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             elif tag == _SEQ_TAG and item_type is sequence_node:
                 sequence: list[Any] = []
                 memo[ident] = sequence
-                sequence.extend([build(value, depth + 1) for value in item.value])
+                sequence.extend(
+                    [
+                        value.value if value.tag == _STR_TAG and type(value) is scalar_node else build(value, depth + 1)
+                        for value in item.value
+                    ]
+                )
                 return sequence
             value = self.construct_object(item, deep=True)
             if nesting_exceeds(value, MAX_NESTING_DEPTH - depth):
