@@ -120,18 +120,21 @@ class Document:
     def _position(self, path: FieldPath) -> tuple[int, int]:
         if self.node is None:
             return (self.start_line, 1)
-        if not self._nodes:  # this object's own node: `prefix` walked down from its parsed document's
-            self._nodes[()] = _walk(self.node, self.node.start_mark, self.prefix)
+        nodes = self._nodes
+        if not nodes:  # this object's own node: `prefix` walked down from its parsed document's
+            nodes[()] = _walk(self.node, self.node.start_mark, self.prefix)
         # Walk on from the longest prefix of `path` already walked: findings of one object share long prefixes.
         depth = len(path)
-        while path[:depth] not in self._nodes:
+        found = nodes.get(path)
+        while found is None:
             depth -= 1
-        node, mark = self._nodes[path[:depth]]
+            found = nodes.get(path[:depth])
+        node, mark = found
         for i in range(depth, len(path)):
             step = _child(node, path[i])
             if step is None:
                 break
-            node, mark = self._nodes[path[: i + 1]] = step
+            node, mark = nodes[path[: i + 1]] = step
         return (mark.line + 1 + self.line_offset, mark.column + 1)
 
 
