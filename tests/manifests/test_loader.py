@@ -160,3 +160,11 @@ def test_aliases_merge_keys_and_tags_construct_as_pyyaml_does() -> None:
     assert doc["shared"][0] is doc["shared"][1] is doc["base"]
     assert doc["flags"] == [True, False, None, 1.5, "5", "2001-01-01"]
     assert doc["numbers"] == {1: "one", 2: "two"}
+
+
+def test_integers_in_every_yaml11_spelling_construct_as_pyyaml_does() -> None:
+    # Plain decimals are built inline; octal (leading 0), hex, binary, `_` and sexagesimal spellings go to PyYAML.
+    spellings = ["4", "0", "00", "010", "0o17", "0x1F", "0b101", "1_000", "1:30", "-3", "+5", "99999999999999999999"]
+    body = "".join(f"  k{i}: {s}\n" for i, s in enumerate(spellings)) + "  seq: [" + ", ".join(spellings) + "]\n"
+    text = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: n}}\ndata:\n{body}"
+    assert load_text("i.yaml", text).documents[0].data == yaml.load(text, Loader=yaml.SafeLoader)

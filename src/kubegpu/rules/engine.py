@@ -284,6 +284,7 @@ def lint_streaming(
     """
     total = LintResult()
     rendered = []
+    plan = _RulePlan.of(config)
     for index in indices:
         name, path, kind = inputs[index]
         item = (
@@ -296,7 +297,9 @@ def lint_streaming(
             continue
         _absorb(
             total,
-            lint_loaded([item], config, context_documents=prepared.looked_up, whole_input_shared=False, target=target),
+            lint_loaded(
+                [item], config, context_documents=prepared.looked_up, whole_input_shared=False, target=target, plan=plan
+            ),
         )
         if index not in prepared.first:
             for doc in item.documents:
@@ -306,7 +309,12 @@ def lint_streaming(
         _absorb(
             total,
             lint_loaded(
-                rendered, config, context_documents=prepared.looked_up, whole_input_shared=False, target=target
+                rendered,
+                config,
+                context_documents=prepared.looked_up,
+                whole_input_shared=False,
+                target=target,
+                plan=plan,
             ),
         )
     return total
@@ -345,17 +353,23 @@ def lint_text(name: str, text: str, config: LintConfig | None = None, target: No
 
 @dataclass(frozen=True)
 class _RulePlan:
-    """The enabled checks split by what they receive, decided once per run instead of per object."""
+    """The enabled checks split by what they receive, decided once per run instead of per object or file."""
 
+    enabled: tuple[Rule, ...]
+    by_name: Mapping[str, Rule]  # every rule, enabled or not (input problems name theirs)
     document: tuple[Rule, ...]
     template_any: tuple[Rule, ...]  # rules for every pod template
     template_gpu: tuple[Rule, ...]  # rules for every template, GPU-only ones included
 
     @classmethod
-    def of(cls, rules: Sequence[Rule]) -> _RulePlan:
-        checked = [r for r in rules if r.check is not None]
+    def of(cls, config: LintConfig) -> _RulePlan:
+        every = all_rules()
+        enabled = tuple(rule for rule in every if config.enabled(rule))
+        checked = [r for r in enabled if r.check is not None]
         template = [r for r in checked if r.target is Target.TEMPLATE]
         return cls(
+            enabled=enabled,
+            by_name={rule.name: rule for rule in every},
             document=tuple(r for r in checked if r.target is Target.DOCUMENT),
             template_any=tuple(r for r in template if not r.gpu_only),
             template_gpu=tuple(template),
@@ -368,11 +382,15 @@ def lint_loaded(
     context_documents: Sequence[Document] | None = None,
     whole_input_shared: bool = True,
     target: NodeTarget | None = None,
+    plan: _RulePlan | None = None,
 ) -> LintResult:
-    """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read."""
-    rules = [rule for rule in all_rules() if config.enabled(rule)]
-    plan = _RulePlan.of(rules)
-    by_name = {rule.name: rule for rule in all_rules()}
+    """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
+
+    `plan`: the rules `config` enables, when the caller lints file after file with the same configuration.
+    """
+    if plan is None:
+        plan = _RulePlan.of(config)
+    rules, by_name = plan.enabled, plan.by_name
     # Objects an Argo resource template creates from its manifest text are objects of the input too.
     own_documents = with_embedded(doc for item in loaded for doc in item.documents)
     ctx = RuleContext(
