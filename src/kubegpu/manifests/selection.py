@@ -76,9 +76,10 @@ class Selector:
             return True
         return self.excluded(folder, is_dir=True)
 
-    def excluded(self, path: Path, is_dir: bool = False) -> bool:
-        """Matched by an exclude pattern, or ignored by git (when respected)."""
-        absolute = path.resolve()
+    def excluded(self, path: Path, is_dir: bool = False, absolute: Path | None = None) -> bool:
+        """Matched by an exclude pattern, or ignored by git (when respected); `absolute`: `path` resolved."""
+        if absolute is None:
+            absolute = path.resolve()
         if self._exclude is not None and self._matches(self._exclude, self._root, absolute, is_dir):
             return True
         return self.selection.respect_gitignore and self._git_ignored(absolute, is_dir)

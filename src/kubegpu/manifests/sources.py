@@ -122,8 +122,8 @@ def discover(
     selector = Selector(selection or Selection())
     seen: set[Path] = set()
 
-    def once(path: Path) -> bool:
-        key = path.resolve()
+    def once(path: Path, resolved: Path | None = None) -> bool:
+        key = path.resolve() if resolved is None else resolved
         if key in seen:
             return False
         seen.add(key)
@@ -149,18 +149,20 @@ def discover(
             yield raw, path, DOCKERFILE if is_dockerfile(path) else MANIFEST
 
 
-def _walk(top: Path, selector: Selector, once: Callable[[Path], bool]) -> Iterator[tuple[str, Path | None, str]]:
+def _walk(
+    top: Path, selector: Selector, once: Callable[[Path, Path | None], bool]
+) -> Iterator[tuple[str, Path | None, str]]:
     owner = _rendered_by(top / "-")  # the chart or kustomization holding the folder, the folder itself first
     if owner is not None and owner[2] == HELM:
-        if once(owner[1]):
+        if once(owner[1], None):
             yield owner
         return
-    if owner is not None and owner[1] != top.resolve() and once(owner[1]):
+    if owner is not None and owner[1] != top.resolve() and once(owner[1], None):
         yield owner
     inside_kustomization = owner is not None
     for root, dirs, files in os.walk(top):
         folder = Path(root)
-        if is_kustomization(folder) and once(folder):
+        if is_kustomization(folder) and once(folder, None):
             yield str(folder), folder, KUSTOMIZE
         kept = []
         for name in sorted(dirs):
@@ -168,12 +170,13 @@ def _walk(top: Path, selector: Selector, once: Callable[[Path], bool]) -> Iterat
             if selector.skips_dir(child):
                 continue
             if is_chart(child):
-                if once(child):
+                if once(child, None):
                     yield str(child), child, HELM
                 continue
             kept.append(name)
         dirs[:] = kept
         in_kustomization = inside_kustomization or _under_kustomization(folder, top)
+        real_folder: Path | None = None  # resolved once per folder: a file that is no link resolves beside it
         for name in sorted(files):
             child = folder / name
             if child.suffix in MANIFEST_SUFFIXES and not in_kustomization:
@@ -182,7 +185,12 @@ def _walk(top: Path, selector: Selector, once: Callable[[Path], bool]) -> Iterat
                 kind = DOCKERFILE
             else:
                 continue
-            if not selector.excluded(child) and once(child):
+            if os.path.islink(child):
+                absolute = child.resolve()
+            else:
+                real_folder = real_folder or folder.resolve()
+                absolute = real_folder / name
+            if not selector.excluded(child, absolute=absolute) and once(child, absolute):
                 yield str(child), child, kind
 
 
