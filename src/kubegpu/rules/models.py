@@ -494,7 +494,7 @@ class MountView:
 
 
 def mounts(template: PodTemplate, container: ContainerRef) -> list[MountView]:
-    volumes = {str(v.get("name")): v for v in template.volumes}
+    volumes = memoised(template, "models.volumes", _volumes_by_name, template)
     out: list[MountView] = []
     items = container.data.get("volumeMounts")
     if not isinstance(items, list):
@@ -506,6 +506,10 @@ def mounts(template: PodTemplate, container: ContainerRef) -> list[MountView]:
         source = next((k for k in volume if k != "name"), None) if volume else None
         out.append(MountView(i, mount, mount["mountPath"].rstrip("/") or "/", volume, source))
     return out
+
+
+def _volumes_by_name(template: PodTemplate) -> dict[str, Mapping[str, Any]]:
+    return {str(v.get("name")): v for v in template.volumes}
 
 
 def _under(path: str, root: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
-from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, is_mapping
+from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, is_mapping, memoised
 from kubegpu.manifests.resources import ResourceValue, accelerator_requests, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.kserve_supply import Supply, effective, supply
@@ -27,7 +27,11 @@ _QOS_RESOURCES = ("cpu", "memory")
 
 def qos_class(template: PodTemplate) -> str:
     """The pod's QoS class as the API server computes it (the one pod model's; invalid quantities count as
-    unset, invalid-quantity reports them)."""
+    unset, invalid-quantity reports them); worked out once per template."""
+    return memoised(template, "qos.qos_class", _qos_class, template)
+
+
+def _qos_class(template: PodTemplate) -> str:
     return podmodel.qos_class(template_pod(template))
 
 

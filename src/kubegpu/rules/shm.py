@@ -109,6 +109,10 @@ def _label(container: ContainerRef) -> str:
 def _pod_memory_limit(template: PodTemplate) -> int | None:
     """The pod's memory limit in bytes (PodLimits: pod-level, else app containers and sidecars added, init
     containers a maximum), or None when a running container has no (valid) memory limit: no pod limit then."""
+    return memoised(template, "shm.pod_memory_limit", _find_pod_memory_limit, template)
+
+
+def _find_pod_memory_limit(template: PodTemplate) -> int | None:
     model = template_pod(template)
     if model.resources is not None and "memory" in model.resources.limits:
         return podmodel.canonical("memory", model.resources.limits["memory"])
