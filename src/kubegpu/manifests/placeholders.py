@@ -72,9 +72,30 @@ COUNT_FIELDS = frozenset(
 
 def templated_counts(data: Any, path: tuple[str | int, ...] = (), depth: int = 0) -> tuple[tuple[str, str], ...]:
     """(dotted path, value) of every pod-count field whose value is a placeholder, outermost first."""
+    if not _has_templated_count(data, depth):
+        return ()  # most objects: no placeholder count anywhere, found without building a path per field
     out: list[tuple[str, str]] = []
     _find_templated_counts(data, path, depth, out)
     return tuple(out)
+
+
+def _has_templated_count(data: Any, depth: int) -> bool:
+    """Whether `_find_templated_counts` would find anything (the same walk, with no paths)."""
+    if depth > 16:
+        return False
+    if isinstance(data, dict):
+        if not COUNT_FIELDS.isdisjoint(data):
+            for key in COUNT_FIELDS.intersection(data):
+                if is_placeholder(data[key]):
+                    return True
+        for key, value in data.items():
+            if isinstance(value, _CONTAINERS) and key not in _NOT_COUNTED and _has_templated_count(value, depth + 1):
+                return True
+    elif isinstance(data, list):
+        for item in data:
+            if isinstance(item, _CONTAINERS) and _has_templated_count(item, depth + 1):
+                return True
+    return False
 
 
 def _find_templated_counts(data: Any, path: tuple[str | int, ...], depth: int, out: list[tuple[str, str]]) -> None:
