@@ -63,7 +63,7 @@ class Target(StrEnum):
     INPUT = "input"  # problems met while reading (parse errors, duplicate keys)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a monorepo run keeps a hundred thousand until the report
 class Finding:
     """One problem: which rule, where, about which object, what to do, and an optional fix."""
 
@@ -77,7 +77,7 @@ class Finding:
     document: Document | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RawFinding:
     """What a check yields: the field it is about, the message and an optional fix."""
 
