@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubegpu.manifests import Document, crds, partial
+from kubegpu.manifests import Document, crds, memoised, partial
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
 
 # Files that carry apiVersion and kind but are read by tools, not served by the API server.
@@ -37,7 +37,13 @@ def skipped_file(name: str, documents: int, problems: int, other_documents: int)
 
 
 def unchecked_kind(doc: Document) -> Skipped | None:
-    """An object of a kind kubegpu knows nothing of, with no pod template: it is counted, not linted."""
+    """An object of a kind kubegpu knows nothing of, with no pod template: it is counted, not linted.
+
+    Decided once per document (lint asks when it lints the object and when it lists what it checked)."""
+    return memoised(doc, "unchecked_kind", _unchecked_kind, doc)
+
+
+def _unchecked_kind(doc: Document) -> Skipped | None:
     group = doc.api_version.rpartition("/")[0] if "/" in doc.api_version else ""
     if (group, doc.kind) in _TOOL_CONFIG:
         return Skipped(doc.source, f"{doc.kind} ({doc.api_version}) is a tool's configuration", "object")
@@ -57,7 +63,11 @@ def unchecked_kind(doc: Document) -> Skipped | None:
 def partial_object(doc: Document) -> Skipped | None:
     """A partial object (a patch fragment, `manifests.partial`): counted, not linted as a whole object, since what
     it leaves out (volumes, images, labels) is decided by the object it patches; linting the kustomization that
-    applies it checks the merged result."""
+    applies it checks the merged result. Decided once per document."""
+    return memoised(doc, "partial_object", _partial_object, doc)
+
+
+def _partial_object(doc: Document) -> Skipped | None:
     fragment = partial.partial_object(doc)
     if fragment is None:
         return None
