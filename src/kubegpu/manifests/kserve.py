@@ -19,28 +19,14 @@ from dataclasses import dataclass
 
 from kubegpu.manifests.document import Document, as_mapping, mapping_items
 from kubegpu.manifests.memo import memoised, remember
-from kubegpu.manifests.workloads import ContainerRef, PodTemplate, pod_templates
+from kubegpu.manifests.workloads import KSERVE_FRAMEWORK_KEYS, ContainerRef, PodTemplate, pod_templates
 
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 _SHM_PATH = "/dev/shm"
 
 # The shipped inferenceservice-config `resource` defaults (requests and limits alike).
 DEFAULT_RESOURCES: Mapping[str, str] = {"cpu": "1", "memory": "2Gi"}
-FRAMEWORK_KEYS = frozenset(
-    {
-        "pytorch",
-        "tensorflow",
-        "triton",
-        "sklearn",
-        "xgboost",
-        "onnx",
-        "huggingface",
-        "lightgbm",
-        "pmml",
-        "paddle",
-        "art",
-    }
-)
+FRAMEWORK_KEYS = frozenset(KSERVE_FRAMEWORK_KEYS)
 # The name KServe gives a component's container (kserve pkg/constants InferenceServiceContainerName).
 KSERVE_CONTAINER_NAME = "kserve-container"
 # The ClusterServingRuntimes KServe ships, by the model format (or framework key) that selects them, and whether

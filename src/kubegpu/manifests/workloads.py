@@ -25,8 +25,8 @@ _KUBEFLOW_SPECS = {
 }
 # KServe component fields whose value is a container (a model-server spec) rather than a pod spec.
 _KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
-_KSERVE_RUNTIME_KEYS = (
-    "model",
+# KServe framework fields of a component (each a container spec whose defaults KServe fills in; see kserve.py).
+KSERVE_FRAMEWORK_KEYS = (
     "pytorch",
     "tensorflow",
     "triton",
@@ -37,10 +37,9 @@ _KSERVE_RUNTIME_KEYS = (
     "lightgbm",
     "pmml",
     "paddle",
-    "alibi",
     "art",
-    "worker",
 )
+_KSERVE_RUNTIME_KEYS = ("model", *KSERVE_FRAMEWORK_KEYS, "alibi", "worker")
 
 
 @dataclass(frozen=True)
