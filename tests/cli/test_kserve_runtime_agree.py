@@ -125,3 +125,17 @@ def test_a_runtime_of_another_namespace_is_not_the_predictors(tmp_path: Path, na
     row = _admit(manifest, kubelet)
     assert row["qos"] != "Guaranteed" and row["containers"][0]["exclusive_cpus"] == []
     assert all("ServingRuntime 'vllm-large' (not in the input)" in f["message"] for f in _lint(manifest)["findings"])
+
+
+def test_admit_admits_the_predictor_not_the_runtime_it_uses(tmp_path: Path) -> None:
+    manifest, kubelet = _write(tmp_path, "16")
+    result = runner.invoke(app, ["admit", str(manifest), "--node", "dgx-h100", "--kubelet-config", str(kubelet)])
+    assert result.exit_code == 0, result.output
+    pods = [line for line in result.stdout.splitlines() if line.startswith("pod ")]
+    assert pods == ["pod llama-predictor: admitted (Guaranteed)"]
+    notice = "ServingRuntime/vllm-large: a runtime, admitted as the pods of InferenceService/llama that uses it"
+    assert notice in result.stderr
+    alone = tmp_path / "runtime.yaml"  # given alone, the runtime is admitted as the pod a predictor would get
+    alone.write_text(RUNTIME.replace("CPU_LIMIT", "16"), encoding="utf-8")
+    result = runner.invoke(app, ["admit", str(alone), "--node", "dgx-h100", "--kubelet-config", str(kubelet)])
+    assert "pod vllm-large: admitted (Guaranteed)" in result.stdout.splitlines()

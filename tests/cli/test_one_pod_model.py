@@ -242,17 +242,19 @@ def test_argo_embedded_and_trainjob_runtime_pods_lint_and_admit_agree(files: dic
     train.write_text(f"{RUNTIME}---\n{TRAINJOB}", encoding="utf-8")
     lint = _lint_json(argo, train)
     rows = _admit_rows(files["kubelet.yaml"], argo, train)
-    # the same pods: the embedded PyTorchJob's two roles, the runtime's own template, the TrainJob's merged pod
-    assert lint["summary"]["pod_templates"] == len(rows) == 4
+    # the same pods: the embedded PyTorchJob's two roles and the TrainJob's merged pod. Lint also checks the
+    # runtime's own template (the object a person edits); admit admits the pods the cluster makes, and a runtime
+    # the TrainJob uses makes none of its own.
+    assert lint["summary"]["pod_templates"] == 4 and len(rows) == 3
     by_pod = {r["pod"]: r for r in rows}
-    assert sorted(by_pod) == ["bert-Master", "bert-Worker", "llama-trainer", "torch-distributed-node"]
+    assert sorted(by_pod) == ["bert-Master", "bert-Worker", "llama-trainer"]
     # the same QoS: lint's only KG101 is the embedded master, which admit calls Burstable; the rest are Guaranteed
     findings = lint["findings"]
     where = [(f["rule"], f["line"]) for f in findings]
     assert where == [("KG101", 23)]  # the embedded master's resources
     assert "cpu request 8 != limit 16" in findings[0]["message"]
     assert by_pod["bert-Master"]["qos"] == "Burstable"
-    assert {by_pod[p]["qos"] for p in ("bert-Worker", "llama-trainer", "torch-distributed-node")} == {"Guaranteed"}
+    assert {by_pod[p]["qos"] for p in ("bert-Worker", "llama-trainer")} == {"Guaranteed"}
     # the same requests: the merged trainer pod has the runtime's 32 CPUs pinned and the TrainJob's 4 GPUs
     trainer = by_pod["llama-trainer"]["containers"][0]
     assert trainer["name"] == "node" and len(trainer["exclusive_cpus"]) == 32
@@ -291,8 +293,10 @@ def test_admit_places_each_merged_pod_on_a_fresh_node_with_a_remedy(files: dict[
     )
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
-    # the runtime's own pod and the TrainJob's merged pod each get a fresh node: the same 32 CPUs for the first
-    assert "pod torch-distributed-node: admitted (Guaranteed)" in lines
+    # the runtime makes no pods of its own: it is named once, as the TrainJob's
+    assert not any(line.startswith("pod torch-distributed-node") for line in lines)
+    notice = "ClusterTrainingRuntime/torch-distributed: a runtime, admitted as the pods of TrainJob/llama that uses it"
+    assert notice in result.stderr
     # the merged pod (the runtime's 32 CPUs with the TrainJob's 8 GPUs) is rejected, and the remedy is the model's
     at = lines.index(next(line for line in lines if line.startswith("pod llama-trainer:")))
     assert "REJECTED TopologyAffinityError" in lines[at] and "(Guaranteed)" in lines[at]

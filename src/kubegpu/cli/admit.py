@@ -19,7 +19,7 @@ from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.kubelet.remedy import remedy
 from kubegpu.manifests import Document, load_text, read_source
-from kubegpu.manifests.expand import bind_runtimes, by_kind, with_embedded
+from kubegpu.manifests.expand import bind_runtimes, by_kind, runtime_users, with_embedded
 from kubegpu.manifests.partial import partial_object
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
@@ -122,7 +122,8 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
     """The pods of every file, as lint sees them: objects embedded in Argo steps, TrainJobs with their runtime.
 
     A partial object (a patch fragment, `manifests.partial`) is named in a notice and skipped, as lint counts it
-    and does not lint it; a file of fragments only is no error."""
+    and does not lint it; so is a runtime that an object of the input uses (its pods are that object's). A file
+    of such objects only is no error."""
     per_file: list[tuple[str, tuple[Document, ...]]] = []
     for name in names:
         source = read_source(name, None if name == "-" else Path(name), "manifest")
@@ -135,22 +136,33 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
         per_file.append((name, with_embedded(loaded.documents)))
     every = [doc for _, documents in per_file for doc in documents]
     bind_runtimes(every, by_kind(every))  # a runtime in any of the files given binds the TrainJobs of all
+    users = runtime_users(every)
     out: list[PodRequest] = []
     for name, documents in per_file:
         found: list[PodRequest] = []
-        fragments = 0
+        skipped = 0
         for doc in documents:
+            user = users.get(id(doc))
+            if user is not None:  # its pods are admitted as the pods of the object that uses it
+                skipped += 1
+                where = doc.location(())
+                typer.echo(
+                    f"kubegpu: notice: {where.file}:{where.line}: {doc.kind}/{doc.ref.name}: a runtime, admitted "
+                    f"as the pods of {user.kind}/{user.ref.name} that uses it",
+                    err=True,
+                )
+                continue
             fragment = partial_object(doc)
             if fragment is None:
                 found.extend(pod_requests(doc))
                 continue
-            fragments += 1  # the API server would reject it as a whole object: nothing to admit
+            skipped += 1  # the API server would reject it as a whole object: nothing to admit
             typer.echo(
                 f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, "
                 "not checked (admit the object it patches)",
                 err=True,
             )
-        if not found and not fragments:
+        if not found and not skipped:
             raise InputError("no pod or pod template found", file=name)
         out.extend(found)
     return out

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from kubegpu.manifests import kserve, trainjob
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.embedded import embedded_objects
+from kubegpu.manifests.workloads import pod_templates
 
 DocumentsOf = Callable[[str], Iterable[Document]]
 
@@ -33,6 +34,22 @@ def bind_runtimes(documents: Iterable[Document], documents_of: DocumentsOf) -> N
             trainjob.bind_runtime(doc, runtime)
         elif doc.kind == "InferenceService":
             kserve.bind_runtimes(doc, documents_of)
+
+
+def runtime_users(documents: Iterable[Document]) -> dict[int, Document]:
+    """The runtimes bound to objects among `documents` (after `bind_runtimes`), each with the first object that
+    uses it, keyed by the runtime document's id. A bound runtime makes no pods of its own: its pods are the ones
+    of the TrainJobs and InferenceServices that use it, which is how `admit` and `simulate` count them."""
+    users: dict[int, Document] = {}
+    for doc in documents:
+        if doc.kind == "TrainJob" and (runtime := trainjob.bound_runtime(doc)) is not None:
+            users.setdefault(id(runtime), doc)
+        elif doc.kind == "InferenceService":
+            for template in pod_templates(doc):
+                for container in template.containers:
+                    if (served := kserve.bound_runtime(doc, container)) is not None:
+                        users.setdefault(id(served), doc)
+    return users
 
 
 def by_kind(documents: Iterable[Document]) -> DocumentsOf:
