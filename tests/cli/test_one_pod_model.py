@@ -378,8 +378,9 @@ def test_python_api_admit_reads_the_same_pods() -> None:
     assert [(r.pod, r.qos) for r in results] == [
         ("bert-Master", "Burstable"),
         ("bert-Worker", "Guaranteed"),
-        ("torch-distributed-node", "Guaranteed"),
         ("llama-trainer", "Guaranteed"),
-    ]
+    ]  # as the admit command: the runtime the TrainJob uses makes no pods of its own
     objects = [yaml.safe_load(RUNTIME), yaml.safe_load(TRAINJOB)]  # mappings bind the same way as text
-    assert [(r.pod, r.qos) for r in api.admit(objects, "dgx-h100")][-1] == ("llama-trainer", "Guaranteed")
+    assert [(r.pod, r.qos) for r in api.admit(objects, "dgx-h100")] == [("llama-trainer", "Guaranteed")]
+    # given alone, a runtime is admitted as the pod it would give
+    assert [r.pod for r in api.admit(RUNTIME, "dgx-h100")] == ["torch-distributed-node"]

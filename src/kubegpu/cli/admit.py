@@ -19,8 +19,7 @@ from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.kubelet.remedy import remedy
 from kubegpu.manifests import Document, load_text, read_source
-from kubegpu.manifests.expand import bind_runtimes, by_kind, runtime_users, with_embedded
-from kubegpu.manifests.partial import partial_object
+from kubegpu.manifests.expand import bind_runtimes, by_kind, makes_no_pods, runtime_users, with_embedded
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
@@ -142,26 +141,12 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
         found: list[PodRequest] = []
         skipped = 0
         for doc in documents:
-            user = users.get(id(doc))
-            if user is not None:  # its pods are admitted as the pods of the object that uses it
-                skipped += 1
-                where = doc.location(())
-                typer.echo(
-                    f"kubegpu: notice: {where.file}:{where.line}: {doc.kind}/{doc.ref.name}: a runtime, admitted "
-                    f"as the pods of {user.kind}/{user.ref.name} that uses it",
-                    err=True,
-                )
-                continue
-            fragment = partial_object(doc)
-            if fragment is None:
+            why = makes_no_pods(doc, users)
+            if why is None:
                 found.extend(pod_requests(doc))
                 continue
-            skipped += 1  # the API server would reject it as a whole object: nothing to admit
-            typer.echo(
-                f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, "
-                "not checked (admit the object it patches)",
-                err=True,
-            )
+            skipped += 1
+            typer.echo(f"kubegpu: notice: {why}", err=True)
         if not found and not skipped:
             raise InputError("no pod or pod template found", file=name)
         out.extend(found)

@@ -9,11 +9,12 @@ so no two commands disagree on which pods a file holds, nor on their requests an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from kubegpu.manifests import kserve, trainjob
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.embedded import embedded_objects
+from kubegpu.manifests.partial import partial_object
 from kubegpu.manifests.workloads import pod_templates
 
 DocumentsOf = Callable[[str], Iterable[Document]]
@@ -50,6 +51,26 @@ def runtime_users(documents: Iterable[Document]) -> dict[int, Document]:
                     if (served := kserve.bound_runtime(doc, container)) is not None:
                         users.setdefault(id(served), doc)
     return users
+
+
+def makes_no_pods(doc: Document, users: Mapping[int, Document]) -> str | None:
+    """Why `doc` makes no pods of its own, as one notice line ("FILE:LINE: Kind/name: why"), or None when it does.
+
+    A runtime that an object of the input uses (`users`, from `runtime_users`) makes none: its pods are that
+    object's. A partial object (a patch fragment) is no object the API server would create. Lint checks such a
+    runtime (the object a person edits) and counts a fragment as partial; `admit` and the Python API read this."""
+    user = users.get(id(doc))
+    if user is not None:
+        where = doc.location(())
+        return (
+            f"{where.file}:{where.line}: {doc.kind}/{doc.ref.name}: a runtime, admitted as the pods of "
+            f"{user.kind}/{user.ref.name} that uses it"
+        )
+    fragment = partial_object(doc)
+    if fragment is not None:
+        at = f"{fragment.file}:{fragment.line}: {fragment.what}"
+        return f"{at}: a patch fragment, not checked (admit the object it patches)"
+    return None
 
 
 def by_kind(documents: Iterable[Document]) -> DocumentsOf:
