@@ -402,22 +402,28 @@ def _python_loader(
             kind = _model_kind(model)
             if kind == "local":
                 return Server("Python model loader", container, model, where, False, False, (), (model or "",))
-            offline = any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-            if offline:
-                return None
-            cache = hf_cache_dir(env, _home(container, template))
-            return Server(
-                f"Python code calling {call}()",
-                container,
-                model if kind else None,
-                where,
-                True,
-                False,
-                (cache,) if cache else (),
-                (),
-                f"its code calls {call}() at start",
-            )
+            named = model if kind else None
+            return _code_download(template, container, env, call, named, where, f"its code calls {call}() at start")
     return None
+
+
+def _code_download(
+    template: PodTemplate,
+    container: ContainerRef,
+    env: Mapping[str, str],
+    call: str,
+    model: str | None,
+    where: FieldPath,
+    why: str,
+) -> Server | None:
+    """Python code that downloads `model` (None: a model it does not name) with `call` at every start (None: Hugging
+    Face offline mode is set, so the code reads what is on disk)."""
+    if any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+        return None
+    cache = hf_cache_dir(env, _home(container, template))
+    return Server(
+        f"Python code calling {call}()", container, model, where, True, False, (cache,) if cache else (), (), why
+    )
 
 
 def _configmap_loader(template: PodTemplate, container: ContainerRef, ctx: RuleContext) -> Server | None:
@@ -437,20 +443,9 @@ def _configmap_loader(template: PodTemplate, container: ContainerRef, ctx: RuleC
                     if kind == "local":
                         continue
                     env, _index = _env(container)
-                    if any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
-                        return None
-                    cache = hf_cache_dir(env, _home(container, template))
-                    return Server(
-                        f"Python code calling {call}()",
-                        container,
-                        model if kind else None,
-                        (*container.path, "volumeMounts", view.index),
-                        True,
-                        False,
-                        (cache,) if cache else (),
-                        (),
-                        f"its code in ConfigMap '{name}' ({key}) calls {call}() at start",
-                    )
+                    where = (*container.path, "volumeMounts", view.index)
+                    why = f"its code in ConfigMap '{name}' ({key}) calls {call}() at start"
+                    return _code_download(template, container, env, call, model if kind else None, where, why)
     return None
 
 
