@@ -352,8 +352,7 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
         and load_format.text in _STREAMING_FORMATS
         and (model_kind == "remote" or "s3://" in " ".join(t.text for t in tokens))
     )
-    offline = any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    downloads = not offline and (model_kind in ("hub", "remote") or (model_kind is None and hf_token))
+    downloads = not _hf_offline(env) and (model_kind in ("hub", "remote") or (model_kind is None and hf_token))
     return Server(
         name,
         container,
@@ -407,6 +406,11 @@ def _python_loader(
     return None
 
 
+def _hf_offline(env: Mapping[str, str]) -> bool:
+    """Hugging Face offline mode: the Hub libraries read only what is on disk and download nothing."""
+    return any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
 def _code_download(
     template: PodTemplate,
     container: ContainerRef,
@@ -418,7 +422,7 @@ def _code_download(
 ) -> Server | None:
     """Python code that downloads `model` (None: a model it does not name) with `call` at every start (None: Hugging
     Face offline mode is set, so the code reads what is on disk)."""
-    if any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+    if _hf_offline(env):
         return None
     cache = hf_cache_dir(env, _home(container, template))
     return Server(
