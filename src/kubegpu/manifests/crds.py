@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path
-from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, int_field, pod_templates
+from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, int_field, pod_templates, template_at
 
 _DEFAULT_GPU = "nvidia.com/gpu"
 
@@ -465,22 +465,8 @@ def _hyperpod_pytorch_job(doc: Document) -> Iterator[PodTemplate]:
         return
     for i, raw in enumerate(specs):
         replica = as_mapping(raw)
-        path: FieldPath = ("spec", "replicaSpecs", i, "template")
-        template = as_mapping(replica.get("template"))
-        pod = template.get("spec")
-        if not isinstance(pod, Mapping):
-            continue
-        spec_path = (*path, "spec")
-        yield PodTemplate(
-            doc,
-            spec_path,
-            pod,
-            (*path, "metadata"),
-            as_mapping(template.get("metadata")),
-            str(replica.get("name") or f"replicas-{i}"),
-            int_field(replica.get("replicas"), 1),
-            containers_of(pod, spec_path),
-        )
+        role, replicas = str(replica.get("name") or f"replicas-{i}"), int_field(replica.get("replicas"), 1)
+        yield from template_at(doc, ("spec", "replicaSpecs", i, "template"), role, replicas)
 
 
 # --- any other kind --------------------------------------------------------------------------------------------

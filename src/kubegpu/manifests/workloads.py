@@ -135,7 +135,7 @@ def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRe
     return tuple(refs)
 
 
-def _template(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> Iterator[PodTemplate]:
+def template_at(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> Iterator[PodTemplate]:
     """A PodTemplateSpec at `template_path` (metadata + spec)."""
     template = get_path(doc.data, template_path)
     if not is_mapping(template):
@@ -164,7 +164,7 @@ def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | N
     if completions is not None and parallelism is not None:
         parallelism = min(parallelism, completions)
     replicas = None if copies is None or parallelism is None else copies * parallelism
-    yield from _template(doc, (*job_path, "template"), role, replicas)
+    yield from template_at(doc, (*job_path, "template"), role, replicas)
 
 
 def pod_templates(doc: Document) -> Iterator[PodTemplate]:
@@ -198,16 +198,16 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     if kind == "Pod":
         yield PodTemplate(doc, ("spec",), spec, ("metadata",), doc.metadata, "", 1, containers_of(spec, ("spec",)))
     elif kind == "PodTemplate":
-        yield from _template(doc, ("template",), "", None)
+        yield from template_at(doc, ("template",), "", None)
     elif kind in _REPLICATED:
-        yield from _template(doc, ("spec", "template"), "", int_field(spec.get("replicas"), 1))
+        yield from template_at(doc, ("spec", "template"), "", int_field(spec.get("replicas"), 1))
     elif kind == "DaemonSet":
-        yield from _template(doc, ("spec", "template"), "", None)
+        yield from template_at(doc, ("spec", "template"), "", None)
     elif kind == "Job" and group in ("", "batch"):
         yield from _job_template(doc, ("spec",), "", 1)
     elif kind == "Job" and group == "batch.volcano.sh":
         for i, task in enumerate(_list(spec.get("tasks"))):
-            yield from _template(
+            yield from template_at(
                 doc,
                 ("spec", "tasks", i, "template"),
                 str(task.get("name") or f"task-{i}"),
@@ -227,7 +227,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
         replica_specs = as_mapping(spec.get(_KUBEFLOW_SPECS[kind]))
         for role, replica_spec in replica_specs.items():
             replicas = int_field(as_mapping(replica_spec).get("replicas"), 1)
-            yield from _template(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
+            yield from template_at(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
     elif kind in ("RayCluster", "RayJob", "RayService"):
         yield from _ray(doc)
     elif kind == "InferenceService":
@@ -235,7 +235,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     elif kind == "LLMInferenceService":
         yield from _llm_inference_service(doc)
     elif kind == "Service" and group == "serving.knative.dev":
-        yield from _template(doc, ("spec", "template"), "", None)
+        yield from template_at(doc, ("spec", "template"), "", None)
     elif kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
         yield from _argo(doc)
     elif kind == "AppWrapper":
@@ -280,11 +280,11 @@ def _leaderworkerset(doc: Document) -> Iterator[PodTemplate]:
     size = int_field(lwt.get("size"), 1) or 1
     base: FieldPath = ("spec", "leaderWorkerTemplate")
     if isinstance(lwt.get("leaderTemplate"), Mapping):
-        yield from _template(doc, (*base, "leaderTemplate"), "leader", groups)
+        yield from template_at(doc, (*base, "leaderTemplate"), "leader", groups)
         workers = None if groups is None else groups * (size - 1)
     else:
         workers = None if groups is None else groups * size
-    yield from _template(doc, (*base, "workerTemplate"), "worker", workers)
+    yield from template_at(doc, (*base, "workerTemplate"), "worker", workers)
 
 
 def _ray(doc: Document) -> Iterator[PodTemplate]:
@@ -295,12 +295,12 @@ def _ray(doc: Document) -> Iterator[PodTemplate]:
     elif doc.kind == "RayService":
         base = ("spec", "rayClusterConfig")
     cluster = as_mapping(get_path(doc.data, base)) if base != ("spec",) else spec
-    yield from _template(doc, (*base, "headGroupSpec", "template"), "head", 1)
+    yield from template_at(doc, (*base, "headGroupSpec", "template"), "head", 1)
     for i, group in enumerate(_list(cluster.get("workerGroupSpecs"))):
         replicas = int_field(group.get("replicas"), int_field(group.get("minReplicas"), 1))
         hosts = int_field(group.get("numOfHosts"), 1) or 1
         name = str(group.get("groupName") or f"workers-{i}")
-        yield from _template(
+        yield from template_at(
             doc, (*base, "workerGroupSpecs", i, "template"), name, None if replicas is None else replicas * hosts
         )
 
