@@ -14,9 +14,9 @@ from kubegpu import DEFAULT_IMAGE, __version__
 from kubegpu.errors import InputError, KubegpuError, MissingExtraError, ModelError
 from kubegpu.fix import FileOutcome, FixOptions
 from kubegpu.fix import fix_text as _fix_stream
-from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest, pod_requests
+from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
+from kubegpu.kubelet.pod import input_pods
 from kubegpu.manifests import Document, load_text
-from kubegpu.manifests.expand import expand_input, makes_no_pods, runtime_users
 from kubegpu.rules import Finding, LintConfig, LintResult, Severity, load_config
 from kubegpu.rules import lint_paths as _lint_paths
 from kubegpu.rules import lint_text as _lint_text
@@ -110,15 +110,7 @@ def _pods(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[P
     else:
         objects = [pods] if isinstance(pods, Mapping) else list(pods)
         documents = [Document(source="<pods>", index=i, data=obj) for i, obj in enumerate(objects)]
-    expanded = expand_input(documents)
-    # as the admit command counts them: a partial object (a patch fragment) and a runtime an object of the input
-    # uses make no pods of their own
-    users = runtime_users(expanded)
-    whole = [doc for doc in expanded if makes_no_pods(doc, users) is None]
-    found = [pod for doc in whole for pod in pod_requests(doc)]
-    if not found and len(whole) == len(expanded):
-        raise InputError("no pod or pod template found", file="<pods>")
-    return found
+    return list(input_pods([("<pods>", documents)]).pods)  # as the admit command reads them
 
 
 def simulate_openb(

@@ -6,6 +6,7 @@ Reads pods (any workload's pod template) and a node preset/profile, runs kubegpu
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -14,12 +15,12 @@ import typer
 
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_USAGE, fail
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest, pod_requests
+from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
+from kubegpu.kubelet.pod import input_pods
 from kubegpu.kubelet.remedy import remedy
 from kubegpu.manifests import Document, load_text, read_source
-from kubegpu.manifests.expand import bind_runtimes, by_kind, makes_no_pods, runtime_users, with_embedded
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
@@ -123,7 +124,7 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
     A partial object (a patch fragment, `manifests.partial`) is named in a notice and skipped, as lint counts it
     and does not lint it; so is a runtime that an object of the input uses (its pods are that object's). A file
     of such objects only is no error."""
-    per_file: list[tuple[str, tuple[Document, ...]]] = []
+    per_file: list[tuple[str, Sequence[Document]]] = []
     for name in names:
         source = read_source(name, None if name == "-" else Path(name), "manifest")
         if source.text is None:
@@ -132,25 +133,11 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
         for problem in loaded.problems:
             if problem.fatal:
                 raise InputError(problem.message, file=problem.file, line=problem.line)
-        per_file.append((name, with_embedded(loaded.documents)))
-    every = [doc for _, documents in per_file for doc in documents]
-    bind_runtimes(every, by_kind(every))  # a runtime in any of the files given binds the TrainJobs of all
-    users = runtime_users(every)
-    out: list[PodRequest] = []
-    for name, documents in per_file:
-        found: list[PodRequest] = []
-        skipped = 0
-        for doc in documents:
-            why = makes_no_pods(doc, users)
-            if why is None:
-                found.extend(pod_requests(doc))
-                continue
-            skipped += 1
-            typer.echo(f"kubegpu: notice: {why}", err=True)
-        if not found and not skipped:
-            raise InputError("no pod or pod template found", file=name)
-        out.extend(found)
-    return out
+        per_file.append((name, loaded.documents))
+    found = input_pods(per_file)
+    for notice in found.notices:
+        typer.echo(f"kubegpu: notice: {notice}", err=True)
+    return list(found.pods)
 
 
 def _header(name: str, config: KubeletConfig, state: NodeState) -> str:

@@ -6,7 +6,7 @@ PodRequests / PodLimits); this module only keeps the integer units the resource 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
@@ -15,6 +15,7 @@ from typing import Any
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.manifests import Document, pod_spec, pod_templates
+from kubegpu.manifests.expand import bind_runtimes, by_kind, makes_no_pods, runtime_users, with_embedded
 from kubegpu.manifests.pod import CPU, KIND_APP, KIND_INIT, KIND_SIDECAR, MEMORY
 
 __all__ = [
@@ -172,3 +173,37 @@ def pod_requests(doc: Document) -> list[PodRequest]:
         except InputError as err:
             raise InputError(err.message, file=where.file, line=where.line) from err
     return out
+
+
+@dataclass(frozen=True)
+class InputPods:
+    """The pods of an input, and one notice line per object that makes none of its own (`makes_no_pods`)."""
+
+    pods: tuple[PodRequest, ...]
+    notices: tuple[str, ...]
+
+
+def input_pods(files: Sequence[tuple[str, Sequence[Document]]]) -> InputPods:
+    """The pods of the files given (name, documents), as lint reads them: objects Argo steps create, TrainJobs and
+    KServe predictors bound to a runtime in any of the files. InputError names a file that holds neither a pod
+    nor an object skipped with a notice (a runtime in use, a patch fragment)."""
+    per_file = [(name, with_embedded(documents)) for name, documents in files]
+    every = [doc for _, documents in per_file for doc in documents]
+    bind_runtimes(every, by_kind(every))
+    users = runtime_users(every)
+    pods: list[PodRequest] = []
+    notices: list[str] = []
+    for name, documents in per_file:
+        found: list[PodRequest] = []
+        skipped = 0
+        for doc in documents:
+            why = makes_no_pods(doc, users)
+            if why is None:
+                found.extend(pod_requests(doc))
+            else:
+                skipped += 1
+                notices.append(why)
+        if not found and not skipped:
+            raise InputError("no pod or pod template found", file=name)
+        pods.extend(found)
+    return InputPods(tuple(pods), tuple(notices))
