@@ -18,7 +18,6 @@ from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, PodTemplate
 from kubegpu.manifests.kserve import kserve_fill
 from kubegpu.manifests.resources import ResourceValue
-from kubegpu.rules.base import RuleContext
 from kubegpu.units import parse_quantity
 
 
@@ -40,13 +39,12 @@ class Supply:
         return self.requests is not None
 
 
-def supply(template: PodTemplate, container: ContainerRef, ctx: RuleContext) -> Supply | None:
+def supply(template: PodTemplate, container: ContainerRef) -> Supply | None:
     """What KServe adds to `container` (a component container of an InferenceService); None for anything else.
 
     A ServingRuntime of the input was bound to its predictor when the input was expanded (manifests.expand), so
     `kserve_fill` already says what lint's pod model, admit and gen read; this only parses its values.
     """
-    del ctx  # the runtime lookup is the input's expansion, read through `kserve_fill`
     fill = kserve_fill(template, container)
     if fill is None:
         return None

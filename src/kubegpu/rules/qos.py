@@ -143,7 +143,7 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
                 Severity.INFO,
             )
         return
-    supplies = {container.path: supply(template, container, ctx) for container in template.containers}
+    supplies = {container.path: supply(template, container) for container in template.containers}
     if guaranteed and not any(supplies.values()):
         return  # the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod
     # One finding per pod template naming every container that breaks Guaranteed QoS; its fix covers them all

@@ -225,7 +225,7 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     ]
     undecided: list[tuple[ContainerRef, Supply]] = []
     for container in list(missing):
-        supplied = supply(template, container, ctx)
+        supplied = supply(template, container)
         if supplied is None or supplied.shm is False:
             continue  # nothing adds /dev/shm to this container
         missing.remove(container)  # its ServingRuntime mounts /dev/shm, or one not in the input decides
