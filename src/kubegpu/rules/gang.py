@@ -366,7 +366,7 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
         return GangVerdict(f"Kueue ({KUEUE_QUEUE_LABEL}: {object_labels(doc).get(KUEUE_QUEUE_LABEL)})")
     if doc.kind == "TrainJob":
         runtime = str(get_path(doc.data, ("spec", "runtimeRef", "name")) or "")
-        policy = _runtime_pod_group_policy(runtime, doc, ctx)
+        policy = _runtime_pod_group_policy(doc)
         if policy:
             return GangVerdict(f"the TrainingRuntime's podGroupPolicy ({policy})")
         if policy is None and runtime:
@@ -423,10 +423,10 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
     return GangVerdict(None)
 
 
-def _runtime_pod_group_policy(name: str, doc: Document, ctx: RuleContext) -> str | None:
-    """The podGroupPolicy source of the TrainJob's (Cluster)TrainingRuntime in the input; '' without one; None if
-    the runtime is not in the input."""
-    runtime = trainjob.find_runtime(doc, ctx.documents_of)
+def _runtime_pod_group_policy(doc: Document) -> str | None:
+    """The podGroupPolicy source of the TrainJob's (Cluster)TrainingRuntime in the input (bound to it when the
+    input was expanded); '' without one; None if the runtime is not in the input."""
+    runtime = trainjob.bound_runtime(doc)
     if runtime is None:
         return None
     policy = as_mapping(get_path(runtime.data, ("spec", "podGroupPolicy")))

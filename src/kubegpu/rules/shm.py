@@ -183,11 +183,6 @@ def _has_shm(template: PodTemplate) -> bool:
     return any(_shm_volume_name(c) in memory_volumes for c in template.containers if c.kind == "container")
 
 
-def _trainjob_runtime(template: PodTemplate, ctx: RuleContext) -> Document | None:
-    """The (Cluster)TrainingRuntime a TrainJob refers to, when it is in the input (kind defaults to the cluster one)."""
-    return trainjob.find_runtime(template.document, ctx.documents_of)
-
-
 def _runtime_has_shm(runtime: Document) -> bool:
     """Does the runtime's trainer pod (the job labelled as the trainer step, or named `node`) mount /dev/shm?"""
     templates = list(pod_templates(runtime))
@@ -212,7 +207,7 @@ def _host_path_shm(template: PodTemplate, container: ContainerRef) -> bool:
 
 
 def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    runtime = _trainjob_runtime(template, ctx) if template.kind == "TrainJob" else None
+    runtime = trainjob.bound_runtime(template.document) if template.kind == "TrainJob" else None
     if runtime is not None and (_runtime_has_shm(runtime) or _merged_has_shm(template)):
         return  # the TrainJob's pods come from its runtime's template (and patches), which mount /dev/shm
     memory_volumes = _memory_volumes(template)
