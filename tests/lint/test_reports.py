@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kubegpu.manifests import Location, ObjectRef
 from kubegpu.report.findings_github import render_github
-from kubegpu.report.findings_json import finding_line, finding_to_dict, render_json
+from kubegpu.report.findings_json import LineMemo, finding_line, finding_to_dict, render_json
 from kubegpu.report.findings_junit import render_junit
 from kubegpu.report.findings_sarif import render_sarif
 from kubegpu.rules import Finding, Fix, Safety, Severity, lint_text
@@ -106,7 +106,8 @@ def test_json_lines_equal_json_dumps(
         fix=None if fix is None else Fix(fix[0], fix[1], ()),
     )
     assert finding_line(finding) == json.dumps(finding_to_dict(finding))
-    assert finding_line(finding, {}) == json.dumps(finding_to_dict(finding))
+    memo = LineMemo()
+    assert finding_line(finding, memo) == finding_line(finding, memo) == json.dumps(finding_to_dict(finding))
 
 
 def test_json_report_parses() -> None:

@@ -25,7 +25,14 @@ class Severity(StrEnum):
 
     @property
     def rank(self) -> int:
-        return {"info": 0, "warning": 1, "error": 2}[self.value]
+        return _SEVERITY_RANKS[self]
+
+    def and_above(self) -> frozenset[Severity]:
+        """This severity and the worse ones: what `--fail-on` with it fails on."""
+        return frozenset(s for s in Severity if _SEVERITY_RANKS[s] >= _SEVERITY_RANKS[self])
+
+
+_SEVERITY_RANKS: Mapping[Severity, int] = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 
 
 class Safety(StrEnum):

@@ -90,7 +90,8 @@ class LintResult:
         return any(f.code in inputs.FATAL_CODES for f in self.findings)
 
     def failing(self, threshold: Severity) -> list[Finding]:
-        return [f for f in self.findings if f.severity.rank >= threshold.rank]
+        failing = threshold.and_above()
+        return [f for f in self.findings if f.severity in failing]
 
 
 @dataclass(frozen=True)
@@ -298,7 +299,13 @@ def lint_streaming(
         _absorb(
             total,
             lint_loaded(
-                [item], config, context_documents=prepared.looked_up, whole_input_shared=False, target=target, plan=plan
+                [item],
+                config,
+                context_documents=prepared.looked_up,
+                whole_input_shared=False,
+                target=target,
+                plan=plan,
+                keep_documents=False,
             ),
         )
         if index not in prepared.first:
@@ -383,10 +390,12 @@ def lint_loaded(
     whole_input_shared: bool = True,
     target: NodeTarget | None = None,
     plan: _RulePlan | None = None,
+    keep_documents: bool = True,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
 
     `plan`: the rules `config` enables, when the caller lints file after file with the same configuration.
+    `keep_documents=False`: findings do not hold the objects they came from (reports only: no fixes).
     """
     if plan is None:
         plan = _RulePlan.of(config)
@@ -430,11 +439,13 @@ def lint_loaded(
                             line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
                             location = Location(item.source.name, line, 1)
                             _add(result, config, rule, location, raw.message, raw, None, None, lines)
+            # Rendered inputs keep their objects until their findings are moved to the files people edit.
+            keep = keep_documents or item.origins is not None
             for doc in item.documents:
-                _lint_document(doc, plan, ctx, config, result, lines)
+                _lint_document(doc, plan, ctx, config, result, lines, keep)
                 inner = embedded(doc)
                 for embedded_doc in inner.documents:
-                    _lint_document(embedded_doc, plan, ctx, config, result, lines)
+                    _lint_document(embedded_doc, plan, ctx, config, result, lines, keep)
                 result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
             _record_checked(result, item)
             if item.origins is not None:
@@ -533,6 +544,7 @@ def _lint_document(
     config: LintConfig,
     result: LintResult,
     lines: _Lines,
+    keep: bool = True,
 ) -> None:
     unchecked = unchecked_kind(doc)
     if unchecked is not None:
@@ -544,7 +556,7 @@ def _lint_document(
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
     for rule in plan.document:
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check
-            _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines)
+            _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines, keep)
     templates = tuple(pod_templates(doc))
     result.templates += len(templates)
     # A kind read generically says so in its findings; a synthesised pod (an operator's CR) takes no pod-spec fix.
@@ -579,6 +591,7 @@ def _lint_document(
                     template.document,
                     template_suppressed,
                     lines,
+                    keep,
                 )
 
 
@@ -592,7 +605,9 @@ def _add(
     doc: Document | None,
     suppressed: set[str] | None,
     lines: _Lines,
+    keep: bool = True,
 ) -> None:
+    """Record a finding unless it is suppressed; `keep`: the finding holds the object it came from."""
     if suppressed and (rule.code in suppressed or rule.name in suppressed):
         result.suppressed += 1
         return
@@ -617,7 +632,7 @@ def _add(
             location=location,
             obj=doc.ref if doc is not None else None,
             fix=fix,
-            document=doc,
+            document=doc if keep else None,
         )
     )
 
