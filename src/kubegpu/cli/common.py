@@ -19,6 +19,10 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3  # a kubegpu bug: "internal error while reading FILE"; the other files' results are still printed
 
+# --select and --ignore of every command: each value is a comma-separated list, and the option repeats (as in ruff).
+SELECT_HELP = "Only these rules: codes by prefix, or names; comma-separated, repeatable (--select KG1,dshm-missing)."
+IGNORE_HELP = "Skip these rules: codes by prefix, or names; comma-separated, repeatable (--ignore KG4,KG002)."
+
 
 def fail(error: KubegpuError | str) -> typer.Exit:
     """Print a user error as one line on stderr and return the Exit to raise (code 2)."""

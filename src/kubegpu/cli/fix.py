@@ -12,11 +12,21 @@ from typing import Annotated, Any
 
 import typer
 
-from kubegpu.cli.common import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, fail, node_target
+from kubegpu.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    IGNORE_HELP,
+    SELECT_HELP,
+    fail,
+    node_target,
+)
 from kubegpu.errors import KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode, remove_leftovers
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
+from kubegpu.rules.config import rule_names_option
 from kubegpu.rules.engine import internal_error
 
 STDIN = "-"
@@ -49,8 +59,8 @@ def fix(
         bool, typer.Option("--unsafe-fixes", help="Also apply fixes that change scheduling or resources.")
     ] = False,
     config_file: Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml.")] = None,
-    select: Annotated[list[str] | None, typer.Option(help="Only these rules (codes by prefix, or names).")] = None,
-    ignore: Annotated[list[str] | None, typer.Option(help="Skip these rules (codes by prefix, or names).")] = None,
+    select: Annotated[list[str] | None, typer.Option(help=SELECT_HELP)] = None,
+    ignore: Annotated[list[str] | None, typer.Option(help=IGNORE_HELP)] = None,
     queue: Annotated[str | None, typer.Option(help="Kueue LocalQueue name for fixes that add a queue label.")] = None,
     topology_level: Annotated[
         str | None, typer.Option(help="Topology level (node label key) for fixes that add a topology annotation.")
@@ -69,9 +79,11 @@ def fix(
 ) -> None:
     """Apply rule fixes in place, keeping comments, key order, quoting, indentation and untouched documents."""
     try:
+        selected = rule_names_option(select, all_rules(), "--select")
+        ignored = rule_names_option(ignore, all_rules(), "--ignore")
         found = config_file or find_config(Path(paths[0]) if paths and paths[0] != STDIN else Path.cwd())
         config = load_config(found, all_rules()) if found else LintConfig()
-        config = config.with_overrides(select=select, ignore=ignore, fail_on=fail_on)
+        config = config.with_overrides(select=selected, ignore=ignored, fail_on=fail_on)
         config = replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
         target = node_target(node, kubelet_config, smt)
     except KubegpuError as err:

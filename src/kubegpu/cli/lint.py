@@ -9,7 +9,16 @@ from typing import Annotated
 
 import typer
 
-from kubegpu.cli.common import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, fail, node_target
+from kubegpu.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    IGNORE_HELP,
+    SELECT_HELP,
+    fail,
+    node_target,
+)
 from kubegpu.errors import ConfigError, KubegpuError
 from kubegpu.manifests.render import HelmSettings
 from kubegpu.rules import (
@@ -22,7 +31,7 @@ from kubegpu.rules import (
     lint_paths,
     load_config,
 )
-from kubegpu.rules.config import check_rule_names, did_you_mean
+from kubegpu.rules.config import did_you_mean, rule_names_option, split_rule_names
 from kubegpu.rules.docs import rule_doc
 from kubegpu.rules.engine import NoInputError
 
@@ -39,8 +48,8 @@ def lint(
     paths: Annotated[list[str], typer.Argument(help="Files, directories (recursive) or - for stdin.")],
     output: Annotated[OutputFormat, typer.Option("--format", "-o", help="Report format.")] = OutputFormat.text,
     config_file: Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml.")] = None,
-    select: Annotated[list[str] | None, typer.Option(help="Only these rules (codes by prefix, or names).")] = None,
-    ignore: Annotated[list[str] | None, typer.Option(help="Skip these rules (codes by prefix, or names).")] = None,
+    select: Annotated[list[str] | None, typer.Option(help=SELECT_HELP)] = None,
+    ignore: Annotated[list[str] | None, typer.Option(help=IGNORE_HELP)] = None,
     fail_on: Annotated[
         str | None, typer.Option(help="Exit 1 on findings at or above this severity: info, warning or error.")
     ] = None,
@@ -119,8 +128,8 @@ def lint(
     """Report what in the manifests starves or strands GPUs; charts and kustomizations are rendered first."""
     try:
         known = all_rules()
-        check_rule_names(select or (), known, "--select")
-        check_rule_names(ignore or (), known, "--ignore")
+        selected = rule_names_option(select, known, "--select")
+        ignored = rule_names_option(ignore, known, "--ignore")
         threshold = _severity(fail_on)
         found = config_file or find_config(Path(paths[0]) if paths and paths[0] != "-" else Path.cwd())
         config = load_config(found, known) if found else LintConfig()
@@ -130,8 +139,8 @@ def lint(
             else None
         )
         config = config.with_overrides(
-            select=select,
-            ignore=ignore,
+            select=selected,
+            ignore=ignored,
             fail_on=threshold,
             max_file_bytes=max_file_size,
             exclude=exclude or (),
@@ -261,12 +270,19 @@ def rules_command(
         )
 
 
-def explain(rule: Annotated[str, typer.Argument(help="A rule code (KG101) or name (dshm-missing).")]) -> None:
-    """Print a rule's documentation page."""
-    found = find_rule(rule)
-    if found is None:
-        raise fail(f"no rule named {rule!r}{did_you_mean(rule, all_rules())}; `kubegpu rules` lists them")
-    typer.echo(rule_doc(found))
+def explain(
+    rules: Annotated[
+        list[str], typer.Argument(help="Rule codes (KG101) or names (dshm-missing); several, or comma-separated.")
+    ],
+) -> None:
+    """Print rules' documentation pages."""
+    pages = []
+    for key in split_rule_names(rules) or [", ".join(rules)]:
+        found = find_rule(key)
+        if found is None:
+            raise fail(f"no rule named {key!r}{did_you_mean(key, all_rules())}; `kubegpu rules` lists them")
+        pages.append(rule_doc(found))
+    typer.echo("\n".join(pages))
 
 
 def register(app: typer.Typer, gen_app: typer.Typer) -> None:

@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from kubegpu import DEFAULT_IMAGE
-from kubegpu.cli.common import fail
+from kubegpu.cli.common import IGNORE_HELP, SELECT_HELP, fail
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.rules import LintConfig, Severity, all_rules, load_config
+from kubegpu.rules.config import rule_names_option
 from kubegpu.webhook import WebhookConfig
 from kubegpu.webhook.deploy import DeployOptions, encode_ca_bundle, render_webhook
 from kubegpu.webhook.limits import Limits
@@ -117,12 +118,8 @@ def gen_webhook(
     mutating: Annotated[
         bool, typer.Option("--mutating/--no-mutating", help="Apply the safe fixes at creation.")
     ] = True,
-    select: Annotated[
-        list[str] | None, typer.Option(help="Only these rules (codes, prefixes or names; repeatable).")
-    ] = None,
-    ignore: Annotated[
-        list[str] | None, typer.Option(help="Never these rules (codes, prefixes or names; repeatable).")
-    ] = None,
+    select: Annotated[list[str] | None, typer.Option(help=SELECT_HELP)] = None,
+    ignore: Annotated[list[str] | None, typer.Option(help=IGNORE_HELP)] = None,
     allow_from: Annotated[
         list[str] | None,
         typer.Option(help="CIDR the NetworkPolicy lets in, e.g. the API server's (repeatable; default any)."),
@@ -157,8 +154,8 @@ def gen_webhook(
             limits=limits,
             namespace_object=namespace_object,
             mutating=mutating,
-            select=tuple(select or ()),
-            ignore=tuple(ignore or ()),
+            select=rule_names_option(select, all_rules(), "--select") or (),
+            ignore=rule_names_option(ignore, all_rules(), "--ignore") or (),
             allow_from=tuple(allow_from or ()),
         )
         typer.echo(render_webhook(options), nl=False)

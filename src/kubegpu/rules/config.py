@@ -17,8 +17,16 @@ from kubegpu.manifests.render import HelmSettings, RenderOptions
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
 from kubegpu.manifests.selection import Selection
 from kubegpu.rules.base import Rule, Severity
+from kubegpu.rules.config_lines import key_line
 
 CONFIG_FILE = "kubegpu.toml"
+_EXAMPLES = {
+    "select": '"KG1", "dshm-missing"',
+    "ignore": '"KG002"',
+    "accelerator-resources": '"nvidia.com/gpu"',
+    "extend-accelerator-resources": '"example.com/tpu"',
+    "extend-exclude": '"legacy/"',
+}
 
 
 @dataclass(frozen=True)
@@ -103,18 +111,28 @@ def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
     if path is None:
         return LintConfig()
     try:
-        raw = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as err:
+        text = path.read_text()
+        raw = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"cannot read configuration: {err}", file=str(path)) from err
     table: Any = raw
+    prefix: tuple[str, ...] = ()
     if path.name == "pyproject.toml":
         table = raw.get("tool", {}).get("kubegpu", {})
+        prefix = ("tool", "kubegpu")
     if not isinstance(table, dict):
-        raise ConfigError("[tool.kubegpu] must be a table", file=str(path))
-    return parse_config(table, str(path), known_rules)
+        raise ConfigError("[tool.kubegpu] must be a table", file=str(path), line=key_line(text, prefix))
+    return parse_config(table, str(path), known_rules, text, prefix)
 
 
-def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Rule]) -> LintConfig:
+def parse_config(
+    table: Mapping[str, Any],
+    source: str,
+    known_rules: Sequence[Rule],
+    text: str | None = None,
+    prefix: tuple[str, ...] = (),
+) -> LintConfig:
+    """Check a configuration table; `text` (the file, whose table is at `prefix`) lets errors name lines."""
     allowed = {
         "select",
         "ignore",
@@ -134,18 +152,27 @@ def parse_config(table: Mapping[str, Any], source: str, known_rules: Sequence[Ru
         raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(allowed)}", file=source)
     names = {r.name: r for r in known_rules} | {r.code: r for r in known_rules}
 
+    def error(message: str, *key: str) -> ConfigError:
+        """A ConfigError at the line of `key` (a path of table names and a key) when the file shows it."""
+        return ConfigError(message, file=source, line=None if text is None else key_line(text, (*prefix, *key)))
+
     def strings(key: str) -> tuple[str, ...]:
         value = table.get(key, [])
+        rules = key in ("select", "ignore")
+        if isinstance(value, str):
+            items = split_rule_names([value]) if rules else [value]
+            shown = ", ".join(f'"{item}"' for item in items)
+            raise error(f"'{key}' must be a list of strings, not a string: write {key} = [{shown}]", key)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"'{key}' must be a list of strings", file=source)
-        for item in value:
-            if (
-                key in ("select", "ignore")
-                and item != "ALL"
-                and item not in names
-                and not any(r.code.startswith(item.upper()) for r in known_rules)
-            ):
-                raise ConfigError(f"'{key}' names unknown rule {item!r}{did_you_mean(item, known_rules)}", file=source)
+            example = _EXAMPLES.get(key, '"…"')
+            raise error(f"'{key}' must be a list of strings, like {key} = [{example}]", key)
+        for item in value if rules else ():
+            if not is_rule_pattern(item, known_rules):
+                hint = did_you_mean(item, known_rules)
+                if "," in item:
+                    shown = ", ".join(f'"{part}"' for part in split_rule_names([item]))
+                    hint = f"; one rule per item: write {key} = [{shown}]"
+                raise error(f"'{key}' names unknown rule {item!r}{hint}", key)
         return tuple(value)
 
     severity: dict[str, Severity] = {}
@@ -247,10 +274,35 @@ def did_you_mean(name: str, known_rules: Sequence[Rule]) -> str:
     return f"; did you mean {close[0]}?" if close else ""
 
 
+def split_rule_names(values: Iterable[str]) -> tuple[str, ...]:
+    """`--select KG1,dshm-missing --select KG5` -> ("KG1", "dshm-missing", "KG5"): each value of a repeatable
+    option is a comma-separated list, as ruff reads them; blanks around items are dropped."""
+    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
+
+
+def rule_names_option(values: Sequence[str] | None, known_rules: Sequence[Rule], option: str) -> tuple[str, ...] | None:
+    """The rules a repeatable, comma-separated command-line option names (None when it is not given); a
+    ConfigError names the one unknown item, with the close match, or says that a value names no rule."""
+    if values is None:
+        return None
+    names = split_rule_names(values)
+    if not names:
+        raise ConfigError(f"{option} {', '.join(repr(v) for v in values)} names no rule")
+    check_rule_names(names, known_rules, option)
+    return names
+
+
+def is_rule_pattern(item: str, known_rules: Sequence[Rule]) -> bool:
+    """A select/ignore entry: ALL, a rule name, or a code prefix (`KG`, `KG2`, `KG201`)."""
+    return (
+        item == "ALL"
+        or any(r.name == item for r in known_rules)
+        or (bool(item) and any(r.code.startswith(item.upper()) for r in known_rules))
+    )
+
+
 def check_rule_names(names: Iterable[str], known_rules: Sequence[Rule], option: str) -> None:
     """Every --select/--ignore entry names a rule (a code prefix, a name or ALL), or a ConfigError says which."""
-    by_name = {r.name for r in known_rules}
     for item in names:
-        if item == "ALL" or item in by_name or any(r.code.startswith(item.upper()) for r in known_rules):
-            continue
-        raise ConfigError(f"{option} names unknown rule {item!r}{did_you_mean(item, known_rules)}")
+        if not is_rule_pattern(item, known_rules):
+            raise ConfigError(f"{option} names unknown rule {item!r}{did_you_mean(item, known_rules)}")
