@@ -7,11 +7,15 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kubegpu.cli.fix import rule_options
 from kubegpu.cli.main import app
+from kubegpu.errors import ConfigError
 from kubegpu.rules import Rule, Severity, Target
+from kubegpu.rules.gang import QUEUE
+from kubegpu.rules.placement import TOPOLOGY_LEVEL
 from tests.fix.helpers import FIXTURES
 
 SELECT = ["--select", "KG1", "--select", "KG2"]
@@ -99,7 +103,7 @@ def test_queue_and_topology_options_reach_rules_that_declare_them() -> None:
         target=Target.TEMPLATE,
         check=None,
         rationale="r",
-        options={"queue": "LocalQueue to add", "topology-level": "level"},
+        options=(QUEUE, TOPOLOGY_LEVEL),
     )
     other = Rule(
         code="KG998",
@@ -115,6 +119,10 @@ def test_queue_and_topology_options_reach_rules_that_declare_them() -> None:
         "gang-missing": {"queue": "team-a", "topology-level": "rack"}
     }
     assert rule_options([rule], None, None) == {}
+    with pytest.raises(ConfigError, match=r'--queue: expected a LocalQueue name.*got "Team A"'):
+        rule_options([rule], "Team A", None)
+    with pytest.raises(ConfigError, match=r'--topology-level: expected a node label key.*got "a/b/c"'):
+        rule_options([rule], None, "a/b/c")
 
 
 def test_suppressed_findings_are_not_fixed(tmp_path: Path) -> None:

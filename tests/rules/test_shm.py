@@ -9,6 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubegpu.errors import ConfigError
 from kubegpu.fix import FixOptions, fix_text
 from kubegpu.rules import Finding, LintConfig, lint_text
 from kubegpu.rules.shm import GI, MI, shm_size_for, shm_size_text
@@ -143,9 +144,13 @@ def test_the_size_limit_option_replaces_half_the_memory_limit() -> None:
     assert over_unsized.fix is None and "(8Gi) is above the pod's memory limit (4Gi)" in over_unsized.message
 
 
-@pytest.mark.parametrize("option", ["64Mi", "1Mi", "lots", True, None])
-def test_a_size_limit_option_at_or_below_the_default_counts_as_not_given(option: Any) -> None:
-    [added] = _sized("64Gi", option=option)
-    assert _sizes([added]) == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}}]
-    [none] = _sized(None, option=option)
-    assert none.fix is None and "set memory limits" in none.message
+@pytest.mark.parametrize(
+    ("option", "why"),
+    [("64Mi", "not above 64Mi"), ("1Mi", "not above 64Mi"), ("lots", "not a quantity"), (True, "a boolean")],
+)
+def test_a_size_limit_option_at_or_below_the_default_is_refused(option: Any, why: str) -> None:
+    """The configuration is refused when it is built, not read as "not given" by the rule."""
+    with pytest.raises(
+        ConfigError, match=rf"\[rules.dshm-missing\] size-limit: expected a quantity above 64Mi.*\({why}\)"
+    ):
+        _sized("64Gi", option=option)

@@ -22,25 +22,31 @@ from kubegpu.cli.common import (
     fail,
     node_target,
 )
-from kubegpu.errors import KubegpuError
+from kubegpu.errors import ConfigError, KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode, remove_leftovers
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
 from kubegpu.rules.config import rule_names_option
 from kubegpu.rules.engine import internal_error
+from kubegpu.rules.options import OptionValueError
 
 STDIN = "-"
 
 
 def rule_options(rules: Sequence[Rule], queue: str | None, topology_level: str | None) -> dict[str, dict[str, Any]]:
-    """Per-rule options from --queue and --topology-level, for every rule that declares such an option."""
+    """Per-rule options from --queue and --topology-level, for every rule that declares such an option, checked by
+    that option's declaration (a ConfigError names the command-line option)."""
+    given = {"queue": ("--queue", queue), "topology-level": ("--topology-level", topology_level)}
     out: dict[str, dict[str, Any]] = {}
     for rule in rules:
         for option in rule.options:
-            if queue is not None and option in ("queue", "queue-name"):
-                out.setdefault(rule.name, {})[option] = queue
-            if topology_level is not None and option in ("topology-level", "level", "topology"):
-                out.setdefault(rule.name, {})[option] = topology_level
+            flag, value = given.get(option.name, ("", None))
+            if value is None:
+                continue
+            try:
+                out.setdefault(rule.name, {})[option.name] = option.check(value, flag)
+            except OptionValueError as err:
+                raise ConfigError(str(err)) from None
     return out
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kubegpu.errors import InputError, QuantityError
+from kubegpu.errors import InputError
 from kubegpu.fix.engine import ObjectOutcome, fix_object
 from kubegpu.fix.model import FixOptions as EngineOptions
 from kubegpu.fix.protocols import FindingLike
@@ -22,8 +22,8 @@ from kubegpu.generate.patches import PatchBuilder, PatchBundle, bundle
 from kubegpu.generate.scheduler import SchedulerOptions, scheduler_config
 from kubegpu.generate.workload import Workload
 from kubegpu.rules import LintConfig, NodeTarget, lint_text
-from kubegpu.rules.shm import RUNTIME_DEFAULT_SHM, SIZE_OPTION
-from kubegpu.units.quantity import parse_quantity
+from kubegpu.rules.options import OptionValueError
+from kubegpu.rules.shm import SIZE_LIMIT, SIZE_OPTION
 
 # Each fix a user can choose, as the rules whose fixes make it up.
 FIXES: Mapping[str, tuple[str, ...]] = {
@@ -47,17 +47,11 @@ class FixOptions:
 
 
 def check_shm_size(text: str) -> str:
-    """`--size` as given, when it is a quantity above the 64 MiB runtime default; InputError otherwise."""
+    """`--size` as given, when the size-limit option of the /dev/shm rules accepts it; InputError otherwise."""
     try:
-        size = parse_quantity(text).ceil
-    except (QuantityError, ValueError, TypeError) as err:
-        raise InputError(f"--size {text!r} is not a quantity (e.g. 16Gi): {err}") from err
-    if size <= RUNTIME_DEFAULT_SHM:
-        raise InputError(
-            f"--size {text} is not above the 64Mi /dev/shm containers already get: give a larger size, "
-            "or leave --size out for half the pod's memory limit"
-        )
-    return text
+        return str(SIZE_LIMIT.check(text, "--size"))
+    except OptionValueError as err:
+        raise InputError(f"{err}; or leave --size out for half the pod's memory limit") from None
 
 
 def _config(names: Sequence[str], options: FixOptions) -> LintConfig:

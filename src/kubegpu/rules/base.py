@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from kubegpu.manifests import Document, FieldPath, Location, ObjectRef, PodTemplate
+from kubegpu.rules.options import RuleOption
 
 if TYPE_CHECKING:
     from kubegpu.topology.model import NodeTopology
@@ -111,9 +112,12 @@ class Rule:
     rationale: str
     gpu_only: bool = True
     fixable: bool = False
-    options: Mapping[str, str] = field(default_factory=dict)  # option name -> description
+    options: tuple[RuleOption[Any], ...] = ()  # [rules.<name>] in kubegpu.toml: checked when it is read
     good_example: str = ""
     bad_example: str = ""
+
+    def option(self, name: str) -> RuleOption[Any] | None:
+        return next((option for option in self.options if option.name == name), None)
 
     @property
     def doc_path(self) -> str:

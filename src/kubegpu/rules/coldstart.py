@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubegpu.manifests import ContainerRef, PodTemplate, is_mapping, memoised
+from kubegpu.manifests import ContainerRef, PodTemplate, memoised
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.coldstart_model import (
     DEFAULT_INIT_SECONDS,
@@ -23,38 +23,65 @@ from kubegpu.rules.coldstart_model import (
     predict,
 )
 from kubegpu.rules.models import recognise
+from kubegpu.rules.options import RuleOption, byte_sizes, positive_number
 from kubegpu.rules.resources_util import gpu_containers
 
 _NAME = "startup-probe-too-short"
 _HANDLERS = ("httpGet", "tcpSocket", "grpc", "exec")
 
 
-def _float(value: Any, default: float) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return default
+def _rate(name: str, help: str, default: float) -> RuleOption[float]:
+    return RuleOption[float](
+        name=name,
+        help=help,
+        expected="a number of GB/s above 0",
+        example=f"{default:g}",
+        parse=positive_number(),
+        default=default,
+    )
+
+
+LOAD_GBPS = _rate("load-gbps", "weight load rate (the best cold rate from `kubegpu loadbench`)", DEFAULT_LOAD_GBPS)
+DOWNLOAD_GBPS = _rate("download-gbps", "rate of a download the server does itself", DEFAULT_PULL_GBPS)
+PULL_GBPS = _rate(
+    "pull-gbps", "image pull rate (not counted against probes; used by `kubegpu coldstart`)", DEFAULT_PULL_GBPS
+)
+INIT_SECONDS = RuleOption[float](
+    name="init-seconds",
+    help="the server's start besides the load",
+    expected="a number of seconds, 0 or more",
+    example="20",
+    parse=positive_number(allow_zero=True),
+    default=DEFAULT_INIT_SECONDS,
+)
+MODEL_SIZES = RuleOption[Mapping[str, int]](
+    name="model-sizes",
+    help="sizes of models the built-in table does not know, by model id (matched without case)",
+    expected='a table of model id to bytes (a whole number or a quantity such as "141G")',
+    example='{"acme/house-model-v3" = "60G"}',
+    parse=byte_sizes,
+    default={},
+    default_text="none",
+)
 
 
 def rates_from(ctx: RuleContext) -> Rates:
-    load = ctx.option(_NAME, "load-gbps", None)
-    download = ctx.option(_NAME, "download-gbps", None)
     return Rates(
-        pull_gbps=_float(ctx.option(_NAME, "pull-gbps", None), DEFAULT_PULL_GBPS),
-        download_gbps=_float(download, DEFAULT_PULL_GBPS),
-        download_source="the download-gbps option" if download is not None else Rates().download_source,
-        load_gbps=_float(load, DEFAULT_LOAD_GBPS),
-        load_source="the load-gbps option" if load is not None else Rates().load_source,
-        init_seconds=_float(ctx.option(_NAME, "init-seconds", None), DEFAULT_INIT_SECONDS),
+        pull_gbps=PULL_GBPS.read(ctx, _NAME),
+        download_gbps=DOWNLOAD_GBPS.read(ctx, _NAME),
+        download_source="the download-gbps option" if DOWNLOAD_GBPS.given(ctx, _NAME) else Rates().download_source,
+        load_gbps=LOAD_GBPS.read(ctx, _NAME),
+        load_source="the load-gbps option" if LOAD_GBPS.given(ctx, _NAME) else Rates().load_source,
+        init_seconds=INIT_SECONDS.read(ctx, _NAME),
     )
 
 
 def _model(ctx: RuleContext, prediction_server: Any) -> ModelSize | None:
-    sizes = ctx.option(_NAME, "model-sizes", {})
     model = getattr(prediction_server, "model", None)
-    if is_mapping(sizes) and isinstance(model, str):
-        for key, value in sizes.items():
-            if str(key).lower() == model.lower() and isinstance(value, (int, float)) and value > 0:
-                return ModelSize(int(value), "the model-sizes option")
+    if isinstance(model, str):
+        for key, size in MODEL_SIZES.read(ctx, _NAME).items():
+            if key.lower() == model.lower():
+                return ModelSize(size, "the model-sizes option")
     return model_size_of(prediction_server)
 
 
@@ -154,13 +181,7 @@ STARTUP_PROBE_TOO_SHORT = Rule(
     "load-gbps. The fix (unsafe: it changes how long a hung server goes unnoticed) sets the startupProbe's "
     f"failureThreshold to cover {PROBE_MARGIN:g}× the prediction, or adds a startupProbe with the livenessProbe's "
     "check.",
-    options={
-        "load-gbps": "weight load rate in GB/s (the best cold rate from `kubegpu loadbench`); default 0.31",
-        "download-gbps": "rate of a download the server does itself, GB/s; default 0.05",
-        "pull-gbps": "image pull rate, GB/s (not counted against probes; used by `kubegpu coldstart`)",
-        "init-seconds": "the server's start besides the load; default 20",
-        "model-sizes": "a table of model id → bytes for models the built-in table does not know",
-    },
+    options=(LOAD_GBPS, DOWNLOAD_GBPS, PULL_GBPS, INIT_SECONDS, MODEL_SIZES),
     bad_example="args: [--model, meta-llama/Llama-3.1-70B-Instruct]\n"
     "startupProbe: {httpGet: {path: /health, port: 8000}, periodSeconds: 10, failureThreshold: 30}  # 300 s",
     good_example="startupProbe: {httpGet: {path: /health, port: 8000}, periodSeconds: 10, failureThreshold: 75}",

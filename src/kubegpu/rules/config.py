@@ -18,6 +18,7 @@ from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
 from kubegpu.manifests.selection import Selection
 from kubegpu.rules.base import Rule, Severity
 from kubegpu.rules.config_lines import key_line
+from kubegpu.rules.options import OptionValueError, toml_text
 
 CONFIG_FILE = "kubegpu.toml"
 _EXAMPLES = {
@@ -43,6 +44,13 @@ class LintConfig:
     source: str | None = None
     selection: Selection = field(default_factory=Selection)  # which files are read
     render: RenderOptions = field(default_factory=RenderOptions)  # how charts are rendered
+
+    def __post_init__(self) -> None:
+        # However the configuration was built (a file, the command line, the Python API), rules read checked options.
+        if self.options:
+            from kubegpu.rules.registry import all_rules  # the registry imports every rule module
+
+            object.__setattr__(self, "options", checked_options(self.options, all_rules(), self.source))
 
     def enabled(self, rule: Rule) -> bool:
         if self.select and not _matches(rule, self.select):
@@ -180,17 +188,16 @@ def parse_config(
         if key not in names:
             raise ConfigError(f"[severity] names unknown rule {key!r}{did_you_mean(key, known_rules)}", file=source)
         severity[key] = _severity(value, source)
+    rule_tables = table.get("rules") or {}
+    if not isinstance(rule_tables, dict):
+        raise error("[rules] must be a table of [rules.<rule name>] tables", "rules")
     options: dict[str, Mapping[str, Any]] = {}
-    for key, value in (table.get("rules") or {}).items():
-        rule = names.get(key)
-        if rule is None or not isinstance(value, dict):
-            raise ConfigError(f"[rules.{key}]: unknown rule or not a table", file=source)
-        bad = set(value) - set(rule.options)
-        if bad:
-            raise ConfigError(
-                f"[rules.{key}]: unknown option(s) {sorted(bad)}; known: {sorted(rule.options) or 'none'}", file=source
-            )
-        options[rule.name] = dict(value)
+    for key, value in rule_tables.items():
+        try:
+            name, checked = _rule_options(key, value, known_rules)
+        except _OptionProblem as problem:
+            raise error(str(problem), "rules", *problem.path) from None
+        options[name] = checked
     accelerators = DEFAULT_ACCELERATOR_RESOURCES
     if "accelerator-resources" in table:
         accelerators = strings("accelerator-resources")
@@ -222,6 +229,49 @@ def parse_config(
         max_file_bytes=max_bytes,
         source=source,
     )
+
+
+class _OptionProblem(ValueError):
+    """A rule option table that is wrong, and the keys under [rules] that lead to the wrong value."""
+
+    def __init__(self, message: str, *path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _rule_options(key: str, value: Any, known_rules: Sequence[Rule]) -> tuple[str, dict[str, Any]]:
+    """`[rules.<key>]` checked against the options the rule declares: (the rule's name, its checked values)."""
+    rule = next((r for r in known_rules if key in (r.name, r.code)), None)
+    if rule is None:
+        raise _OptionProblem(f"[rules.{key}]: no rule is named {key!r}{did_you_mean(key, known_rules)}", key)
+    if not isinstance(value, Mapping):
+        raise _OptionProblem(f"[rules.{key}] must be a table of the rule's options, not {toml_text(value)}", key)
+    checked: dict[str, Any] = {}
+    for name, raw in value.items():
+        option = rule.option(str(name))
+        if option is None:
+            known = ", ".join(o.name for o in rule.options) or "none"
+            raise _OptionProblem(f"[rules.{key}]: {rule.name} has no option {name!r}; its options: {known}", key, name)
+        try:
+            checked[name] = option.check(raw, f"[rules.{key}] {name}")
+        except OptionValueError as err:
+            raise _OptionProblem(str(err), key, name) from None
+    return rule.name, checked
+
+
+def checked_options(
+    options: Mapping[str, Any], known_rules: Sequence[Rule], source: str | None
+) -> dict[str, Mapping[str, Any]]:
+    """Per-rule option values (keyed by rule name or code) checked by each option's declaration, keyed by name;
+    a ConfigError names `source`, the rule, the option and what is expected."""
+    checked: dict[str, Mapping[str, Any]] = {}
+    for key, value in options.items():
+        try:
+            name, values = _rule_options(str(key), value, known_rules)
+        except _OptionProblem as problem:
+            raise ConfigError(str(problem), file=source) from None
+        checked[name] = {**checked.get(name, {}), **values}
+    return checked
 
 
 def _severity(value: Any, source: str) -> Severity:

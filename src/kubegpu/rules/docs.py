@@ -26,7 +26,11 @@ def rule_doc(rule: Rule) -> str:
     ]
     if rule.options:
         parts += ["", "## Options", ""]
-        parts += [f"- `{name}`: {text}" for name, text in rule.options.items()]
+        parts += [
+            f"Set under `[rules.{rule.name}]` in kubegpu.toml; a value of the wrong type or range is an error.",
+            "",
+        ]
+        parts += [f"- {option.doc}" for option in rule.options]
     if rule.bad_example:
         parts += ["", "## Flagged", "", "```yaml", rule.bad_example, "```"]
     if rule.good_example:

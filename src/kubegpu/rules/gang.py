@@ -31,6 +31,7 @@ from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.placeholders import DEPENDS_ON, is_placeholder, templated_counts
 from kubegpu.manifests.workloads import int_field, llm_group_size
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.rules.options import RuleOption, queue_name
 
 _PRACTICE = "gang scheduling"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -478,7 +479,7 @@ def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
     verdict = gang_verdict(shape, ctx)
     if verdict.mechanism is not None:
         return
-    queue = ctx.option("gang-missing", "queue", None)
+    queue = QUEUE.read(ctx, "gang-missing")
     fix = None
     if queue:
         labels_path: FieldPath = (
@@ -674,6 +675,17 @@ def _check_workload(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
             )
 
 
+QUEUE = RuleOption[str | None](
+    name="queue",
+    help="Kueue LocalQueue for the fix's kueue.x-k8s.io/queue-name label (`kubegpu fix --queue` sets it)",
+    expected="a LocalQueue name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, "
+    "at most 63 characters",
+    example='"team-a"',
+    parse=queue_name,
+    default=None,
+    default_text="none: the fix needs one",
+)
+
 GANG_MISSING = Rule(
     code="KG501",
     name="gang-missing",
@@ -683,7 +695,7 @@ GANG_MISSING = Rule(
     target=Target.DOCUMENT,
     check=_check_gang_missing,
     fixable=True,
-    options={"queue": "Kueue LocalQueue for the fix's kueue.x-k8s.io/queue-name label (`kubegpu fix --queue`)"},
+    options=(QUEUE,),
     rationale="Distributed training needs every rank at once. The default scheduler binds pods one at a time, so "
     "two jobs that each got half their pods both hold GPUs and wait forever. Kueue admits a whole workload or "
     "nothing (label kueue.x-k8s.io/queue-name on the job object, not on its pod template); Volcano Jobs and "

@@ -14,6 +14,7 @@ from functools import lru_cache
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, memoised
 from kubegpu.manifests.placeholders import DEPENDS_ON, MARKER, placeholders_in, render
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.rules.options import RuleOption, regular_expressions
 from kubegpu.rules.resources_util import gpu_containers
 
 _PRACTICE = "image pull time"
@@ -206,7 +207,7 @@ def _whose(container: ContainerRef, gpu: set[FieldPath]) -> str:
 
 
 def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    extra = tuple(ctx.option("image-tag-mutable", "immutable-tags", ()))
+    extra = IMMUTABLE_TAGS.read(ctx, "image-tag-mutable")
     gpu = _gpu_paths(template, ctx)
     for container in template.containers:
         parsed = image_of(container)
@@ -257,7 +258,7 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
 
 
 def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    extra = tuple(ctx.option("image-tag-mutable", "immutable-tags", ()))
+    extra = IMMUTABLE_TAGS.read(ctx, "image-tag-mutable")
     for container in template.containers:
         parsed = image_of(container)
         if parsed is None:
@@ -334,6 +335,17 @@ def _check_devel(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding
         )
 
 
+IMMUTABLE_TAGS = RuleOption[tuple[str, ...]](
+    name="immutable-tags",
+    help="regular expressions (full match) of further tags your registry keeps immutable; image-pull-always "
+    "reads them too",
+    expected="a list of regular expressions",
+    example='["build-[0-9]+"]',
+    parse=regular_expressions,
+    default=(),
+    default_text="none",
+)
+
 IMAGE_PULL_ALWAYS = Rule(
     code="KG301",
     name="image-pull-always",
@@ -364,10 +376,7 @@ IMAGE_TAG_MUTABLE = Rule(
     summary="A GPU pod's image has no tag, `latest`, or a tag that is not a version (main, stable, nightly, gpu).",
     target=Target.TEMPLATE,
     check=_check_tag_mutable,
-    options={
-        "immutable-tags": "regular expressions (full match) of further tags your registry keeps immutable, "
-        'e.g. ["build-[0-9]+"]'
-    },
+    options=(IMMUTABLE_TAGS,),
     rationale="A moving tag makes the node's cache lie: nodes that pulled it earlier keep the old image, new nodes "
     "get the new one, and a multi-node job can start with mixed code. It also forces imagePullPolicy Always to get "
     "updates, which re-pulls 10-30 GB images. A tag counts as a version when one of its dash-separated parts starts "

@@ -21,6 +21,7 @@ from kubegpu.rules.gang import (
     object_annotations,
     relative_path,
 )
+from kubegpu.rules.options import RuleOption, label_key, label_keys
 
 _PRACTICE = "topology-aware placement"
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -83,10 +84,7 @@ def topology_label(key: str, extra: Iterable[str] = ()) -> bool:
 
 
 def _extra_labels(ctx: RuleContext) -> tuple[str, ...]:
-    value = ctx.option("topology-missing", "topology-labels", ())
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
+    return TOPOLOGY_LABELS.read(ctx, "topology-missing")
 
 
 def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str | None:
@@ -208,7 +206,7 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
     if not loose:
         return
     unmanaged = [t for t in loose if any(t.annotations.get(k) for k in KUEUE_TAS_ANNOTATIONS)]
-    level = ctx.option("topology-missing", "topology-level", None)
+    level = TOPOLOGY_LEVEL.read(ctx, "topology-missing")
     fix = None
     if level and doc.kind != "DynamoGraphDeployment":  # Kueue does not manage a Dynamo graph's pods
         edits = []
@@ -273,6 +271,26 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
     )
 
 
+TOPOLOGY_LEVEL = RuleOption[str | None](
+    name="topology-level",
+    help="node label for the fix's kueue.x-k8s.io/podset-preferred-topology annotation (`kubegpu fix "
+    "--topology-level` sets it)",
+    expected="a node label key",
+    example='"cloud.provider.com/topology-rack"',
+    parse=label_key,
+    default=None,
+    default_text="none: the fix needs one",
+)
+TOPOLOGY_LABELS = RuleOption[tuple[str, ...]](
+    name="topology-labels",
+    help="further node label keys that name racks, blocks or NVLink domains in your cluster",
+    expected="a list of node label keys",
+    example='["example.com/pod-fabric"]',
+    parse=label_keys,
+    default=(),
+    default_text="none",
+)
+
 TOPOLOGY_MISSING = Rule(
     code="KG601",
     name="topology-missing",
@@ -282,11 +300,7 @@ TOPOLOGY_MISSING = Rule(
     target=Target.DOCUMENT,
     check=_check_topology_missing,
     fixable=True,
-    options={
-        "topology-level": "node label for the fix's kueue.x-k8s.io/podset-preferred-topology annotation "
-        "(e.g. cloud.provider.com/topology-rack)",
-        "topology-labels": "extra node label keys that name racks, blocks or NVLink domains in your cluster",
-    },
+    options=(TOPOLOGY_LEVEL, TOPOLOGY_LABELS),
     rationale="Multi-node training runs all-reduce across every pod; pods under different leaf switches or racks "
     "share oversubscribed spine links, and on GB200 NVL72 pods outside one NVLink domain fall back to the "
     "network. Accepted constraints: Kueue Topology Aware Scheduling annotations on each GPU pod template (only "

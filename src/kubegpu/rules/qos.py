@@ -6,6 +6,7 @@ Follows kubernetes v1.35 QoS (pkg/apis/core/v1/helper/qos) and the static CPU ma
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
@@ -15,6 +16,7 @@ from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path,
 from kubegpu.manifests.resources import ResourceValue, accelerator_requests, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.kserve_supply import Supply, effective, supply
+from kubegpu.rules.options import RuleOption, whole_number
 from kubegpu.rules.resources_util import all_container_resources, gpu_containers
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
@@ -293,19 +295,25 @@ def _smt_level(ctx: RuleContext) -> tuple[int, bool]:
     node = ctx.node
     if node is not None:
         return int(getattr(node, "threads_per_core", 1)), False
-    for key in ("threads-per-core", "smt"):
-        option = _positive_int(ctx.option("gpu-cpu-not-smt-multiple", key, None))
-        if option is not None:
-            return option, False
+    for option in (THREADS_PER_CORE, SMT):
+        level = option.read(ctx, "gpu-cpu-not-smt-multiple")
+        if level is not None:
+            return level, False
     return DEFAULT_THREADS_PER_CORE, True
 
 
-def _positive_int(value: Any) -> int | None:
-    """An option's whole number of threads (1, or "2" from a string); None for anything else, which then counts as
-    not given: the finding says the level is assumed, so a mistyped option shows."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+# SMT levels in use: 1 (Grace, most Arm), 2 (x86), 4 and 8 (POWER).
+THREADS_PER_CORE = RuleOption[int | None](
+    name="threads-per-core",
+    help="threads per core of the target nodes when no --smt or --node is given (1 for Grace and other hosts "
+    "without SMT); the command line decides before it",
+    expected="a whole number from 1 to 8",
+    example="1",
+    parse=whole_number(1, 8),
+    default=None,
+    default_text="2 is assumed, and each finding says so",
+)
+SMT = replace(THREADS_PER_CORE, name="smt", help="older name of threads-per-core", default_text="none")
 
 
 def _full_pcpus_only_off(ctx: RuleContext) -> bool:
@@ -450,11 +458,7 @@ GPU_CPU_NOT_SMT_MULTIPLE = Rule(
     target=Target.TEMPLATE,
     check=_check_cpu_smt,
     fixable=True,
-    options={
-        "threads-per-core": "threads per core of the target nodes when no --smt or --node is given "
-        "(default 2; 1 for Grace and other hosts without SMT)",
-        "smt": "older name of threads-per-core",
-    },
+    options=(THREADS_PER_CORE, SMT),
     rationale="With cpuManagerPolicyOptions full-pcpus-only the kubelet admits only CPU counts that fill whole "
     "physical cores and rejects the rest with SMTAlignmentError. The SMT level comes from `--smt N`, else the "
     "`--node` profile, else the `threads-per-core` option (the command line decides before the configuration); "

@@ -28,6 +28,7 @@ from kubegpu.manifests.crds import SYNTHESISED_KINDS
 from kubegpu.manifests.resources import template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.kserve_supply import Supply, supply
+from kubegpu.rules.options import RuleOption, quantity_above
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
@@ -146,8 +147,8 @@ SIZE_OPTION = "size-limit"  # an explicit /dev/shm size for the fixes of dshm-mi
 
 
 def explicit_shm_size(value: Any) -> int | None:
-    """The bytes of a `size-limit` option: None when it is not given, not a quantity, or not above the 64 MiB
-    runtime default (such a value counts as not given; `kubegpu gen dshm --size` refuses it before)."""
+    """The bytes of a `size-limit` option: None when it is not given, or not a quantity above the 64 MiB runtime
+    default (the configuration refuses such a value when it is read: SIZE_LIMIT)."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -157,9 +158,20 @@ def explicit_shm_size(value: Any) -> int | None:
     return size if size > RUNTIME_DEFAULT_SHM else None
 
 
+SIZE_LIMIT = RuleOption[str | None](
+    name=SIZE_OPTION,
+    help="sizeLimit the fix gives /dev/shm instead of half the pod's memory limit (never above that limit); "
+    "`kubegpu gen dshm --size` sets it",
+    expected="a quantity above 64Mi, the default /dev/shm size",
+    example='"16Gi"',
+    parse=quantity_above(RUNTIME_DEFAULT_SHM, "64Mi"),
+    default=None,
+    default_text="half the pod's memory limit",
+)
+
+
 def _explicit(ctx: RuleContext, rule: str) -> str | None:
-    raw = ctx.option(rule, SIZE_OPTION, None)
-    return str(raw) if explicit_shm_size(raw) is not None else None
+    return SIZE_LIMIT.read(ctx, rule)
 
 
 def _fix_size(limit: int | None, explicit: str | None) -> tuple[str | None, str]:
@@ -449,10 +461,7 @@ DSHM_MISSING = Rule(
     target=Target.TEMPLATE,
     check=_check_missing,
     fixable=True,
-    options={
-        SIZE_OPTION: "sizeLimit the fix gives /dev/shm instead of half the pod's memory limit (a quantity above "
-        "64Mi, at most the pod's memory limit); `kubegpu gen dshm --size` sets it",
-    },
+    options=(SIZE_LIMIT,),
     rationale="Container runtimes give /dev/shm 64 MiB. PyTorch DataLoader workers pass batches through "
     "shared memory and NCCL uses it for intra-node transport; both crash or slow down. The fix makes a "
     "disk-backed emptyDir already mounted there memory-backed, shares the volume another container mounts "
@@ -480,10 +489,7 @@ DSHM_UNSIZED = Rule(
     target=Target.TEMPLATE,
     check=_check_unsized,
     fixable=True,
-    options={
-        SIZE_OPTION: "sizeLimit the fix gives /dev/shm instead of half the pod's memory limit (a quantity above "
-        "64Mi, at most the pod's memory limit); `kubegpu gen dshm --size` sets it",
-    },
+    options=(SIZE_LIMIT,),
     rationale="Memory-backed emptyDir pages are charged to the pod's memory limit. Without a sizeLimit a "
     "runaway writer fills the node; with one above the limit, the container is OOM-killed first. The fix sets "
     "half the pod's memory limit (whole GiB from 2 GiB up, whole MiB below), or the size-limit option; when that "
