@@ -76,6 +76,7 @@ def audit_command(
     if cluster == bool(snapshot):
         raise fail("give exactly one of --cluster or --snapshot")
     try:
+        lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()  # before a cluster read
         if snapshot:
             snap = load_snapshot(snapshot)
         else:
@@ -86,7 +87,6 @@ def audit_command(
                     kubeconfig=kubeconfig, context=context, namespace=namespace, timeout_s=timeout, read_configz=configz
                 )
             )
-        lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()
         report = audit(
             snap,
             AuditOptions(

@@ -177,7 +177,7 @@ class RuleContext:
     objects were left out because no object of those kinds is in it.
     """
 
-    options: Mapping[str, Any]
+    options: Mapping[str, Any]  # rule name -> option -> checked value; rules read them through RuleOption.read
     all_documents: tuple[Document, ...] = ()
     accelerator_resources: tuple[str, ...] = ()
     node: NodeTopology | None = None  # when --node is given
@@ -210,12 +210,6 @@ class RuleContext:
         if not self.whole_input_shared:
             raise ContextError("the whole input was not shared with this process")
         return self.all_documents
-
-    def option(self, rule: str, name: str, default: Any) -> Any:
-        per_rule = self.options.get(rule)
-        if per_rule is not None and isinstance(per_rule, Mapping) and name in per_rule:  # most rules have none
-            return per_rule[name]
-        return default
 
 
 def template_object(template: PodTemplate) -> ObjectRef:

@@ -27,7 +27,8 @@ def rule_doc(rule: Rule) -> str:
     if rule.options:
         parts += ["", "## Options", ""]
         parts += [
-            f"Set under `[rules.{rule.name}]` in kubegpu.toml; a value of the wrong type or range is an error.",
+            f"Set under `[rules.{rule.name}]` in kubegpu.toml ([configuration](../configuration.md)); a value of the "
+            "wrong type or out of range is an error naming the file and line.",
             "",
         ]
         parts += [f"- {option.doc}" for option in rule.options]
@@ -50,6 +51,33 @@ def _applies_to(rule: Rule) -> str:
     if rule.target.value == "template":
         return "GPU pod templates" if rule.gpu_only else "every pod template"
     return {"document": "Kubernetes objects", "dockerfile": "Dockerfiles", "input": "input files"}[rule.target.value]
+
+
+OPTIONS_BEGIN = "<!-- rule options: written by `make docs` from the rules' declarations -->"
+OPTIONS_END = "<!-- end of rule options -->"
+
+
+def options_doc() -> str:
+    """The rule options part of docs/configuration.md: every option of every rule, from its declaration."""
+    from kubegpu.rules.registry import all_rules
+
+    parts = [OPTIONS_BEGIN]
+    for rule in all_rules():
+        if rule.options:
+            parts += ["", f"### `[rules.{rule.name}]` ({rule.code})", ""]
+            parts += [f"- {option.doc}" for option in rule.options]
+    parts += ["", OPTIONS_END]
+    return "\n".join(parts)
+
+
+def update_configuration_page(page: Path) -> bool:
+    """Replace the generated rule options of `page` with `options_doc()`; False when the page has no such part."""
+    text = page.read_text()
+    start, end = text.find(OPTIONS_BEGIN), text.find(OPTIONS_END)
+    if start < 0 or end < start:
+        return False
+    page.write_text(text[:start] + options_doc() + text[end + len(OPTIONS_END) :])
+    return True
 
 
 def write_rule_docs(folder: Path) -> list[Path]:
@@ -81,5 +109,8 @@ def rules_index() -> str:
 
 
 if __name__ == "__main__":
-    for written_path in write_rule_docs(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/rules")):
+    rules_folder = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/rules")
+    for written_path in write_rule_docs(rules_folder):
         print(written_path)
+    if update_configuration_page(rules_folder.parent / "configuration.md"):
+        print(rules_folder.parent / "configuration.md")
