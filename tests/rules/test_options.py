@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
 from kubegpu.errors import ConfigError
 from kubegpu.rules import LintConfig, all_rules, lint_text
-from kubegpu.rules.config import parse_config
+from kubegpu.rules.config import load_config, parse_config
 from kubegpu.rules.docs import options_doc
 from kubegpu.rules.options import (
     OptionValueError,
@@ -279,3 +279,54 @@ def test_documented_configurations_are_valid(page: str) -> None:
     assert blocks
     for block in blocks:
         parse_config(tomllib.loads(block), page, all_rules(), block)
+
+
+_KEYS = st.sampled_from(
+    [
+        *("select", "ignore", "severity", "rules", "fail-on", "accelerator-resources", "max-file-size", "helm"),
+        *("extend-exclude", "respect-gitignore", "force-exclude", "charts", "values", "set", "release"),
+        *("KG201", "dshm-missing", "gang-missing", "size-limit", "queue", "threads-per-core", "model-sizes", "x"),
+    ]
+)
+_LEAVES = st.one_of(
+    st.booleans(),
+    st.integers(-3, 2**40),
+    st.floats(allow_nan=False),
+    st.text(max_size=4),
+    st.sampled_from(["KG1", "error", "8Gi", "dshm-missing", "team-a"]),
+)
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_KEYS, _VALUES, max_size=4))
+def test_any_configuration_is_read_or_refused_with_a_config_error(table: dict[str, Any]) -> None:
+    """Whatever TOML holds, reading it gives a configuration or a ConfigError (one line), never another exception."""
+    try:
+        parse_config(table, "kubegpu.toml", all_rules())
+    except ConfigError as err:
+        assert "\n" not in str(err)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("\nseverity = 1\n", "kubegpu.toml:2: [severity] must be a table"),
+        ('[severity]\nKG201 = "loud"\n', "kubegpu.toml:2: [severity] KG201: severity 'loud' is not one of"),
+        ('fail-on = "eror"\n', "kubegpu.toml:1: 'fail-on': severity 'eror' is not one of"),
+        ("max-file-size = true\n", "kubegpu.toml:1: 'max-file-size' must be a positive whole number of bytes"),
+        ('respect-gitignore = "yes"\n', "kubegpu.toml:1: 'respect-gitignore' must be true or false; got \"yes\""),
+        ('select = []\n\nfail_on = "error"\n', "kubegpu.toml:3: unknown setting 'fail_on'; did you mean fail-on?"),
+        ("[helm]\ncharts = 3\n", "kubegpu.toml:1: [helm.charts] must be a table of chart folders"),
+        ("[rules]\ndshm-missing = 3\n", "kubegpu.toml:2: [rules.dshm-missing] must be a table of the rule's options"),
+    ],
+)
+def test_settings_errors_name_their_line(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "kubegpu.toml").write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path / "kubegpu.toml", all_rules())
+    assert str(caught.value).startswith(f"{tmp_path}/{message}"), str(caught.value)

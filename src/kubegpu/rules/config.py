@@ -155,14 +155,17 @@ def parse_config(
         "force-exclude",
         "helm",
     }
-    unknown = set(table) - allowed
-    if unknown:
-        raise ConfigError(f"unknown setting(s) {sorted(unknown)}; known: {sorted(allowed)}", file=source)
     names = {r.name: r for r in known_rules} | {r.code: r for r in known_rules}
 
     def error(message: str, *key: str) -> ConfigError:
         """A ConfigError at the line of `key` (a path of table names and a key) when the file shows it."""
         return ConfigError(message, file=source, line=None if text is None else key_line(text, (*prefix, *key)))
+
+    for key in table:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+            hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(sorted(allowed))}"
+            raise error(f"unknown setting {key!r}; {hint}", str(key))
 
     def strings(key: str) -> tuple[str, ...]:
         value = table.get(key, [])
@@ -184,10 +187,18 @@ def parse_config(
         return tuple(value)
 
     severity: dict[str, Severity] = {}
-    for key, value in (table.get("severity") or {}).items():
+    severity_table = table.get("severity", {})
+    if not isinstance(severity_table, dict):
+        raise error(
+            '[severity] must be a table of rule to severity, like [severity] image-tag-mutable = "info"', "severity"
+        )
+    for key, value in severity_table.items():
         if key not in names:
-            raise ConfigError(f"[severity] names unknown rule {key!r}{did_you_mean(key, known_rules)}", file=source)
-        severity[key] = _severity(value, source)
+            raise error(f"[severity] names unknown rule {key!r}{did_you_mean(key, known_rules)}", "severity", key)
+        try:
+            severity[key] = _severity(value, source)
+        except ConfigError as err:
+            raise error(f"[severity] {key}: {err.message}", "severity", key) from None
     rule_tables = table.get("rules") or {}
     if not isinstance(rule_tables, dict):
         raise error("[rules] must be a table of [rules.<rule name>] tables", "rules")
@@ -203,14 +214,26 @@ def parse_config(
         accelerators = strings("accelerator-resources")
     accelerators = (*accelerators, *strings("extend-accelerator-resources"))
     max_bytes = table.get("max-file-size", 20 * 1024 * 1024)
-    if not isinstance(max_bytes, int) or max_bytes <= 0:
-        raise ConfigError("'max-file-size' must be a positive number of bytes", file=source)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise error(
+            f"'max-file-size' must be a positive whole number of bytes, like max-file-size = 20971520; "
+            f"got {toml_text(max_bytes)}",
+            "max-file-size",
+        )
     base = Path(source).parent
     flags: dict[str, Any] = {}
     for key in ("respect-gitignore", "force-exclude"):
         flags[key] = table.get(key, key == "respect-gitignore")
         if not isinstance(flags[key], bool):
-            raise ConfigError(f"'{key}' must be true or false", file=source)
+            raise error(f"'{key}' must be true or false; got {toml_text(flags[key])}", key)
+    try:
+        render = _render_options(table.get("helm", {}), base, source)
+    except ConfigError as err:
+        raise error(err.message, "helm") from None
+    try:
+        fail_on = _severity(table.get("fail-on", "warning"), source)
+    except ConfigError as err:
+        raise error(f"'fail-on': {err.message}", "fail-on") from None
     selection = Selection(
         exclude=strings("extend-exclude"),
         root=base,
@@ -219,12 +242,12 @@ def parse_config(
     )
     return LintConfig(
         selection=selection,
-        render=_render_options(table.get("helm", {}), base, source),
+        render=render,
         select=strings("select"),
         ignore=strings("ignore"),
         severity=severity,
         options=options,
-        fail_on=_severity(table.get("fail-on", "warning"), source),
+        fail_on=fail_on,
         accelerator_resources=tuple(accelerators),
         max_file_bytes=max_bytes,
         source=source,
@@ -286,7 +309,12 @@ def _render_options(table: Any, base: Path, source: str) -> RenderOptions:
     if not isinstance(table, dict):
         raise ConfigError("[helm] must be a table", file=source)
     charts: dict[Path, HelmSettings] = {}
-    for folder, settings in (table.get("charts") or {}).items():
+    chart_tables = table.get("charts", {})
+    if not isinstance(chart_tables, dict):
+        raise ConfigError(
+            '[helm.charts] must be a table of chart folders, like [helm.charts."charts/app"]', file=source
+        )
+    for folder, settings in chart_tables.items():
         chart = (base / folder).resolve()
         charts[chart] = _helm_settings(settings, chart, f"[helm.charts.{folder!r}]", source)
     every = {k: v for k, v in table.items() if k != "charts"}
