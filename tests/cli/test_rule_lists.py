@@ -164,3 +164,13 @@ def test_splitting_keeps_every_item_in_order(groups: list[list[str]], pad: str) 
 )
 def test_key_line_finds_where_a_key_is_set(text: str, path: tuple[str, ...], line: int | None) -> None:
     assert key_line(text, path) == line
+
+
+@pytest.mark.parametrize("command", [["lint"], ["fix", "--check"]])
+def test_a_mistyped_fail_on_gets_its_close_match(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "pod.yaml").write_text(GPU_POD)
+    args = [*command, str(tmp_path / "pod.yaml"), "--fail-on"]
+    result = runner.invoke(app, [*args, "eror"])
+    assert result.exit_code == 2
+    assert "--fail-on 'eror' is not one of info, warning, error; did you mean error?" in result.output
+    assert runner.invoke(app, [*args, "INFO"]).exit_code == 1  # case-insensitive; the pod has warnings

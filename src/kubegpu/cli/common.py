@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -9,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from kubegpu.errors import InputError, KubegpuError
+from kubegpu.errors import ConfigError, InputError, KubegpuError
 
 if TYPE_CHECKING:
-    from kubegpu.rules import NodeTarget
+    from kubegpu.rules import NodeTarget, Severity
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -45,6 +46,20 @@ def positive_ints(text: str, option: str) -> tuple[int, ...]:
     if not values or any(v < 1 for v in values):
         raise InputError(f"{option} must list numbers of at least 1, not {text!r}")
     return values
+
+
+def fail_on_severity(value: str | None) -> Severity | None:
+    """--fail-on's value, or a ConfigError with the close match ("did you mean error?")."""
+    from kubegpu.rules import Severity
+
+    if value is None:
+        return None
+    try:
+        return Severity(value.lower())
+    except ValueError:
+        close = difflib.get_close_matches(value.lower(), [s.value for s in Severity], n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise ConfigError(f"--fail-on {value!r} is not one of info, warning, error{hint}") from None
 
 
 def command_of(argv: list[str]) -> str:

@@ -20,6 +20,7 @@ from kubegpu.cli.common import (
     IGNORE_HELP,
     SELECT_HELP,
     fail,
+    fail_on_severity,
     node_target,
 )
 from kubegpu.errors import ConfigError, KubegpuError
@@ -79,7 +80,9 @@ def fix(
         Path | None,
         typer.Option("--kubelet-config", help="KubeletConfiguration of the --node nodes, as in `kubegpu lint`."),
     ] = None,
-    fail_on: Annotated[Severity | None, typer.Option(help="Exit 1 if findings at or above this remain.")] = None,
+    fail_on: Annotated[
+        str | None, typer.Option(help="Exit 1 if findings at or above this remain: info, warning or error.")
+    ] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even if findings remain.")] = False,
     max_passes: Annotated[int, typer.Option(help="Fix-and-relint passes per file.", min=1, max=20)] = 5,
 ) -> None:
@@ -89,7 +92,7 @@ def fix(
         ignored = rule_names_option(ignore, all_rules(), "--ignore")
         found = config_file or find_config(Path(paths[0]) if paths and paths[0] != STDIN else Path.cwd())
         config = load_config(found, all_rules()) if found else LintConfig()
-        config = config.with_overrides(select=selected, ignore=ignored, fail_on=fail_on)
+        config = config.with_overrides(select=selected, ignore=ignored, fail_on=fail_on_severity(fail_on))
         config = replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
         target = node_target(node, kubelet_config, smt)
     except KubegpuError as err:

@@ -17,9 +17,10 @@ from kubegpu.cli.common import (
     IGNORE_HELP,
     SELECT_HELP,
     fail,
+    fail_on_severity,
     node_target,
 )
-from kubegpu.errors import ConfigError, KubegpuError
+from kubegpu.errors import KubegpuError
 from kubegpu.manifests.render import HelmSettings
 from kubegpu.rules import (
     LintConfig,
@@ -130,7 +131,7 @@ def lint(
         known = all_rules()
         selected = rule_names_option(select, known, "--select")
         ignored = rule_names_option(ignore, known, "--ignore")
-        threshold = _severity(fail_on)
+        threshold = fail_on_severity(fail_on)
         found = config_file or find_config(Path(paths[0]) if paths and paths[0] != "-" else Path.cwd())
         config = load_config(found, known) if found else LintConfig()
         helm = (
@@ -166,20 +167,6 @@ def lint(
     if result.failing(config.fail_on) and not exit_zero:
         raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_OK)
-
-
-def _severity(value: str | None) -> Severity | None:
-    """--fail-on's value, or a ConfigError with the close match ("did you mean error?")."""
-    if value is None:
-        return None
-    try:
-        return Severity(value.lower())
-    except ValueError:
-        import difflib
-
-        close = difflib.get_close_matches(value.lower(), [s.value for s in Severity], n=1)
-        hint = f"; did you mean {close[0]}?" if close else ""
-        raise ConfigError(f"--fail-on {value!r} is not one of info, warning, error{hint}") from None
 
 
 def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose: bool) -> None:
