@@ -85,14 +85,19 @@ def test_whole_number_refuses_what_is_not_a_toml_integer(value: object) -> None:
     assert _refused(whole_number(0, 8), value)
 
 
-@given(st.one_of(st.integers(-(10**6), 10**6), st.floats()), st.booleans())
+@given(st.one_of(st.integers(-(10**6), 10**6), st.integers(), st.floats()), st.booleans())
 def test_positive_number_accepts_finite_numbers_above_zero(value: float, allow_zero: bool) -> None:
     parse = positive_number(allow_zero)
-    ok = math.isfinite(value) and (value > 0 or (allow_zero and value == 0))
+    ok = abs(value) < 2**1000 and math.isfinite(value) and (value > 0 or (allow_zero and value == 0))
     if ok:
         assert parse(value) == float(value) and parse(parse(value)) == float(value)
     else:
         assert _refused(parse, value)
+
+
+def test_positive_number_refuses_what_no_float_holds() -> None:
+    assert _refused(positive_number(), 10**400) and _refused(positive_number(), True)
+    assert _refused(positive_number(), "0.31") and positive_number()(1) == 1.0
 
 
 @given(st.integers(0, 2**40))

@@ -127,9 +127,13 @@ def positive_number(allow_zero: bool = False) -> Callable[[object], float]:
     def parse(value: object) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise OptionValueError(_kind(value))
-        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        try:
+            number = float(value)
+        except OverflowError:
+            raise OptionValueError("out of range") from None
+        if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
             raise OptionValueError("out of range")
-        return float(value)
+        return number
 
     return parse
 
