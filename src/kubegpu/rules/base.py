@@ -115,6 +115,9 @@ class Rule:
     options: tuple[RuleOption[Any], ...] = ()  # [rules.<name>] in kubegpu.toml: checked when it is read
     good_example: str = ""
     bad_example: str = ""
+    # DOCUMENT rules: the only kinds they can report on (None: any kind), so that the engine does not call them
+    # for the other objects of a monorepo.
+    kinds: frozenset[str] | None = None
 
     def option(self, name: str) -> RuleOption[Any] | None:
         return next((option for option in self.options if option.name == name), None)

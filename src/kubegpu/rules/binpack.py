@@ -254,6 +254,7 @@ SCHEDULER_SPREADS_GPUS = Rule(
     summary="A KubeSchedulerConfiguration spreads GPU pods (LeastAllocated), packs without nvidia.com/gpu, or has "
     "weights outside 1..100.",
     target=Target.DOCUMENT,
+    kinds=frozenset({"KubeSchedulerConfiguration"}),
     check=_check_spreads,
     gpu_only=False,
     fixable=True,

@@ -364,9 +364,14 @@ class _RulePlan:
 
     enabled: tuple[Rule, ...]
     by_name: Mapping[str, Rule]  # every rule, enabled or not (input problems name theirs)
-    document: tuple[Rule, ...]
+    document: tuple[Rule, ...]  # rules for objects of any kind
+    document_of_kind: Mapping[str, tuple[Rule, ...]]  # rules for the kinds some rules read only
     template_any: tuple[Rule, ...]  # rules for every pod template
     template_gpu: tuple[Rule, ...]  # rules for every template, GPU-only ones included
+
+    def document_rules(self, kind: str) -> tuple[Rule, ...]:
+        """The document rules for an object of `kind`, in the registry's order."""
+        return self.document_of_kind.get(kind, self.document)
 
     @classmethod
     def of(cls, config: LintConfig) -> _RulePlan:
@@ -374,10 +379,13 @@ class _RulePlan:
         enabled = tuple(rule for rule in every if config.enabled(rule))
         checked = [r for r in enabled if r.check is not None]
         template = [r for r in checked if r.target is Target.TEMPLATE]
+        document = [r for r in checked if r.target is Target.DOCUMENT]
+        kinds = {kind for r in document if r.kinds is not None for kind in r.kinds}
         return cls(
             enabled=enabled,
             by_name={rule.name: rule for rule in every},
-            document=tuple(r for r in checked if r.target is Target.DOCUMENT),
+            document=tuple(r for r in document if r.kinds is None),
+            document_of_kind={k: tuple(r for r in document if r.kinds is None or k in r.kinds) for k in kinds},
             template_any=tuple(r for r in template if not r.gpu_only),
             template_gpu=tuple(template),
         )
@@ -554,7 +562,7 @@ def _lint_document(
         result.skipped.append(partial)
         return
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
-    for rule in plan.document:
+    for rule in plan.document_rules(doc.kind):
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check
             _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines, keep)
     templates = tuple(pod_templates(doc))
