@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,12 @@ from kubegpu.rules.base import (
     LOOKED_UP_KINDS,
     WHOLE_INPUT_KINDS,
     Finding,
+    Fix,
     NodeTarget,
     RawFinding,
     Rule,
     RuleContext,
+    Safety,
     Severity,
     Target,
 )
@@ -628,6 +631,8 @@ def _add(
         or (raw.severity if raw is not None and raw.severity is not None else rule.severity)
     )
     fix = raw.fix if raw is not None else None
+    if fix is not None and not keep:
+        fix = _described(fix.description, fix.safety)  # reports only: what the fix does, not its edits
     if doc is not None and doc.embedded_in:  # an object written as text in another: say so; no edit reaches it
         message = f"{message} ({doc.embedded_in})"
         fix = None
@@ -643,6 +648,13 @@ def _add(
             document=doc if keep else None,
         )
     )
+
+
+@lru_cache(maxsize=4096)
+def _described(description: str, safety: Safety) -> Fix:
+    """A fix as a report shows it, without its edits: shared by the findings that describe it alike, so that a
+    monorepo's findings do not keep (or send between processes) edits that no report applies."""
+    return Fix(description, safety, ())
 
 
 def _annotation_suppressions(
