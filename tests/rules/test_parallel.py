@@ -51,6 +51,9 @@ def test_split_case_tables_give_the_same_findings(tmp_path: Path) -> None:
     for count in (2, 3):
         many = lint_paths([str(tmp_path)], config, jobs=count)
         assert render_json(many) == render_json(one)
+    for count in (1, 2):  # streamed file by file, as the command lints
+        streamed = lint_paths([str(tmp_path)], config, jobs=count, keep_documents=False)
+        assert render_json(streamed) == render_json(one)
     assert any(f.name == "inference-scale-to-zero" and "HPA" in f.message for f in one.findings)
 
 
@@ -233,3 +236,20 @@ def test_a_runtime_created_by_an_argo_step_binds_its_trainjob_in_every_process(t
     several = lint_paths([str(tmp_path)], config, jobs=2)
     assert [f.message for f in several.findings] == [f.message for f in one.findings]
     assert any("its 4 pods (trainer)" in f.message for f in one.findings)
+
+
+def test_a_runtime_created_by_a_workflow_step_is_looked_up_in_every_mode(tmp_path: Path) -> None:
+    """The command streams file by file (and splits files between processes): the runtime an Argo step creates
+    in one file must still be the runtime of a TrainJob in another, as when the whole input is read at once."""
+    table = yaml.safe_load((CASES_DIR / "argo_resource.yaml").read_text())
+    case = next(c for c in table["cases"] if c["name"].startswith("a TrainJob binds to the runtime a workflow"))
+    workflow, trainjob = (p for p in str(case["manifest"]).split("\n---") if p.strip())
+    (tmp_path / "workflow.yaml").write_text(workflow)
+    (tmp_path / "trainjob.yaml").write_text(trainjob.lstrip("-\n"))
+    config = LintConfig(select=("KG201", "KG501"))
+    whole = lint_paths([str(tmp_path)], config)
+    assert whole.findings == []
+    for count in (1, 2):
+        for keep in (True, False):
+            again = lint_paths([str(tmp_path)], config, jobs=count, keep_documents=keep)
+            assert render_json(again) == render_json(whole)

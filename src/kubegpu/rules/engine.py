@@ -260,7 +260,7 @@ def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: Li
         if path is None or kind in (HELM, KUSTOMIZE):
             item = load_source(name, path, kind, config.max_file_bytes, config.render)
             first[index] = item
-            kinds = {doc.kind for doc in item.documents}
+            kinds = {doc.kind for doc in with_embedded(item.documents)}
         elif kind != "dockerfile":
             try:
                 kinds = {kind.decode() for kind in set(_KIND.findall(read_regular(path, config.max_file_bytes)))}
@@ -270,7 +270,8 @@ def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: Li
                 first[index] = load_source(name, path, kind, config.max_file_bytes, config.render)
         if kinds & WHOLE_INPUT_KINDS:
             return None
-    looked_up = [doc for item in first.values() for doc in item.documents if doc.kind in LOOKED_UP_KINDS]
+    # Objects written as text in another (an Argo step that creates a runtime) are looked up like any other.
+    looked_up = [doc for item in first.values() for doc in with_embedded(item.documents) if doc.kind in LOOKED_UP_KINDS]
     return Prepared(first, looked_up)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.manifests import Document, Location, ObjectRef
+from kubegpu.manifests.expand import with_embedded
 from kubegpu.manifests.sources import HELM, KUSTOMIZE
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, NodeTarget, Severity
 from kubegpu.rules.config import LintConfig
@@ -137,7 +138,7 @@ def _portable(share: _Share, loaded: Sequence[LoadedSource], whole: bool) -> lis
             entry[0],
             [
                 (d.source, d.index, d.data, d.prefix, d.start_line, d.line_offset, d.is_json)
-                for d in item.documents
+                for d in (item.documents if whole else with_embedded(item.documents))
                 if whole or d.kind in LOOKED_UP_KINDS
             ],
         )
