@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from kubegpu.manifests import FieldPath
+from kubegpu.manifests.document import child_node
 
 _CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
@@ -64,27 +65,17 @@ class _Lines:
         return found.start(), line_end, found.group(1).rstrip()
 
 
-def _walk(root: yaml.Node | None, path: FieldPath) -> list[tuple[yaml.Node | None, yaml.Node]]:
-    """The (key node or None, node) pairs along `path` from the root, as far as the path exists."""
-    out: list[tuple[yaml.Node | None, yaml.Node]] = []
+def _walk(root: yaml.Node | None, path: FieldPath) -> list[tuple[yaml.Mark | None, yaml.Node]]:
+    """Along `path` from the root, as far as it exists: where each mapping key starts (None for a list item)
+    and the node it leads to (positions are read by `child_node`, as lint's are)."""
+    out: list[tuple[yaml.Mark | None, yaml.Node]] = []
     node = root
     for step in path:
-        if isinstance(node, yaml.MappingNode) and isinstance(step, str):
-            found = next(
-                ((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == step),
-                None,
-            )
-            if found is None:
-                break
-            out.append(found)
-            node = found[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and not isinstance(step, bool):
-            if not 0 <= step < len(node.value):
-                break
-            out.append((None, node.value[step]))
-            node = node.value[step]
-        else:
+        found = None if node is None else child_node(node, step)
+        if found is None:
             break
+        node, mark = found
+        out.append((mark if isinstance(step, str) else None, node))
     return out
 
 
@@ -99,7 +90,7 @@ def _changed_lines(lines: _Lines, op: str, path: FieldPath) -> list[int]:
         key, node = steps[-1]
         found = {node.start_mark.line} if isinstance(node, yaml.ScalarNode) or _flow(node) else set()
         if key is not None:
-            found.add(key.start_mark.line)
+            found.add(key.line)
         return sorted(found)
     prefix = path[:-1]
     steps = _walk(lines.root, prefix)

@@ -111,7 +111,7 @@ class Document:
             return None
         node = _walk(self.node, self.node.start_mark, self.prefix)[0]
         for part in path:
-            step = _child(node, part)
+            step = child_node(node, part)
             if step is None:
                 return None
             node = step[0]
@@ -131,7 +131,7 @@ class Document:
             found = nodes.get(path[:depth])
         node, mark = found
         for i in range(depth, len(path)):
-            step = _child(node, path[i])
+            step = child_node(node, path[i])
             if step is None:
                 break
             node, mark = nodes[path[: i + 1]] = step
@@ -141,15 +141,16 @@ class Document:
 def _walk(node: yaml.Node, mark: yaml.Mark, parts: FieldPath) -> tuple[yaml.Node, yaml.Mark]:
     """The deepest node along `parts` below `node`, and where its field starts."""
     for part in parts:
-        step = _child(node, part)
+        step = child_node(node, part)
         if step is None:
             break
         node, mark = step
     return node, mark
 
 
-def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Mark] | None:
-    """The value node of `part` in a mapping or sequence node and where its field starts (its key), or None."""
+def child_node(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Mark] | None:
+    """The value node of `part` in a mapping or sequence node and where its field starts (its key, or the item),
+    or None; of duplicate keys the last wins, as in the data. Positions and fix-mode comment handling read this."""
     node_type = type(node)
     if node_type is yaml.MappingNode and type(part) is str:
         pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
