@@ -71,3 +71,17 @@ def test_commands_finish_on_special_files_and_go_on(specials: Path, command: str
 def test_cli_runner_on_an_explicit_fifo(specials: Path) -> None:
     result = CliRunner().invoke(app, ["lint", str(specials / "fifo.yaml")])
     assert result.exit_code == 2 and "named pipe" in result.output
+
+
+@pytest.mark.parametrize("name", ["fifo.yaml", "zero.yaml"])
+def test_simulate_and_admit_refuse_special_files(specials: Path, name: str) -> None:
+    """simulate and admit read manifests as lint does: a FIFO or a device is a one-line error, not a hang."""
+    (specials / "cluster.yaml").write_text("nodes:\n- preset: dgx-h100\n  count: 1\n")
+    path = str(specials / name)
+    for args in (
+        ["simulate", "--nodes", str(specials / "cluster.yaml"), "--pods", path],
+        ["admit", path, "--node", "dgx-h100"],
+    ):
+        done = _run(*args, timeout=30)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert name in done.stderr and ("named pipe" in done.stderr or "device" in done.stderr), done.stderr

@@ -108,8 +108,8 @@ def test_kubelet_admission_rejections_are_counted(tmp_path: Path) -> None:
     )
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(
-        "kind: Job\nmetadata: {name: big, annotations: {kubegpu.io/duration: 1h}}\n"
-        "spec: {template: {spec: {containers: [{name: c, resources: {limits: "
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: big, annotations: {kubegpu.io/duration: 1h}}\n"
+        "spec: {template: {spec: {containers: [{name: c, image: trainer, resources: {limits: "
         "{cpu: '8', memory: 64Gi, nvidia.com/gpu: 8}}}]}}}\n"
     )
     result = runner.invoke(
@@ -134,3 +134,18 @@ def test_errors_are_one_line_exit_2(args: list[str]) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert "Traceback" not in result.output
+
+
+def test_a_job_without_apiversion_is_refused_with_its_line(tmp_path: Path) -> None:
+    """Manifests are read as every command reads them: an object the API server would refuse is an input error."""
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text("nodes:\n- preset: dgx-h100\n  count: 1\n")
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: ok}\n"
+        "spec: {template: {spec: {containers: [{name: c, image: t, resources: {limits: {nvidia.com/gpu: 1}}}]}}}\n"
+        "---\nkind: Job\nmetadata: {name: bad}\n"
+    )
+    result = runner.invoke(app, ["simulate", "--nodes", str(spec), "--pods", str(jobs)])
+    assert result.exit_code == 2
+    assert f"{jobs}:6:" in result.output and "has no apiVersion, which the API server requires" in result.output

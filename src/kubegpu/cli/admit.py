@@ -8,19 +8,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from kubegpu.cli.common import EXIT_FINDINGS, EXIT_USAGE, fail
-from kubegpu.errors import InputError, KubegpuError
+from kubegpu.errors import KubegpuError
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.kubelet.pod import input_pods
 from kubegpu.kubelet.remedy import remedy
-from kubegpu.manifests import Document, load_text, read_source
+from kubegpu.manifests import Document
+from kubegpu.manifests.objects import read_objects
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
@@ -126,14 +126,7 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
     of such objects only is no error."""
     per_file: list[tuple[str, Sequence[Document]]] = []
     for name in names:
-        source = read_source(name, None if name == "-" else Path(name), "manifest")
-        if source.text is None:
-            raise InputError(source.error or "cannot read", file=name)
-        loaded = load_text(source.name, source.text)
-        for problem in loaded.problems:
-            if problem.fatal:
-                raise InputError(problem.message, file=problem.file, line=problem.line)
-        per_file.append((name, loaded.documents))
+        per_file.append((name, read_objects(name)))
     found = input_pods(per_file)
     for notice in found.notices:
         typer.echo(f"kubegpu: notice: {notice}", err=True)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
@@ -21,6 +20,7 @@ from kubegpu.manifests import as_mapping, pod_spec, pod_templates, trainjob
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.expand import bind_runtimes, by_kind, with_embedded
+from kubegpu.manifests.objects import read_objects
 from kubegpu.manifests.partial import PartialObject, partial_object
 from kubegpu.scheduler.gpu.state import GpuPod
 from kubegpu.scheduler.tas import Mode, TopologyRequest
@@ -214,42 +214,13 @@ def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
     return read_job_manifests(paths)[0]
 
 
-def _documents(path: Path) -> list[Document]:
-    """The mappings of a YAML stream, each with its node (so that a partial object is named by its line)."""
-    loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
-    try:
-        found: list[Document] = []
-        index = 0
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:
-                continue
-            data = loader.construct_document(node)
-            if isinstance(data, Mapping):
-                found.append(Document(str(path), index, data, node, start_line=node.start_mark.line + 1))
-            index += 1
-        return found
-    finally:
-        loader.dispose()
-
-
 def read_job_manifests(paths: Sequence[Path]) -> tuple[list[Job], list[PartialObject]]:
     """The jobs of the files (load_job_manifests) and the partial objects (patch fragments) skipped, which the
     API server would reject as whole objects (manifests.partial, as lint counts them)."""
     objects: list[Document] = []
     for path in paths:
-        try:
-            found = _documents(path)
-        except OSError as err:
-            raise InputError(f"cannot read: {err.strerror}", file=str(path)) from None
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            raise InputError(
-                f"invalid YAML: {getattr(err, 'problem', err)}",
-                file=str(path),
-                line=(mark.line + 1) if mark is not None else None,
-            ) from None
-        objects.extend(with_embedded(found))  # a job an Argo resource step creates is simulated too
+        # read as every command reads manifests (bad YAML, alias bombs, FIFOs and huge files are refused)
+        objects.extend(with_embedded(read_objects(str(path))))  # a job an Argo resource step creates too
     bind_runtimes(objects, by_kind(objects))  # the same expansion as lint and admit (kubegpu.manifests.expand)
     jobs: list[Job] = []
     fragments: list[PartialObject] = []

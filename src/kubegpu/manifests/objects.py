@@ -1,0 +1,30 @@
+"""The objects of a manifest file a command was given (admit, simulate), read as lint reads files.
+
+One reader, so that every command refuses the same inputs: a file that cannot be read (missing, a FIFO, binary,
+too big), YAML that does not parse, an alias bomb, runaway nesting or an object without its apiVersion or kind
+are an InputError naming the file and line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kubegpu.errors import InputError
+from kubegpu.manifests.document import Document
+from kubegpu.manifests.loader import load_text
+from kubegpu.manifests.sources import read_source
+
+
+def read_objects(name: str) -> list[Document]:
+    """The Kubernetes objects of the file `name` (`-`: standard input), in order, `kind: List` items included."""
+    source = read_source(name, None if name == "-" else Path(name), "manifest")
+    if source.text is None:
+        raise InputError(source.error or "cannot read", file=name)
+    loaded = load_text(source.name, source.text)
+    for problem in loaded.problems:
+        if problem.fatal:
+            raise InputError(problem.message, file=problem.file, line=problem.line)
+        if problem.code == "not-kubernetes-object":  # lint reports and skips it; a command given it cannot use it
+            message = problem.message.removesuffix("; skipped")
+            raise InputError(f"{message}, which the API server requires", file=problem.file, line=problem.line)
+    return loaded.documents
