@@ -89,7 +89,10 @@ def _extra_labels(ctx: RuleContext) -> tuple[str, ...]:
 
 def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str | None:
     """A pod affinity or node selection that keeps the pods under one rack/block/NVLink domain."""
-    affinity = as_mapping(template.spec.get("affinity"))
+    spec = template.spec
+    if spec.get("affinity") is None and spec.get("nodeSelector") is None:
+        return None  # most pods: neither field (the walk below finds nothing in empty ones either)
+    affinity = as_mapping(spec.get("affinity"))
     pod_affinity = as_mapping(affinity.get("podAffinity"))
     terms = list(mapping_items(pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")))
     terms += [
@@ -100,7 +103,7 @@ def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str |
         key = str(term.get("topologyKey") or "")
         if topology_label(key, extra) or key == HOSTNAME:
             return f"podAffinity on {key}"
-    for key, value in as_mapping(template.spec.get("nodeSelector")).items():
+    for key, value in as_mapping(spec.get("nodeSelector")).items():
         if topology_label(str(key), extra):
             return f"nodeSelector {key}={value}"
     node_affinity = as_mapping(affinity.get("nodeAffinity"))
@@ -151,26 +154,29 @@ def _compute_domain_claim(template: PodTemplate, ctx: RuleContext) -> str | None
     return None
 
 
+# KServe copies an LLMInferenceService's leaderworkerset.sigs.k8s.io annotations to its LeaderWorkerSet.
+_EXCLUSIVE_TOPOLOGY = {
+    "LeaderWorkerSet": LWS_TOPOLOGY_ANNOTATIONS,
+    "LLMInferenceService": LWS_TOPOLOGY_ANNOTATIONS,
+    "JobSet": (JOBSET_TOPOLOGY_ANNOTATION,),
+}
+
+
 def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContext) -> str | None:
-    """What keeps this template's pods together, or None."""
+    """What keeps this template's pods together, or None (asked per GPU template: any(map(...)) looks keys up
+    without a generator)."""
     doc = shape.doc
     annotations = template.annotations
-    if any(annotations.get(key) for key in KUEUE_TAS_ANNOTATIONS) and kueue_managed(doc):
+    if any(map(annotations.get, KUEUE_TAS_ANNOTATIONS)) and kueue_managed(doc):
         return "Kueue TAS"
     if is_volcano_job(doc) and as_mapping(get_path(doc.data, ("spec", "networkTopology"))).get("mode"):
         return "Volcano networkTopology"
     job_annotations = object_annotations(doc)
-    if any(job_annotations.get(k) or annotations.get(k) for k in KAI_TOPOLOGY_ANNOTATIONS):
+    if any(map(job_annotations.get, KAI_TOPOLOGY_ANNOTATIONS)) or any(map(annotations.get, KAI_TOPOLOGY_ANNOTATIONS)):
         return "KAI topology placement"
     if doc.kind == "DynamoGraphDeployment" and (domain := _dynamo_pack_domain(doc, template)):
         return f"Dynamo topologyConstraint packDomain {domain}"
-    # KServe copies an LLMInferenceService's leaderworkerset.sigs.k8s.io annotations to its LeaderWorkerSet.
-    exclusive = {
-        "LeaderWorkerSet": LWS_TOPOLOGY_ANNOTATIONS,
-        "LLMInferenceService": LWS_TOPOLOGY_ANNOTATIONS,
-        "JobSet": (JOBSET_TOPOLOGY_ANNOTATION,),
-    }
-    for key in exclusive.get(doc.kind, ()):
+    for key in _EXCLUSIVE_TOPOLOGY.get(doc.kind, ()):
         value = str(job_annotations.get(key) or "")
         if value and not value.startswith("topology.kubernetes.io/"):  # a zone or region is far wider than a rack
             return f"{doc.kind} exclusive topology on {value}"
@@ -193,6 +199,8 @@ def _dynamo_pack_domain(doc: Document, template: PodTemplate) -> str | None:
 
 def _gb200(template: PodTemplate, ctx: RuleContext) -> bool:
     node = ctx.node
+    if node is None and not template.spec.get("nodeSelector"):
+        return False  # nothing to read (the common case: one finding per loose job)
     texts = [str(v).lower() for v in as_mapping(getattr(node, "labels", {})).values()] if node is not None else []
     texts += [f"{k}={v}".lower() for k, v in as_mapping(template.spec.get("nodeSelector")).items()]
     return any(hint in text for text in texts for hint in _GB200_HINTS)
@@ -205,7 +213,7 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
     loose = [t for t in shape.gpu_templates if placement_constraint(shape, t, ctx) is None]
     if not loose:
         return
-    unmanaged = [t for t in loose if any(t.annotations.get(k) for k in KUEUE_TAS_ANNOTATIONS)]
+    unmanaged = [t for t in loose if any(map(t.annotations.get, KUEUE_TAS_ANNOTATIONS))]
     level = TOPOLOGY_LEVEL.read(ctx, "topology-missing")
     fix = None
     if level and doc.kind != "DynamoGraphDeployment":  # Kueue does not manage a Dynamo graph's pods

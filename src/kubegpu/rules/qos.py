@@ -13,7 +13,7 @@ from typing import Any
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, is_mapping, memoised
-from kubegpu.manifests.resources import ResourceValue, accelerator_requests, template_pod
+from kubegpu.manifests.resources import ResourceValue, is_accelerator, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.kserve_supply import Supply, effective, supply
 from kubegpu.rules.options import RuleOption, whole_number
@@ -61,8 +61,9 @@ def _pod_level(template: PodTemplate) -> tuple[_Values, _Values, FieldPath] | No
 
 def _problems(
     requests: _Values, limits: _Values, path: FieldPath, defaulted: Mapping[str, Decimal] | None = None
-) -> tuple[list[str], Fix | None]:
-    """What keeps one set of requests and limits from Guaranteed, and the edits that fix it (if derivable).
+) -> tuple[list[str], list[Edit] | None]:
+    """What keeps one set of requests and limits from Guaranteed, and the edits that fix it (None when no edit
+    can: the caller builds the Fix only when it reports the problems).
 
     `defaulted` are the requests after API defaulting where that is not simply the limit (pod-level requests
     default to the containers' total).
@@ -103,15 +104,23 @@ def _problems(
         if request.quantity.value != limit.quantity.value:
             problems.append(f"{name} request {request.raw} != limit {limit.raw}")
             edits.append(Edit("replace", request.path, limit.raw))
+    return problems, edits if can_fix else None
+
+
+def _equal_fix(edits: list[Edit] | None) -> Fix | None:
     # Adding a limit caps the container; raising a request changes scheduling: both are unsafe.
-    fix = Fix("make requests equal limits (Guaranteed QoS)", Safety.UNSAFE, tuple(edits)) if can_fix else None
-    return problems, fix
+    return (
+        Fix("make requests equal limits (Guaranteed QoS)", Safety.UNSAFE, tuple(edits)) if edits is not None else None
+    )
 
 
 _NOT_GUARANTEED = (
     "the pod is not Guaranteed, so the static CPU manager gives it no exclusive CPUs and the "
     "memory manager no NUMA-local memory"
 )
+
+
+_CONTAINER_KIND_WORDS = {"container": "container", "init": "init container", "sidecar": "sidecar"}
 
 
 def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
@@ -125,7 +134,7 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     guaranteed = qos_class(template) == podmodel.GUARANTEED
     if pod_level is not None:
         model = template_pod(template).resources
-        problems, fix = _problems(*pod_level, model.requests if model is not None else None)
+        problems, pod_edits = _problems(*pod_level, model.requests if model is not None else None)
         if not guaranteed:
             if not pod_level[0] and not pod_level[1]:
                 problems = [
@@ -133,7 +142,11 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
                     "the containers set; remove it"
                 ]
             if problems:
-                yield RawFinding(pod_level[2], f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}", fix)
+                yield RawFinding(
+                    pod_level[2],
+                    f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}",
+                    _equal_fix(pod_edits),
+                )
         else:
             yield RawFinding(
                 pod_level[2],
@@ -161,19 +174,19 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         requests, limits = res.requests, res.limits
         if supplied is not None and supplied.known:
             requests, limits = effective(requests, supplied.requests), effective(limits, supplied.limits)
-        problems, fix = _problems(requests, limits, res.resources_path)
+        problems, own_edits = _problems(requests, limits, res.resources_path)
         if supplied is not None and not supplied.known and problems and not _unequal(res.requests, res.limits):
             undecided.append((container, supplied))  # what the runtime sets decides; nothing written is wrong
             continue
         if supplied is not None and problems:
-            fix = _pin_fix(res)  # KServe's values are not in this file: pin this container's own instead
-        if fix is None:
+            own_edits = _pin_edits(res)  # KServe's values are not in this file: pin this container's own instead
+        if own_edits is None:
             fixable = False
             if not problems:
                 unreadable.append(f"'{_label(container)}'")
         if not problems:
             continue
-        what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
+        what = _CONTAINER_KIND_WORDS[container.kind]
         source = (
             f"; KServe fills in what it leaves out from {supplied.source}"
             if supplied is not None and supplied.known
@@ -182,8 +195,8 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         parts.append(f"{what} '{_label(container)}' ({'; '.join(problems)}{source})")
         if anchor is None:
             anchor = res.resources_path if "resources" in container.data else container.path
-        if fix is not None:
-            edits.extend(fix.edits)
+        if own_edits is not None:
+            edits.extend(own_edits)
     if anchor is None:
         if undecided:
             container, supplied = undecided[0]
@@ -214,9 +227,10 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     yield RawFinding(anchor, f"{', '.join(parts)}: {_NOT_GUARANTEED}{hint}", fix_all)
 
 
-def _pin_fix(res: Any) -> Fix | None:
+def _pin_edits(res: Any) -> list[Edit] | None:
     """Equal cpu and memory requests and limits written on the container itself, so that nothing KServe adds
-    (default resources, a ServingRuntime's) decides its QoS; None when a value is missing or not positive."""
+    (default resources, a ServingRuntime's) decides its QoS; None when a value is missing or not positive, or when
+    nothing needs writing."""
     edits: list[Edit] = []
     for name in _QOS_RESOURCES:
         request, limit = res.requests.get(name), res.limits.get(name)
@@ -229,7 +243,7 @@ def _pin_fix(res: Any) -> Fix | None:
             edits.append(Edit("add", (*res.resources_path, "requests", name), chosen.raw))
         elif limit is not None and request.quantity != limit.quantity:
             edits.append(Edit("replace", request.path, limit.raw))
-    return Fix("make requests equal limits (Guaranteed QoS)", Safety.UNSAFE, tuple(edits)) if edits else None
+    return edits or None
 
 
 def _unequal(requests: _Values, limits: _Values) -> bool:
@@ -328,10 +342,18 @@ def _full_pcpus_only_off(ctx: RuleContext) -> bool:
     return not (isinstance(options, Mapping) and str(options.get("full-pcpus-only")).lower() == "true")
 
 
-def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+def _smt_check(ctx: RuleContext) -> tuple[int, bool] | None:
+    """The SMT level to check against and whether it is assumed; None when the run checks nothing (one thread
+    per core, or a kubelet configuration that accepts odd counts)."""
     smt, assumed = _smt_level(ctx)
-    if smt < 2 or _pod_level(template) is not None or _full_pcpus_only_off(ctx):
+    return None if smt < 2 or _full_pcpus_only_off(ctx) else (smt, assumed)
+
+
+def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    check = memoised(ctx, "qos.smt_check", _smt_check, ctx)  # the run's options and kubelet: read once per run
+    if check is None or _pod_level(template) is not None:
         return  # pods with pod-level resources get no exclusive CPUs, so no SMT alignment check either
+    smt, assumed = check
     for container, res, value in _cpu_value(ctx, template):
         if value != value.to_integral_value() or int(value) % smt == 0:
             continue
@@ -368,10 +390,11 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
 
 def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     """Extended resources: integer, limit required, request equal to limit (API validation)."""
+    prefixes = ctx.accelerator_resources
     for container, res in all_container_resources(template):
-        accelerators = accelerator_requests(res, ctx.accelerator_resources)
-        accel_requests = {k: v for k, v in res.requests.items() if k in accelerators}
-        accel_limits = {k: v for k, v in res.limits.items() if k in accelerators}
+        # (the one accelerator test, asked per entry: this rule alone reads the container's accelerator entries)
+        accel_requests = {k: v for k, v in res.requests.items() if is_accelerator(k, prefixes)}
+        accel_limits = {k: v for k, v in res.limits.items() if is_accelerator(k, prefixes)}
         for name, request in accel_requests.items():
             limit = accel_limits.get(name)
             if limit is None:
