@@ -143,9 +143,12 @@ class JobShape:
         return ", ".join(dict.fromkeys(names))
 
 
+_SHAPED_KINDS = JOB_KINDS | SERVING_KINDS
+
+
 def job_shape(doc: Document, ctx: RuleContext) -> JobShape | None:
     """The job's shape when it is a GPU workload of a distributed kind with a known pod count; else None."""
-    if doc.kind not in JOB_KINDS and doc.kind not in SERVING_KINDS:
+    if doc.kind not in _SHAPED_KINDS:
         return None
     accelerators = tuple(ctx.accelerator_resources)
     # Three rules ask for each document: the shape is worked out once and kept with it.
@@ -159,7 +162,7 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
     templates = tuple(pod_templates(doc))
     if not templates:
         return None
-    gpu = tuple(t for t in templates if uses_accelerators(t, accelerators))
+    gpu = tuple([t for t in templates if uses_accelerators(t, accelerators)])
     if not gpu:
         return None
     if kind in ("RayCluster", "RayService"):
@@ -261,10 +264,10 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
         total = max(2, sum(c or 1 for c in counts))
         gpu_total = max(2, sum(t.replicas or 1 for t in gpu))
         return JobShape(doc, templates, gpu, total, gpu_total, "its pods", f"{where}: {value}")
-    if any(c is None for c in counts):
+    if None in counts:
         return None
-    total = sum(c for c in counts if c is not None)
-    gpu_total = sum(t.replicas or 0 for t in gpu)
+    total = sum([c for c in counts if c is not None])
+    gpu_total = sum([t.replicas or 0 for t in gpu])
     return JobShape(doc, templates, gpu, total, gpu_total, f"its {total} pods")
 
 
