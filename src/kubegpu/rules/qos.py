@@ -13,7 +13,7 @@ from typing import Any
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, is_mapping, memoised
-from kubegpu.manifests.resources import ResourceValue, is_accelerator, template_pod
+from kubegpu.manifests.resources import ResourceValue, container_resources, is_accelerator, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.kserve_supply import Supply, effective, supply
 from kubegpu.rules.options import RuleOption, whole_number
@@ -158,8 +158,9 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
                 Severity.INFO,
             )
         return
-    supplies = {container.path: supply(template, container) for container in template.containers}
-    if guaranteed and not any(supplies.values()):
+    containers = template.containers
+    supplies = [supply(template, container) for container in containers]  # in the order of the containers
+    if guaranteed and not any(supplies):
         return  # the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod
     # One finding per pod template naming every container that breaks Guaranteed QoS; its fix covers them all
     # (init containers and sidecars included) or is withheld, since a partial fix leaves the pod Burstable.
@@ -169,8 +170,8 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     anchor: FieldPath | None = None
     fixable = True
     unreadable: list[str] = []
-    for container, res in all_container_resources(template):
-        supplied = supplies[container.path]
+    for container, supplied in zip(containers, supplies, strict=True):
+        res = container_resources(container)
         requests, limits = res.requests, res.limits
         if supplied is not None and supplied.known:
             requests, limits = effective(requests, supplied.requests), effective(limits, supplied.limits)
