@@ -386,11 +386,10 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
                 f"its runtime '{runtime}' is not in the input: it is a gang only if that runtime "
                 "sets podGroupPolicy (coscheduling or volcano)",
             )
-    labels = object_labels(doc)
-    if doc.kind in RAY_KINDS and (
-        labels.get(RAY_SCHEDULER_LABEL) or labels.get(VOLCANO_QUEUE_LABEL) or labels.get(RAY_GANG_LABEL) == "true"
-    ):
-        return GangVerdict("KubeRay batch scheduler (it creates the PodGroup)")
+    if doc.kind in RAY_KINDS:
+        labels = object_labels(doc)
+        if labels.get(RAY_SCHEDULER_LABEL) or labels.get(VOLCANO_QUEUE_LABEL) or labels.get(RAY_GANG_LABEL) == "true":
+            return GangVerdict("KubeRay batch scheduler (it creates the PodGroup)")
     natives = [native_group(t) for t in templates]
     if all(natives):
         basic = [ref for ref in natives if ref is not None and _native_policy(ref, doc, ctx) == "basic"]
@@ -415,9 +414,10 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
         )
     if len(schedulers) == 1 and schedulers <= OPERATOR_GANG_SCHEDULERS and doc.kind in KUBEFLOW_KINDS:
         return GangVerdict(f"the operator's PodGroup for {next(iter(schedulers))}")
-    partial = [t for t, ref in zip(templates, refs, strict=True) if ref is None]
-    if any(refs) and partial:
-        return GangVerdict(None, f"only some roles join a PodGroup; {shape.roles(partial)} do not")
+    if any(refs):
+        partial = [t for t, ref in zip(templates, refs, strict=True) if ref is None]
+        if partial:
+            return GangVerdict(None, f"only some roles join a PodGroup; {shape.roles(partial)} do not")
     if VOLCANO_SCHEDULER in schedulers:
         return GangVerdict(
             None,
