@@ -13,7 +13,7 @@ from typing import Any
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, is_mapping, memoised
-from kubegpu.manifests.resources import ResourceValue, container_resources, is_accelerator, template_pod
+from kubegpu.manifests.resources import ResourceValue, accelerator_requests, container_resources, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.kserve_supply import Supply, effective, supply
 from kubegpu.rules.options import RuleOption, whole_number
@@ -391,11 +391,10 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
 
 def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     """Extended resources: integer, limit required, request equal to limit (API validation)."""
-    prefixes = ctx.accelerator_resources
     for container, res in all_container_resources(template):
-        # (the one accelerator test, asked per entry: this rule alone reads the container's accelerator entries)
-        accel_requests = {k: v for k, v in res.requests.items() if is_accelerator(k, prefixes)}
-        accel_limits = {k: v for k, v in res.limits.items() if is_accelerator(k, prefixes)}
+        accelerators = accelerator_requests(res, ctx.accelerator_resources)
+        accel_requests = {k: v for k, v in res.requests.items() if k in accelerators}
+        accel_limits = {k: v for k, v in res.limits.items() if k in accelerators}
         for name, request in accel_requests.items():
             limit = accel_limits.get(name)
             if limit is None:
