@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegpu.manifests.placeholders import COUNT_FIELDS, is_placeholder, templated_counts
+from kubegpu.manifests.loader import load_text
+from kubegpu.manifests.placeholders import COUNT_FIELDS, is_placeholder, may_hold_placeholders, templated_counts
 
 _KEYS = st.sampled_from([*sorted(COUNT_FIELDS), "metadata", "status", "spec", "template", "workers"])
 _VALUES = st.sampled_from(["$N", "${NODES}", "$(N)", "{{ .Values.n }}", "<n>", "4", 4, None, "plain"])
@@ -46,3 +49,36 @@ def test_templated_counts_match_the_plain_definition(tree: Any) -> None:
 def test_counts_under_metadata_and_status_do_not_count() -> None:
     spec = {"replicas": "$N", "metadata": {"replicas": "$M"}, "workers": [{"status": {"size": "$S"}, "size": "${S}"}]}
     assert templated_counts(spec, ("spec",)) == (("spec.replicas", "$N"), ("spec.workers.0.size", "${S}"))
+
+
+_COUNT_VALUES = st.one_of(
+    st.integers(0, 64),
+    st.text(alphabet="$<>{}()_ABCPLACEHOLDERxyz09 \\\"'", max_size=12),
+    st.sampled_from(["$N", "${N}", "$(N)", "<n>", "{{ .Values.n }}", "PLACEHOLDER_N", "\\x24N", "\\u0024N"]),
+)
+
+
+@given(
+    st.dictionaries(st.sampled_from([*sorted(COUNT_FIELDS), "spec", "template", "name"]), _COUNT_VALUES, max_size=4),
+    st.sampled_from(["plain", "double-quoted", "json"]),
+)
+def test_text_without_placeholder_syntax_has_no_templated_count(fields: dict[str, object], style: str) -> None:
+    """The loader marks objects read from text without placeholder syntax; they hold no templated count."""
+    spec = {"replicatedJobs": [{"template": {"spec": dict(fields)}}], **fields}
+    obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": spec}
+    if style == "json":
+        text = json.dumps(obj)
+    else:
+        text = yaml.safe_dump(obj, default_style='"' if style == "double-quoted" else None)
+    docs = load_text("j.yaml", text).documents
+    assert len(docs) == 1
+    if docs[0].placeholder_free:
+        assert templated_counts(docs[0].data.get("spec"), ("spec",)) == ()
+    assert docs[0].placeholder_free == (not may_hold_placeholders(text))
+
+
+def test_an_escape_that_writes_a_placeholder_is_not_placeholder_free() -> None:
+    text = 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {parallelism: "\\x24NODES"}\n'
+    doc = load_text("j.yaml", text).documents[0]
+    assert doc.data["spec"]["parallelism"] == "$NODES" and not doc.placeholder_free
+    assert templated_counts(doc.data["spec"], ("spec",)) == (("spec.parallelism", "$NODES"),)

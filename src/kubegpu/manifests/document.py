@@ -70,6 +70,9 @@ class Document:
     # Where an object read from text inside another object came from, in words (an Argo resource template's
     # manifest); '' for objects of the file itself. Findings on such objects say so and carry no fix.
     embedded_in: str = ""
+    # True when the text it was read from holds no placeholder syntax at all (`manifests.placeholders`): walks
+    # looking for placeholders can then be skipped. False (unknown) for objects built otherwise.
+    placeholder_free: bool = False
     _nodes: dict[FieldPath, tuple[yaml.Node, yaml.Mark]] = field(default_factory=dict, repr=False)
     _locations: dict[FieldPath, Location] = field(default_factory=dict, repr=False)
     # What every rule asks first, read once when the document is made (the data is not changed afterwards).

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from kubegpu.manifests.document import Document
+from kubegpu.manifests.placeholders import may_hold_placeholders
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -267,6 +268,9 @@ def load_text(name: str, text: str, *, max_expanded_nodes: int = DEFAULT_MAX_EXP
             break
         offset_line += remaining.count("\n", 0, match.start())
         remaining = remaining[match.start() :]
+    if not may_hold_placeholders(text):
+        for doc in result.documents:
+            doc.placeholder_free = True
     return result
 
 

@@ -24,6 +24,16 @@ _ANY_FIELD = re.compile(
 _IMAGE_EXTRA = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{2,}[A-Z0-9]*")
 
 
+# Every placeholder above holds one of these, and so does a YAML or JSON escape that could write one.
+_SYNTAX = ("$", "<", "{{", "PLACEHOLDER", "\\")
+
+
+def may_hold_placeholders(text: str) -> bool:
+    """Whether a manifest's text could hold a field placeholder (`$VAR`, `<slot>`, `{{ }}`, `PLACEHOLDER_X`, or an
+    escape that writes one); the upper-case words only images treat as slots are not looked for."""
+    return any(mark in text for mark in _SYNTAX)
+
+
 def placeholders_in(value: Any, image: bool = False) -> tuple[str, ...]:
     """The placeholders a string value holds, in order; () for anything else."""
     if not isinstance(value, str):

@@ -169,7 +169,7 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
         cluster = as_mapping(get_path(doc.data, ("spec", "rayClusterConfig") if kind == "RayService" else ("spec",)))
         if cluster.get("enableInTreeAutoscaling") is True:
             return None  # the autoscaler adds workers as tasks need them: the cluster never needs them all at once
-        templated = bool(templated_counts(cluster, ("spec",)))
+        templated = not doc.placeholder_free and bool(templated_counts(cluster, ("spec",)))
         if not templated and (sum(t.replicas or 0 for t in gpu) < 2 or not _ray_spans_nodes(doc, cluster)):
             return None  # independent Serve replicas or a general-purpose cluster: no program spans its workers
     if kind == "StatefulSet":
@@ -257,7 +257,9 @@ def _job_shape(doc: Document, accelerators: tuple[str, ...]) -> JobShape | None:
             f"each model replica's {nodes} pods (one LeaderWorkerSet group)",
         )
     counts = [t.replicas for t in templates]
-    slots = templated_counts(doc.data.get("spec"), ("spec",)) if is_mapping(doc.data) else ()
+    slots = (
+        templated_counts(doc.data.get("spec"), ("spec",)) if is_mapping(doc.data) and not doc.placeholder_free else ()
+    )
     if slots:
         # A templated pod count (replicas: $NUM_NODES): check the job as if it rendered to 2 pods, and say so.
         where, value = slots[0]
