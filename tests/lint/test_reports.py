@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from importlib import resources
@@ -9,12 +10,14 @@ from importlib import resources
 import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.console import Console
 
 from kubegpu.manifests import Location, ObjectRef
 from kubegpu.report.findings_github import render_github
 from kubegpu.report.findings_json import LineMemo, finding_line, finding_to_dict, render_json
 from kubegpu.report.findings_junit import render_junit
 from kubegpu.report.findings_sarif import render_sarif
+from kubegpu.report.findings_text import render_text, write_text
 from kubegpu.rules import Finding, Fix, Safety, Severity, lint_text
 
 TEXT = """\
@@ -115,3 +118,60 @@ def test_json_report_parses() -> None:
     payload = json.loads(render_json(result))
     assert payload["summary"]["findings"] == len(result.findings) > 0
     assert payload["findings"] == [finding_to_dict(f) for f in result.findings]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(min_size=1, max_size=60),
+            st.sampled_from(list(Severity)),
+            st.booleans(),
+            st.lists(st.one_of(st.text(max_size=8), st.integers(0, 9)), max_size=3),
+        ),
+        max_size=6,
+    )
+)
+def test_plain_text_report_is_what_rich_prints_without_a_terminal(
+    findings: list[tuple[str, Severity, bool, list[str | int]]],
+) -> None:
+    """The plain writer (pipes, CI logs) and rich (a terminal) print one model of the report: without a terminal,
+    rich prints exactly the plain text, whatever the messages hold (markup-like brackets included)."""
+    result = lint_text("d.yaml", TEXT)
+    result.findings[:] = [
+        Finding(
+            "KG101",
+            "gpu-pod-not-guaranteed",
+            severity,
+            message,
+            Location("d.yaml", 3, 1, tuple(path)),
+            ObjectRef("Pod", "p[x]", None),
+            Fix("fix it", Safety.SAFE, ()) if fixable else None,
+        )
+        for message, severity, fixable, path in findings
+    ]
+    plain: list[str] = []
+    write_text(result, plain.append, verbose=True)
+    buffer = io.StringIO()
+    render_text(result, Console(file=buffer, soft_wrap=True, width=100_000, emoji=False), verbose=True)
+    assert "".join(plain) == buffer.getvalue()
+
+
+def test_text_report_leaves_out_control_characters_from_the_input() -> None:
+    """A value with an escape sequence or a carriage return cannot rewrite what a terminal or CI log shows."""
+    result = lint_text("d.yaml", TEXT)
+    finding = result.findings[0]
+    result.findings[:] = [
+        Finding(
+            finding.code,
+            finding.name,
+            finding.severity,
+            "image '\x1b[2Kok\rfake' is\tpinned",
+            finding.location,
+            finding.obj,
+        )
+    ]
+    plain: list[str] = []
+    write_text(result, plain.append)
+    text = "".join(plain)
+    assert "\x1b" not in text and "\r" not in text and "\t" not in text  # tabs expanded, as rich does
+    assert "image '[2Kokfake' is" in text and "pinned" in text

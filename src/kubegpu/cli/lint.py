@@ -176,13 +176,14 @@ def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose
     if output is OutputFormat.text:
         import sys
 
-        from rich.console import Console
-
         from kubegpu.report import findings_text
 
-        # Not a terminal (CI logs, pipes): never wrap lines, whatever COLUMNS says.
-        console = Console(soft_wrap=False) if sys.stdout.isatty() else Console(soft_wrap=True, width=100_000)
-        findings_text.render_text(result, console, verbose=verbose)
+        if not sys.stdout.isatty():  # CI logs, pipes, files: plain lines, never wrapped, whatever COLUMNS says
+            findings_text.write_text(result, sys.stdout.write, verbose=verbose)
+            return
+        from rich.console import Console
+
+        findings_text.render_text(result, Console(soft_wrap=False), verbose=verbose)
         return
     if verbose:
         for skipped in result.skipped:

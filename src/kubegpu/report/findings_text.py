@@ -1,18 +1,52 @@
-"""Human report of lint findings with rich: grouped by file, each with the offending line."""
+"""Human report of lint findings: grouped by file, each with the offending line.
+
+One model of the report's lines (text segments with their style) serves two writers: plain text for pipes, CI
+logs and files (as fast as the JSON report), and rich, with colours, for a terminal.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING
 
 from kubegpu.manifests import read_regular
 from kubegpu.rules import Finding, LintResult
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 _SOURCE_MAX_BYTES = 256 * 1024 * 1024
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_BATCH = 512  # lines per write: one write per line cost as much as making it
+
+
+# Control characters a manifest's text may carry (a carriage return, an escape sequence): printed as such they
+# would rewrite what a terminal or CI log shows, so the report leaves them out (tabs and newlines stay).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _clean(text: str) -> str:
+    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
+
+
+@dataclass(frozen=True)
+class ReportLine:
+    """One line of the report: text segments with their rich style ("" for none), and how rich prints it."""
+
+    segments: tuple[tuple[str, str], ...]
+    highlight: bool = True  # rich's highlighting of numbers and strings (a terminal only)
+    soft_wrap: bool = False
+    markup: bool = True
+
+    @property
+    def text(self) -> str:
+        """The line as plain text, tabs expanded as rich expands them."""
+        text = "".join(text for text, _style in self.segments)
+        return text.expandtabs(8) if "\t" in text else text
 
 
 def _source_line(file: str, line: int, cache: dict[str, list[str]]) -> str | None:
@@ -26,44 +60,86 @@ def _source_line(file: str, line: int, cache: dict[str, list[str]]) -> str | Non
     return lines[line - 1] if 0 < line <= len(lines) else None
 
 
-def render_text(result: LintResult, console: Console, show_source: bool = True, verbose: bool = False) -> None:
+def report_lines(result: LintResult, show_source: bool = True, verbose: bool = False) -> Iterator[ReportLine]:
+    """The report, line by line: each file, its findings (position, severity, rule, object, message, field path
+    and source line), then the summary."""
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in result.findings:
         by_file[finding.location.file].append(finding)
     cache: dict[str, list[str]] = {}
     for file, findings in by_file.items():
-        console.print(f"[bold]{escape(file)}[/bold]")
+        yield ReportLine(((_clean(file), "bold"),))
         for f in findings:
-            style = _STYLE[f.severity.value]
+            severity = f.severity.value
             obj = "" if f.obj is None else f" {f.obj.kind}/{f.obj.name}" if f.obj.name else f" {f.obj.kind}"
-            fixable = " [dim](fixable)[/dim]" if f.fix else ""
-            console.print(
-                f"  {f.location.line}:{f.location.column} [{style}]{f.severity.value}[/{style}] "
-                f"[bold]{f.code}[/bold] {f.name}{escape(obj)}{fixable}"
+            obj = _clean(obj)
+            yield ReportLine(
+                (
+                    (f"  {f.location.line}:{f.location.column} ", ""),
+                    (severity, _STYLE[severity]),
+                    (" ", ""),
+                    (f.code, "bold"),
+                    (f" {f.name}{obj}", ""),
+                    *(((" ", ""), ("(fixable)", "dim")) if f.fix else ()),
+                )
             )
-            console.print(f"    {escape(f.message)}", soft_wrap=True)
+            yield ReportLine(((f"    {_clean(f.message)}", ""),), soft_wrap=True)
             if f.location.path:
-                console.print(f"    [dim]at {escape(f.location.dotted_path)}[/dim]")
+                yield ReportLine((("    ", ""), (f"at {_clean(f.location.dotted_path)}", "dim")))
             line = _source_line(file, f.location.line, cache) if show_source else None
             if line is not None:
-                console.print(f"    [dim]{f.location.line:>5} |[/dim] {escape(line)}", soft_wrap=True)
+                yield ReportLine(
+                    (("    ", ""), (f"{f.location.line:>5} |", "dim"), (f" {_clean(line)}", "")), soft_wrap=True
+                )
     counts: dict[str, int] = defaultdict(int)
     for f in result.findings:
         counts[f.severity.value] += 1
     summary = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s]) or "no findings"
     n_fixable = sum(1 for f in result.findings if f.fix)
-    console.print(
-        f"\n{result.files} file(s), {result.documents} object(s), {result.gpu_templates} GPU pod template(s): "
-        f"{summary}"
-        + (f"; {n_fixable} fixable with `kubegpu fix`" if n_fixable else "")
-        + (f"; {result.suppressed} suppressed" if result.suppressed else ""),
+    yield ReportLine(
+        (
+            (
+                f"\n{result.files} file(s), {result.documents} object(s), {result.gpu_templates} GPU pod template(s): "
+                f"{summary}"
+                + (f"; {n_fixable} fixable with `kubegpu fix`" if n_fixable else "")
+                + (f"; {result.suppressed} suppressed" if result.suppressed else ""),
+                "",
+            ),
+        ),
         highlight=False,
     )
-    for line in skipped_summary(result):
-        console.print(line, highlight=False, markup=False)
+    for text in skipped_summary(result):
+        yield ReportLine(((_clean(text), ""),), highlight=False, markup=False)
     if verbose:
         for skipped in result.skipped:
-            console.print(f"  skipped {skipped.file}: {skipped.reason}", highlight=False, markup=False)
+            line = _clean(f"  skipped {skipped.file}: {skipped.reason}")
+            yield ReportLine(((line, ""),), highlight=False, markup=False)
+
+
+def write_text(result: LintResult, write: Callable[[str], object], verbose: bool = False) -> None:
+    """The report as plain text (no colours, no wrapping), a few hundred lines per write."""
+    batch: list[str] = []
+    for line in report_lines(result, verbose=verbose):
+        batch.append(line.text)
+        if len(batch) >= _BATCH:
+            write("\n".join(batch) + "\n")
+            batch.clear()
+    if batch:
+        write("\n".join(batch) + "\n")
+
+
+def render_text(result: LintResult, console: Console, show_source: bool = True, verbose: bool = False) -> None:
+    """The report on a rich console (a terminal: colours, and long lines wrapped where they may be)."""
+    from rich.markup import escape
+
+    for line in report_lines(result, show_source, verbose):
+        if not line.markup:
+            console.print(line.text, highlight=line.highlight, markup=False)
+            continue
+        markup = "".join(
+            f"[{style}]{escape(text)}[/{style}]" if style else escape(text) for text, style in line.segments
+        )
+        console.print(markup, highlight=line.highlight, soft_wrap=line.soft_wrap)
 
 
 def skipped_summary(result: LintResult) -> list[str]:
