@@ -46,7 +46,26 @@ class ReportLine:
     def text(self) -> str:
         """The line as plain text, tabs expanded as rich expands them."""
         text = "".join(text for text, _style in self.segments)
-        return text.expandtabs(8) if "\t" in text else text
+        return _expand_tabs(text) if "\t" in text else text
+
+
+def _expand_tabs(text: str, size: int = 8) -> str:
+    """Tabs as spaces to the next multiple of `size` terminal cells (wide and zero-width characters counted as a
+    terminal shows them, as rich does)."""
+    from rich.cells import cell_len
+
+    lines = []
+    for line in text.split("\n"):
+        out: list[str] = []
+        column = 0
+        for part in line.split("\t")[:-1]:
+            column += cell_len(part) + 1
+            pad = -column % size
+            out.append(part + " " * (1 + pad))
+            column += pad
+        out.append(line.rsplit("\t", 1)[-1] if "\t" in line else line)
+        lines.append("".join(out))
+    return "\n".join(lines)
 
 
 def _source_line(file: str, line: int, cache: dict[str, list[str]]) -> str | None:
@@ -66,8 +85,8 @@ def report_lines(result: LintResult, show_source: bool = True, verbose: bool = F
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in result.findings:
         by_file[finding.location.file].append(finding)
-    cache: dict[str, list[str]] = {}
     for file, findings in by_file.items():
+        cache: dict[str, list[str]] = {}  # this file's lines only: a monorepo's files are never all held at once
         yield ReportLine(((_clean(file), "bold"),))
         for f in findings:
             severity = f.severity.value
@@ -129,17 +148,15 @@ def write_text(result: LintResult, write: Callable[[str], object], verbose: bool
 
 
 def render_text(result: LintResult, console: Console, show_source: bool = True, verbose: bool = False) -> None:
-    """The report on a rich console (a terminal: colours, and long lines wrapped where they may be)."""
-    from rich.markup import escape
+    """The report on a rich console (a terminal: colours, and long lines wrapped where they may be). Lines are
+    built as rich Text, never parsed as markup, so what the input holds is printed as it is."""
+    from rich.text import Text
 
     for line in report_lines(result, show_source, verbose):
-        if not line.markup:
-            console.print(line.text, highlight=line.highlight, markup=False)
-            continue
-        markup = "".join(
-            f"[{style}]{escape(text)}[/{style}]" if style else escape(text) for text, style in line.segments
-        )
-        console.print(markup, highlight=line.highlight, soft_wrap=line.soft_wrap)
+        text = Text.assemble(*((part, style) if style else part for part, style in line.segments))
+        if line.highlight and console.highlighter is not None:
+            text = console.highlighter(text)
+        console.print(text, soft_wrap=line.soft_wrap)
 
 
 def skipped_summary(result: LintResult) -> list[str]:
