@@ -72,7 +72,15 @@ _RAY_HF_HINT = re.compile(
 )
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _LOCAL_CACHE_KINDS = frozenset({"LocalModelCache", "ClusterLocalModel"})
-_SERVER_HINT = re.compile(r"vllm|text-generation|sglang|triton|nvcr\.io/nim/|llm-d")
+# Words that make a container worth recognising; plain substring tests (no regex alternation scan) because
+# every GPU container is tested and most match none.
+_SERVER_HINTS = ("vllm", "text-generation", "sglang", "triton", "nvcr.io/nim/", "llm-d")
+_LOADER_HINTS = ("from_pretrained", "snapshot_download", "hf_hub_download", "pipeline(")
+_LLM_CALL = re.compile(r"\bllm\(")
+# Server command lines; searched only when a plain substring test finds the server's name first.
+_VLLM_COMMAND = re.compile(r"\bvllm\s+serve\b|vllm\.entrypoints")
+_SGLANG_COMMAND = re.compile(r"\bsglang\s+serve\b")
+_TRITON_COMMAND = re.compile(r"\btritonserver\b|triton_model_repo|--model-repository")
 _OBJECT_URI = re.compile(r"(?:s3|gs|az)://[^\s\"',}]+")
 # Python model loaders in a command, args or block scalar: the call and its first literal argument, if any.
 _LOADER = re.compile(
@@ -80,7 +88,6 @@ _LOADER = re.compile(
     r"(?:(?:repo_id|pretrained_model_name_or_path|model|task)\s*=\s*)?(?:[\"'](?P<model>[^\"'\s]+)[\"'])?"
 )
 _PIPELINE_MODEL = re.compile(r"\bpipeline\([^)]*?\bmodel\s*=\s*[\"'](?P<model>[^\"'\s]+)[\"']")
-_LOADER_HINT = re.compile(r"from_pretrained|snapshot_download|hf_hub_download|\bllm\(|pipeline\(")
 
 
 @dataclass(frozen=True)
@@ -115,7 +122,6 @@ class Server:
 
 _SHELL_SPECIAL = ("'", '"', "\\", "#")  # shlex.split treats nothing else specially (whitespace aside)
 _SHLEX_SPACE = re.compile(r"[ \t\r\n]+")  # shlex's whitespace
-_ANY_SPACE = re.compile(r"\s")  # str.isspace's characters
 
 
 def _tokens(container: ContainerRef) -> list[Token]:
@@ -129,7 +135,7 @@ def _tokens(container: ContainerRef) -> list[Token]:
             if not isinstance(item, (str, int, float)):
                 continue
             text = str(item)
-            if _ANY_SPACE.search(text.strip()):
+            if len(text.split(None, 1)) > 1:  # whitespace between words (a script); cheaper than a regex
                 script = text.replace("\\\n", " ")
                 if not any(c in script for c in _SHELL_SPECIAL):
                     words = [w for w in _SHLEX_SPACE.split(script) if w]  # what shlex would give, faster
@@ -149,25 +155,38 @@ def _raw_text(container: ContainerRef) -> str:
     for field in ("command", "args"):
         items = container.data.get(field)
         if isinstance(items, list):
-            parts.extend(str(item) for item in items)
+            parts.extend(map(str, items))
     return " ".join(parts).lower()
 
 
-def _flag(tokens: Sequence[Token], *names: str) -> Token | None:
-    """The value of `--name value` or `--name=value` (underscores and dashes are the same), first occurrence."""
-    wanted = {n.replace("_", "-") for n in names}
+def _flags(tokens: Sequence[Token]) -> dict[str, tuple[int, Token]]:
+    """Each flag's first value, by name (underscores as dashes), with its position: `--name value` (the next word,
+    unless it is a flag) or `--name=value`. Read once per container; `_flag` looks names up in it."""
+    found: dict[str, tuple[int, Token]] = {}
+    last = len(tokens) - 1
     for i, token in enumerate(tokens):
         word = token.text
         if not word.startswith("--"):
             continue
         key, eq, value = word.partition("=")
-        if key.replace("_", "-") not in wanted:
+        key = key.replace("_", "-")
+        if key in found:
             continue
         if eq:
-            return Token(value, token.field)
-        if i + 1 < len(tokens) and not tokens[i + 1].text.startswith("--"):
-            return tokens[i + 1]
-    return None
+            found[key] = (i, Token(value, token.field))
+        elif i < last and not tokens[i + 1].text.startswith("--"):
+            found[key] = (i, tokens[i + 1])
+    return found
+
+
+def _flag(flags: Mapping[str, tuple[int, Token]], *names: str) -> Token | None:
+    """The value of `--name value` or `--name=value` (underscores and dashes are the same), first occurrence."""
+    first: tuple[int, Token] | None = None
+    for name in names:
+        entry = flags.get(name.replace("_", "-"))
+        if entry is not None and (first is None or entry[0] < first[0]):
+            first = entry
+    return None if first is None else first[1]
 
 
 def _env(container: ContainerRef) -> tuple[dict[str, str], dict[str, int]]:
@@ -221,13 +240,13 @@ def _server_name(container: ContainerRef, tokens: Sequence[Token]) -> str | None
     text = " ".join(t.text for t in tokens).lower()
     if "llm-d" in image:
         return "llm-d (vLLM)"
-    if "vllm" in image or re.search(r"\bvllm\s+serve\b|vllm\.entrypoints", text):
+    if "vllm" in image or ("vllm" in text and _VLLM_COMMAND.search(text)):
         return "vLLM"
     if "text-generation-inference" in image or "text-generation-launcher" in text:
         return "TGI"
-    if "sglang" in image or "sglang.launch_server" in text or re.search(r"\bsglang\s+serve\b", text):
+    if "sglang" in image or "sglang.launch_server" in text or ("sglang" in text and _SGLANG_COMMAND.search(text)):
         return "SGLang"
-    if "tritonserver" in image or re.search(r"\btritonserver\b|triton_model_repo|--model-repository", text):
+    if "tritonserver" in image or (("triton" in text or "--model-repository" in text) and _TRITON_COMMAND.search(text)):
         return "Triton"
     if image.startswith("nvcr.io/nim/"):
         return "NIM"
@@ -237,6 +256,18 @@ def _server_name(container: ContainerRef, tokens: Sequence[Token]) -> str | None
 def _home(container: ContainerRef, template: PodTemplate) -> str:
     image = str(container.data.get("image") or "").lower()
     return "/home/ray" if template.kind in ("RayService", "RayCluster") or "rayproject/" in image else "/root"
+
+
+def _mentions(text: str, words: Sequence[str]) -> bool:
+    for word in words:  # noqa: SIM110  # a plain loop: any() over a generator costs twice as much per container
+        if word in text:
+            return True
+    return False
+
+
+def _mentions_loader(text: str) -> bool:
+    """A Python model loader's name in lower-cased text (`llm(` only as a whole word)."""
+    return _mentions(text, _LOADER_HINTS) or ("llm(" in text and _LLM_CALL.search(text) is not None)
 
 
 def recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
@@ -252,16 +283,17 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     raw = _raw_text(container)
     if (
         kind not in ("InferenceService", "LLMInferenceService", "RayService")
-        and not _SERVER_HINT.search(raw)
-        and not _LOADER_HINT.search(raw)
-        and not (kind == "RayJob" and _LOADER_HINT.search(_entrypoint(template)))
+        and not _mentions(raw, _SERVER_HINTS)
+        and not _mentions_loader(raw)
+        and not (kind == "RayJob" and _mentions_loader(_entrypoint(template)))
     ):
         return None  # cheap exit before shell-splitting: most GPU containers are not inference servers
     tokens = _tokens(container)
+    flags = _flags(tokens)
     env, env_index = _env(container)
     cpath = container.path
     name = _server_name(container, tokens)
-    hf_token = any(t in env_index for t in _HF_TOKENS)
+    hf_token = not env_index.keys().isdisjoint(_HF_TOKENS)
     if kind == "InferenceService":
         kserve = _kserve_storage(container, env, env_index)
         if kserve is not None:
@@ -303,7 +335,7 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
         repos = [t for t in tokens if t.text.startswith(("--model-repository", "--model-store", "--triton_model_repo"))]
         values: list[Token] = []
         for flag in ("--model-repository", "--model-store", "--triton-model-repo-dir"):
-            found = _flag(tokens, flag)
+            found = _flag(flags, flag)
             if found is not None:
                 values.append(found)
         remote = next((v for v in values if _REMOTE.match(v.text)), None)
@@ -321,7 +353,7 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
             local,
             "a Hugging Face token is set" if hf_token else "",
         )
-    model_token = _flag(tokens, "--model", "--model-path", "--model-id")
+    model_token = _flag(flags, "--model", "--model-path", "--model-id")
     if model_token is None:
         for i, token in enumerate(tokens[:-1]):
             if (
@@ -338,15 +370,15 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
         model = env.get("MODEL_ID")
         model_path = (*cpath, "env", env_index["MODEL_ID"])
     model_kind = _model_kind(model)
-    download_dir = _flag(tokens, "--download-dir", "--huggingface-hub-cache")
+    download_dir = _flag(flags, "--download-dir", "--huggingface-hub-cache")
     if download_dir is not None:
         cache = download_dir.text if _known(download_dir.text) else None
-    elif name == "TGI" and not any(k in env for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME")):
+    elif name == "TGI" and env.keys().isdisjoint(("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME")):
         # The TGI image sets HF_HOME=/data; Google's Hugging Face DLC builds of it set the hub cache to /tmp.
         cache = "/tmp" if "deeplearning-platform-release" in str(container.data.get("image")) else "/data"
     else:
         cache = hf_cache_dir(env, home)
-    load_format = _flag(tokens, "--load-format")
+    load_format = _flag(flags, "--load-format")
     streaming = (
         load_format is not None
         and load_format.text in _STREAMING_FORMATS
@@ -408,7 +440,7 @@ def _python_loader(
 
 def _hf_offline(env: Mapping[str, str]) -> bool:
     """Hugging Face offline mode: the Hub libraries read only what is on disk and download nothing."""
-    return any(env.get(k, "").lower() in _TRUE for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return env.get("HF_HUB_OFFLINE", "").lower() in _TRUE or env.get("TRANSFORMERS_OFFLINE", "").lower() in _TRUE
 
 
 def _code_download(
@@ -432,6 +464,8 @@ def _code_download(
 
 def _configmap_loader(template: PodTemplate, container: ContainerRef, ctx: RuleContext) -> Server | None:
     """Python code in a ConfigMap of the input that the container mounts and that loads weights at start."""
+    if not ctx.documents_of("ConfigMap"):
+        return None  # no ConfigMap in the input: do not join the container's mounts for nothing
     for view in mounts(template, container):
         if view.source != "configMap" or view.volume is None:
             continue
