@@ -25,9 +25,9 @@ from kubegpu.manifests import (
     trainjob,
 )
 from kubegpu.manifests.crds import SYNTHESISED_KINDS
+from kubegpu.manifests.kserve import KServeFill, kserve_fill
 from kubegpu.manifests.resources import template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.kserve_supply import Supply, supply
 from kubegpu.rules.options import RuleOption, quantity_above
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
@@ -51,21 +51,24 @@ def _pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[str, An
 
 
 def _find_pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[str, Any]]]:
-    if template.volumes_field is None:
+    volumes_field = template.volumes_field
+    if volumes_field is None:
         return []
     out: list[tuple[FieldPath, Mapping[str, Any]]] = []
     if template.kind in SYNTHESISED_KINDS:  # the operator adds these volumes; the object does not list them
         volumes = template.spec.get("volumes")
         return [
-            ((*template.volumes_field, i), v)
+            ((*volumes_field, i), v)
             for i, v in enumerate(volumes if isinstance(volumes, list) else [])
             if isinstance(v, Mapping)
         ]
-    for field in dict.fromkeys((template.volumes_field, (*template.path, "volumes"))):
+    own = (*template.path, "volumes")
+    for field in (volumes_field,) if volumes_field == own else (volumes_field, own):
         raw = get_path(template.document.data, field)
-        for i, volume in enumerate(raw if isinstance(raw, list) else []):
-            if is_mapping(volume):
-                out.append(((*field, i), volume))
+        if isinstance(raw, list):
+            for i, volume in enumerate(raw):
+                if is_mapping(volume):
+                    out.append(((*field, i), volume))
     return out
 
 
@@ -117,9 +120,16 @@ def _find_pod_memory_limit(template: PodTemplate) -> int | None:
     model = template_pod(template)
     if model.resources is not None and "memory" in model.resources.limits:
         return podmodel.canonical("memory", model.resources.limits["memory"])
-    if any(c.kind != podmodel.KIND_INIT and "memory" not in c.limits for c in model.containers):
-        return None  # invalid quantities are reported by KG004
-    memory = podmodel.pod_limits(model, overhead=False).get("memory")
+    steps: list[tuple[str, podmodel.Amounts]] = []
+    for c in model.containers:
+        if "memory" in c.limits:
+            steps.append((c.kind, {"memory": c.limits["memory"]}))
+        elif c.kind == podmodel.KIND_INIT:
+            steps.append((c.kind, {}))
+        else:
+            return None  # invalid quantities are reported by KG004
+    # PodLimits' one summation, of memory alone (no pod-level memory limit here): the other resources cost time
+    memory = podmodel.aggregate(steps).get("memory")
     return None if memory is None else podmodel.canonical("memory", memory)
 
 
@@ -211,10 +221,9 @@ def _merged_has_shm(template: PodTemplate) -> bool:
     return any(_shm_volume_name(c) in memory for c in template.containers if c.kind == "container")
 
 
-def _host_path_shm(template: PodTemplate, container: ContainerRef) -> bool:
-    """The container's /dev/shm is a hostPath volume (the host's /dev/shm: KG203's finding, not KG201's)."""
-    name = _shm_volume_name(container)
-    found = _volume(template, name) if name is not None else None
+def _host_path_shm(template: PodTemplate, name: str) -> bool:
+    """The volume a container mounts at /dev/shm is a hostPath (the host's /dev/shm: KG203's finding, not KG201's)."""
+    found = _volume(template, name)
     return found is not None and isinstance(found[1].get("hostPath"), Mapping)
 
 
@@ -225,25 +234,23 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     memory_volumes = _memory_volumes(template)
     if template.spec.get("hostIPC") is True:
         return  # the pod shares the host's /dev/shm: KG203 reports that, and it is not the 64 MiB default
-    missing = [
-        c
-        for c, _res in gpu_containers(template, ctx)
-        if _shm_volume_name(c) not in memory_volumes and not _host_path_shm(template, c)
-    ]
-    undecided: list[tuple[ContainerRef, Supply]] = []
-    for container in list(missing):
-        supplied = supply(template, container)
-        if supplied is None or supplied.shm is False:
-            continue  # nothing adds /dev/shm to this container
-        missing.remove(container)  # its ServingRuntime mounts /dev/shm, or one not in the input decides
-        if supplied.shm is None:
-            undecided.append((container, supplied))
+    missing: list[tuple[ContainerRef, str | None]] = []  # with the volume each mounts at /dev/shm, if any
+    undecided: list[tuple[ContainerRef, KServeFill]] = []
+    for container, _res in gpu_containers(template, ctx):
+        name = _shm_volume_name(container)
+        if name in memory_volumes or (name is not None and _host_path_shm(template, name)):
+            continue
+        fill = kserve_fill(template, container)
+        if fill is None or fill.shm is False:
+            missing.append((container, name))  # nothing adds /dev/shm to this container
+        elif fill.shm is None:
+            undecided.append((container, fill))  # a ServingRuntime not in the input decides
     if not missing:
         if undecided:
-            container, supplied = undecided[0]
+            container, fill = undecided[0]
             yield RawFinding(
                 container.path,
-                f"KServe builds container '{_label(container)}' on {supplied.source} and gives the pod that "
+                f"KServe builds container '{_label(container)}' on {fill.source} and gives the pod that "
                 "runtime's volumes: whether the GPU container gets a memory-backed /dev/shm (not the 64 MiB "
                 "default) depends on that runtime; mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm "
                 "there",
@@ -251,8 +258,8 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
                 Severity.INFO,
             )
         return
-    names = ", ".join(f"'{_label(c)}'" for c in missing)
-    wrong = sorted({name for c in missing if (name := _shm_volume_name(c)) is not None})
+    names = ", ".join(f"'{_label(c)}'" for c, _name in missing)
+    wrong = sorted({name for _c, name in missing if name is not None})
     detail = "".join(f" ('{name}' mounted at /dev/shm is not memory-backed)" for name in wrong)
     fix, why_not = _dshm_fix(template, missing, memory_volumes, _explicit(ctx, "dshm-missing"))
     hint = ""
@@ -282,7 +289,7 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         else:
             hint = "; mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm instead"
     yield RawFinding(
-        missing[0].path,
+        missing[0][0].path,
         f"GPU container(s) {names} have no memory-backed emptyDir at /dev/shm{detail}: the runtime default is "
         f"64 MiB, and PyTorch DataLoader workers and NCCL fail with 'Bus error' or 'No space left on device'{hint}",
         fix,
@@ -304,13 +311,15 @@ def _too_small(empty_dir: Mapping[str, Any], memory_limit: int | None) -> bool:
     """Mounted at /dev/shm as a memory-backed emptyDir, this volume would hold no more than the runtime's 64 MiB
     default: its tmpfs is its sizeLimit, capped by the pod's memory limit (an unreadable sizeLimit counts as small).
     """
-    bounds = [b for b in (_size_limit(empty_dir), memory_limit) if b is not None]
-    return bool(bounds) and min(bounds) <= RUNTIME_DEFAULT_SHM
+    size = _size_limit(empty_dir)
+    return (size is not None and size <= RUNTIME_DEFAULT_SHM) or (
+        memory_limit is not None and memory_limit <= RUNTIME_DEFAULT_SHM
+    )
 
 
 def _dshm_fix(
     template: PodTemplate,
-    missing: list[ContainerRef],
+    missing: list[tuple[ContainerRef, str | None]],
     memory_volumes: Mapping[str, tuple[FieldPath, Mapping[str, Any]]],
     explicit: str | None = None,
 ) -> tuple[Fix | None, str]:
@@ -330,7 +339,7 @@ def _dshm_fix(
     edits: list[Edit] = []
     steps: list[str] = []
     shared: str | None = None
-    for name in dict.fromkeys(n for c in missing if (n := _shm_volume_name(c)) is not None):
+    for name in dict.fromkeys(n for _c, n in missing if n is not None):
         found = _volume(template, name)
         empty_dir = found[1].get("emptyDir") if found is not None else None
         if found is None or not isinstance(empty_dir, Mapping):
@@ -350,13 +359,19 @@ def _dshm_fix(
             edits.append(Edit("add", (*path, "sizeLimit"), size))
         steps.append(f"make the emptyDir '{name}' memory-backed")
         shared = shared or name
-    unmounted = [c for c in missing if _shm_mount(c.data) is None]
+    unmounted = [c for c, name in missing if name is None]
     if unmounted:
-        usable = {name for name, (_path, empty_dir) in memory_volumes.items() if not _too_small(empty_dir, limit)}
-        at_shm = [n for c in template.containers if (n := _shm_volume_name(c)) in usable]
-        mounted = {str(m.get("name")) for c in template.containers for m in mapping_items(c.data.get("volumeMounts"))}
-        unused = [name for name in memory_volumes if name not in mounted and name in usable]
-        volume_name = shared or next(iter(at_shm), None) or next(iter(unused), None)
+        # The volume to mount: the one just made memory-backed, else one another container mounts at /dev/shm,
+        # else an unused one (each looked for only when the one before is not there).
+        volume_name = shared
+        if not volume_name:
+            usable = {n for n, (_path, empty_dir) in memory_volumes.items() if not _too_small(empty_dir, limit)}
+            volume_name = next((n for c in template.containers if (n := _shm_volume_name(c)) in usable), None)
+            if not volume_name:
+                mounted = {
+                    str(m.get("name")) for c in template.containers for m in mapping_items(c.data.get("volumeMounts"))
+                }
+                volume_name = next((n for n in memory_volumes if n not in mounted and n in usable), None)
         if volume_name is not None:
             steps.append(f"mount the memory-backed volume '{volume_name}' at /dev/shm")
         else:
