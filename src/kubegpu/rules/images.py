@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, memoised
+from kubegpu.manifests import ContainerRef, PodTemplate, memoised
 from kubegpu.manifests.placeholders import DEPENDS_ON, MARKER, placeholders_in, render
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.options import RuleOption, regular_expressions
@@ -87,6 +87,7 @@ def parse_image(text: str) -> ImageRef | None:
 # 2.46.0.0e19ea-py39-gpu, 12.4.1-runtime-ubuntu22.04) or carries a full x.y.z after a word (vectoradd-cuda12.5.0),
 # when it is a bare build number (14), or when it carries a date or a commit hash; `latest` never does.
 _VERSION_PART = re.compile(r"^[vVrR]?\d+\.\d+|^[a-zA-Z]+\d+\.\d+\.\d+")
+_TAG_PARTS = re.compile(r"[-_+]")
 _BUILD_NUMBER = re.compile(r"^[vV]?\d+$")
 _DATE = re.compile(r"(?<!\d)(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}_\d{2}_\d{2})(?!\d)")
 _COMMIT = re.compile(r"^(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}$")
@@ -130,7 +131,7 @@ def is_devel_image(ref: ImageRef) -> bool:
     """A CUDA-family image whose tag marks the `devel` flavour (compilers, headers, static libraries)."""
     if not ref.tag:
         return False
-    if not any(part == "devel" for part in ref.tag.lower().split("-")):
+    if "devel" not in ref.tag.lower().split("-"):
         return False
     return ref.name in _RUNTIME_PAIRED or bool(_CUDA_HINT.search(ref.name) or _CUDA_HINT.search(ref.tag.lower()))
 
@@ -175,20 +176,25 @@ def undecided_tag(container: ContainerRef) -> str | None:
     return slots[-1] if not ref.tag and MARKER in last else None
 
 
+_KIND_WORDS = {"container": "container", "init": "init container", "sidecar": "sidecar"}
+
+
 def _describe(container: ContainerRef) -> str:
-    what = {"container": "container", "init": "init container", "sidecar": "sidecar"}[container.kind]
-    return f"{what} '{container.name}'" if container.name else what
+    what = _KIND_WORDS[container.kind]
+    name = container.name
+    return f"{what} '{name}'" if name else what
 
 
-def _gpu_paths(template: PodTemplate, ctx: RuleContext) -> set[FieldPath]:
-    """Paths of the containers that get the pod's GPUs, as the one pod model decides (sidecars never do)."""
-    return {c.path for c, _res in gpu_containers(template, ctx)}
+def _is_gpu(container: ContainerRef, template: PodTemplate, ctx: RuleContext) -> bool:
+    """Does the container get the pod's GPUs, as the one pod model decides (sidecars never do)? Asked only for
+    a finding (no set of paths built per template)."""
+    return any(gpu.path == container.path for gpu, _res in gpu_containers(template, ctx))
 
 
-def _pulled(container: ContainerRef, gpu: set[FieldPath]) -> str:
+def _pulled(container: ContainerRef, gpu: bool) -> str:
     """Which image is downloaded again, worded for the container's role: the GPU container's is the multi-GB one;
     a sidecar's, an init container's or another helper's is not, but the GPU container waits for it."""
-    if container.path in gpu:
+    if gpu:
         return "the multi-GB GPU image is downloaded again"
     if container.kind == "sidecar":
         return "the sidecar's image is downloaded again (the sidecar starts before the GPU container, which waits)"
@@ -197,9 +203,9 @@ def _pulled(container: ContainerRef, gpu: set[FieldPath]) -> str:
     return "this helper container's image is downloaded again (not the GPU container's, but the pod waits for it)"
 
 
-def _whose(container: ContainerRef, gpu: set[FieldPath]) -> str:
+def _whose(container: ContainerRef, gpu: bool) -> str:
     """`its image` for the GPU container, `the sidecar's image` (and so on) for the others."""
-    if container.path in gpu:
+    if gpu:
         return "its image"
     return {"sidecar": "the sidecar's image", "init": "the init container's image"}.get(
         container.kind, "this helper container's image"
@@ -207,18 +213,17 @@ def _whose(container: ContainerRef, gpu: set[FieldPath]) -> str:
 
 
 def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    extra = IMMUTABLE_TAGS.read(ctx, "image-tag-mutable")
-    gpu = _gpu_paths(template, ctx)
     for container in template.containers:
+        policy = container.data.get("imagePullPolicy")
+        if policy != "Always" and policy not in (None, ""):
+            continue  # IfNotPresent or Never: nothing to report (most containers)
         parsed = image_of(container)
         if parsed is None:
             continue
         image, ref = parsed
-        what = _pulled(container, gpu)
-        policy = container.data.get("imagePullPolicy")
         slot = undecided_tag(container)
-        pinned = slot is None and (bool(ref.digest) or (ref.tag != "latest" and tag_is_version(ref.tag, extra)))
         if slot is not None and policy in (None, ""):
+            gpu = _is_gpu(container, template, ctx)
             yield RawFinding(
                 (*container.path, "image"),
                 f"{_describe(container)} pulls '{image}' with no imagePullPolicy: Kubernetes defaults it to Always "
@@ -241,6 +246,9 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
             edit = Edit("add", (*container.path, "imagePullPolicy"), "IfNotPresent")
         else:
             continue
+        extra = IMMUTABLE_TAGS.read(ctx, "image-tag-mutable")
+        pinned = slot is None and (bool(ref.digest) or (ref.tag != "latest" and tag_is_version(ref.tag, extra)))
+        what = _pulled(container, _is_gpu(container, template, ctx))
         fix = Fix("set imagePullPolicy: IfNotPresent (the image is pinned)", Safety.SAFE, (edit,)) if pinned else None
         advice = (
             "the image is pinned, so IfNotPresent gives the same guarantee without the registry round trip"
@@ -278,13 +286,13 @@ def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
             continue
         if not ref.tag:
             why = "has no tag, so it means ':latest'"
-        elif ref.tag.lower() == "latest" or "latest" in re.split(r"[-_+]", ref.tag.lower()):
+        elif ref.tag.lower() == "latest" or "latest" in _TAG_PARTS.split(ref.tag.lower()):
             why = f"uses the moving tag '{ref.tag}'"
         elif not tag_is_version(ref.tag, extra):
             why = f"uses the tag '{ref.tag}', which is not a version, a date or a commit"
         else:
             continue
-        gpu = container.path in _gpu_paths(template, ctx)  # only for a finding: most templates have none
+        gpu = _is_gpu(container, template, ctx)
         differ = "different code" if gpu else f"different versions of this {_noun(container)}"
         yield RawFinding(
             (*container.path, "image"),
@@ -300,7 +308,7 @@ def _noun(container: ContainerRef) -> str:
 
 def _compiler(container: ContainerRef, template: PodTemplate, ctx: RuleContext) -> str:
     """Who might need the -devel image's compilers: the job in the GPU container, else this other container."""
-    return "the job" if container.path in _gpu_paths(template, ctx) else f"this {_noun(container)}"
+    return "the job" if _is_gpu(container, template, ctx) else f"this {_noun(container)}"
 
 
 def _check_devel(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
