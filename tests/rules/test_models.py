@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from kubegpu.manifests import ContainerRef, format_path
 from kubegpu.rules import LintConfig, lint_paths, lint_text
-from kubegpu.rules.models import MountView, _tokens, hf_cache_dir, mount_for
+from kubegpu.rules.models import MountView, Token, _flag, _flags, _tokens, hf_cache_dir, mount_for
 
 TABLE = yaml.safe_load((Path(__file__).parent / "cases" / "models.yaml").read_text())
 
@@ -288,3 +288,30 @@ def test_shell_scripts_split_as_shlex_does(script: str) -> None:
     except ValueError:
         expected = text.replace("\\\n", " ").split()
     assert [t.text for t in _tokens(container)] == expected
+
+
+def _flag_by_scan(tokens: list[Token], *names: str) -> Token | None:
+    """The first `--name value` / `--name=value` of any of `names`, found by scanning the words (the oracle)."""
+    wanted = {n.replace("_", "-") for n in names}
+    for i, token in enumerate(tokens):
+        key, eq, value = token.text.partition("=")
+        if not token.text.startswith("--") or key.replace("_", "-") not in wanted:
+            continue
+        if eq:
+            return Token(value, token.field)
+        if i + 1 < len(tokens) and not tokens[i + 1].text.startswith("--"):
+            return tokens[i + 1]
+    return None
+
+
+_WORDS = ["--model", "--model=a/b", "--model_path", "--model-path=/m", "--model-id", "x/y", "/w", "--port", "8000", "="]
+
+
+@given(st.lists(st.sampled_from(_WORDS), max_size=8), st.lists(st.sampled_from(["command", "args"]), min_size=8))
+def test_flags_read_once_give_the_first_value_of_any_name(words: list[str], fields: list[str]) -> None:
+    """A container's flags are indexed once; a lookup gives what a scan of its words gives (dash or underscore,
+    `=` or the next word, a flag without a value skipped, the earliest of several names)."""
+    tokens = [Token(w, f) for w, f in zip(words, fields, strict=False)]
+    flags = _flags(tokens)
+    for names in (("--model",), ("--model", "--model-path", "--model-id"), ("--model_path",), ("--port",)):
+        assert _flag(flags, *names) == _flag_by_scan(tokens, *names)

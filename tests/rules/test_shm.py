@@ -9,10 +9,13 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import ConfigError
 from kubegpu.fix import FixOptions, fix_text
+from kubegpu.manifests import load_text, pod_templates
+from kubegpu.manifests.resources import template_pod
 from kubegpu.rules import Finding, LintConfig, lint_text
-from kubegpu.rules.shm import GI, MI, shm_size_for, shm_size_text
+from kubegpu.rules.shm import GI, MI, _pod_memory_limit, shm_size_for, shm_size_text
 from kubegpu.units import parse_quantity
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
@@ -154,3 +157,47 @@ def test_a_size_limit_option_at_or_below_the_default_is_refused(option: Any, why
         ConfigError, match=rf"\[rules.dshm-missing\] size-limit: expected a quantity above 64Mi.*\({why}\)"
     ):
         _sized("64Gi", option=option)
+
+
+_MEMORY = st.sampled_from([None, "512Mi", "1Gi", "3Gi", "6Gi"])
+
+
+@st.composite
+def _pods(draw: st.DrawFn) -> str:
+    """A GPU pod with init containers, sidecars and app containers, each with or without a memory limit."""
+
+    def container(name: str, sidecar: bool) -> str:
+        memory = draw(_MEMORY)
+        limits = f"{{nvidia.com/gpu: 1{', memory: ' + memory if memory else ''}}}"
+        policy = ", restartPolicy: Always" if sidecar else ""
+        return f"  - {{name: {name}, image: i{policy}, resources: {{limits: {limits}}}}}\n"
+
+    inits = [container(f"i{i}", draw(st.booleans())) for i in range(draw(st.integers(0, 3)))]
+    apps = [container(f"a{i}", False) for i in range(draw(st.integers(1, 3)))]
+    pod_level = draw(_MEMORY)
+    resources = f"  resources: {{limits: {{memory: {pod_level}}}}}\n" if pod_level else ""
+    init_text = "  initContainers:\n" + "".join(inits) if inits else ""
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        + resources
+        + init_text
+        + "  containers:\n"
+        + "".join(apps)
+    )
+
+
+@given(_pods())
+def test_the_pod_memory_limit_is_podlimits_memory(text: str) -> None:
+    """The memory limit the fixes size /dev/shm from is PodLimits' memory (pod-level, else containers summed, init
+    containers a maximum), and None when a running container has no memory limit."""
+    template = next(pod_templates(load_text("p.yaml", text).documents[0]))
+    model = template_pod(template)
+    expected: int | None
+    if model.resources is not None and "memory" in model.resources.limits:
+        expected = podmodel.canonical("memory", model.resources.limits["memory"])
+    elif any(c.kind != podmodel.KIND_INIT and "memory" not in c.limits for c in model.containers):
+        expected = None
+    else:
+        memory = podmodel.pod_limits(model, overhead=False).get("memory")
+        expected = None if memory is None else podmodel.canonical("memory", memory)
+    assert _pod_memory_limit(template) == expected
