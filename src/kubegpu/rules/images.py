@@ -159,12 +159,9 @@ def _image_of(container: ContainerRef) -> tuple[str, ImageRef] | None:
     return (image, ref) if ref is not None else None
 
 
-def undecided_tag(container: ContainerRef) -> str | None:
-    """The placeholder that decides the image's tag (`app:${TAG}`, or a whole `${IMAGE}`); None when it is known."""
-    parsed = image_of(container)
-    if parsed is None:
-        return None
-    image, ref = parsed
+def undecided_tag(image: str, ref: ImageRef) -> str | None:
+    """The placeholder that decides the tag of an image (as image_of gives it: the text and its parse), such as
+    `app:${TAG}` or a whole `${IMAGE}`; None when the tag is known."""
     if ref.digest:
         return None
     slots = placeholders_in(image, image=True)
@@ -221,7 +218,7 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         if parsed is None:
             continue
         image, ref = parsed
-        slot = undecided_tag(container)
+        slot = undecided_tag(image, ref)
         if slot is not None and policy in (None, ""):
             gpu = _is_gpu(container, template, ctx)
             yield RawFinding(
@@ -274,7 +271,7 @@ def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         image, ref = parsed
         if ref.digest:
             continue
-        slot = undecided_tag(container)
+        slot = undecided_tag(image, ref)
         if slot is not None:
             yield RawFinding(
                 (*container.path, "image"),
