@@ -95,9 +95,17 @@ def main() -> None:
         # First, while this process is small: Linux carries a process's peak RSS across fork+exec.
         rss = peak_rss_mb(folder)
         compile_package()
-        bare_cpu, bare_wall = best([bare_parse(files) for _ in range(5)])
-        one_cpu, one_wall, findings = best([kubegpu_lint(folder, 1) for _ in range(5)])
-        _, auto_wall, _ = best([kubegpu_lint(folder, 0) for _ in range(5)])
+        # In turn, not each command's repeats back to back: a shared machine's speed drifts over a minute.
+        bare_runs: list[tuple[float, ...]] = []
+        one_runs: list[tuple[float, ...]] = []
+        auto_runs: list[tuple[float, ...]] = []
+        for _ in range(5):
+            bare_runs.append(bare_parse(files))
+            one_runs.append(kubegpu_lint(folder, 1))
+            auto_runs.append(kubegpu_lint(folder, 0))
+        bare_cpu, bare_wall = best(bare_runs)
+        one_cpu, one_wall, findings = best(one_runs)
+        _, auto_wall, _ = best(auto_runs)
         print(f"lint: 2000 GPU workloads in 200 files, {findings} findings, {os.cpu_count()} CPUs")
         print(f"  bare PyYAML CSafeLoader parse       : {bare_cpu:6.3f} s CPU {bare_wall:6.3f} s wall")
         print(
