@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_lint import compile_package
+from bench_lint import ROOT, compile_package
 from corpus_gen import write_corpus
 
 KUBEGPU = Path(sys.executable).parent / "kubegpu"
@@ -57,8 +57,19 @@ def best_interleaved(commands: list[list[str]], runs: int) -> list[tuple[int, fl
     return [min(r, key=lambda item: item[1]) for r in results]
 
 
+def source_at(revision: str, into: Path) -> Path:
+    """The `src` tree of a git revision of this repository, with its bytecode compiled as an install has it."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "src"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(into / "src")], check=True, capture_output=True)
+    return into / "src"
+
+
 def main() -> None:
+    """Options: --runs N (default 3); --against REV also runs the code of git revision REV, in turn with the
+    others, so that a change's effect is measured side by side rather than against another evening's figure."""
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
+    against = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
     with tempfile.TemporaryDirectory(prefix="kubegpu-monorepo-") as folder:
         files = write_corpus(Path(folder) / "gitops", files=FILES, per_file=PER_FILE)
         print(
@@ -66,11 +77,14 @@ def main() -> None:
             f"{sum(f.stat().st_size for f in files) / 1e6:.1f} MB"
         )
         compile_package()
-        labels = ("one process (--jobs 1)", "default (--jobs 0)")
+        labels: tuple[str, ...] = ("one process (--jobs 1)", "default (--jobs 0)")
         lint = [str(KUBEGPU), "lint", str(Path(folder) / "gitops"), "-o", "json"]
-        (_code, bare_cpu, bare_rss), *measured = best_interleaved(
-            [[sys.executable, "-c", _BARE_PARSE, *map(str, files)], [*lint, "--jobs", "1"], lint], runs
-        )
+        commands = [[sys.executable, "-c", _BARE_PARSE, *map(str, files)], [*lint, "--jobs", "1"], lint]
+        if against is not None:
+            labels = (*labels, f"at {against} (--jobs 1)")
+            older = source_at(against, Path(folder))
+            commands.append(["env", f"PYTHONPATH={older}", *lint, "--jobs", "1"])  # found before this install
+        (_code, bare_cpu, bare_rss), *measured = best_interleaved(commands, runs)
         rows = []
         for label, (code, cpu, rss) in zip(labels, measured, strict=True):
             assert code in (0, 1), f"kubegpu lint exited {code}"
@@ -83,6 +97,8 @@ def main() -> None:
                 f"{'met' if ratio <= CPU_TARGET else 'NOT met'}), {rss:.0f} MB peak RSS (target < "
                 f"{MEMORY_TARGET_MB} MB: {'met' if rss < MEMORY_TARGET_MB else 'NOT met'})"
             )
+        if against is not None:
+            print(f"this code takes {rows[0][1] / rows[-1][1]:.3f}x the CPU of the code at {against} (--jobs 1)")
         print(
             json.dumps(
                 {
