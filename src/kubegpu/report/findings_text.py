@@ -40,7 +40,6 @@ class ReportLine:
     segments: tuple[tuple[str, str], ...]
     highlight: bool = True  # rich's highlighting of numbers and strings (a terminal only)
     soft_wrap: bool = False
-    markup: bool = True
 
     @property
     def text(self) -> str:
@@ -68,15 +67,12 @@ def _expand_tabs(text: str, size: int = 8) -> str:
     return "\n".join(lines)
 
 
-def _source_line(file: str, line: int, cache: dict[str, list[str]]) -> str | None:
-    if file not in cache:
-        try:
-            # a FIFO or device named like a manifest was refused when read: never open it again here
-            cache[file] = read_regular(Path(file), _SOURCE_MAX_BYTES).decode(errors="replace").splitlines()
-        except OSError:
-            cache[file] = []
-    lines = cache[file]
-    return lines[line - 1] if 0 < line <= len(lines) else None
+def _source_lines(file: str) -> list[str]:
+    try:
+        # a FIFO or device named like a manifest was refused when read: never open it again here
+        return read_regular(Path(file), _SOURCE_MAX_BYTES).decode(errors="replace").splitlines()
+    except OSError:
+        return []
 
 
 def report_lines(result: LintResult, show_source: bool = True, verbose: bool = False) -> Iterator[ReportLine]:
@@ -86,12 +82,12 @@ def report_lines(result: LintResult, show_source: bool = True, verbose: bool = F
     for finding in result.findings:
         by_file[finding.location.file].append(finding)
     for file, findings in by_file.items():
-        cache: dict[str, list[str]] = {}  # this file's lines only: a monorepo's files are never all held at once
+        # This file's lines only, read when first shown: a monorepo's files are never all held at once.
+        source: list[str] | None = None
         yield ReportLine(((_clean(file), "bold"),))
         for f in findings:
             severity = f.severity.value
-            obj = "" if f.obj is None else f" {f.obj.kind}/{f.obj.name}" if f.obj.name else f" {f.obj.kind}"
-            obj = _clean(obj)
+            obj = _clean("" if f.obj is None else f" {f.obj.kind}/{f.obj.name}" if f.obj.name else f" {f.obj.kind}")
             yield ReportLine(
                 (
                     (f"  {f.location.line}:{f.location.column} ", ""),
@@ -105,11 +101,13 @@ def report_lines(result: LintResult, show_source: bool = True, verbose: bool = F
             yield ReportLine(((f"    {_clean(f.message)}", ""),), soft_wrap=True)
             if f.location.path:
                 yield ReportLine((("    ", ""), (f"at {_clean(f.location.dotted_path)}", "dim")))
-            line = _source_line(file, f.location.line, cache) if show_source else None
-            if line is not None:
-                yield ReportLine(
-                    (("    ", ""), (f"{f.location.line:>5} |", "dim"), (f" {_clean(line)}", "")), soft_wrap=True
-                )
+            if not show_source:
+                continue
+            if source is None:
+                source = _source_lines(file)
+            if 0 < f.location.line <= len(source):
+                line = _clean(source[f.location.line - 1])
+                yield ReportLine((("    ", ""), (f"{f.location.line:>5} |", "dim"), (f" {line}", "")), soft_wrap=True)
     counts: dict[str, int] = defaultdict(int)
     for f in result.findings:
         counts[f.severity.value] += 1
@@ -128,11 +126,11 @@ def report_lines(result: LintResult, show_source: bool = True, verbose: bool = F
         highlight=False,
     )
     for text in skipped_summary(result):
-        yield ReportLine(((_clean(text), ""),), highlight=False, markup=False)
+        yield ReportLine(((_clean(text), ""),), highlight=False)
     if verbose:
         for skipped in result.skipped:
             line = _clean(f"  skipped {skipped.file}: {skipped.reason}")
-            yield ReportLine(((line, ""),), highlight=False, markup=False)
+            yield ReportLine(((line, ""),), highlight=False)
 
 
 def write_text(result: LintResult, write: Callable[[str], object], verbose: bool = False) -> None:
