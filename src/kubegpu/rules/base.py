@@ -28,10 +28,6 @@ class Severity(StrEnum):
     def rank(self) -> int:
         return _SEVERITY_RANKS[self]
 
-    def and_above(self) -> frozenset[Severity]:
-        """This severity and the worse ones: what `--fail-on` with it fails on."""
-        return frozenset(s for s in Severity if _SEVERITY_RANKS[s] >= _SEVERITY_RANKS[self])
-
 
 _SEVERITY_RANKS: Mapping[Severity, int] = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 

@@ -93,8 +93,7 @@ class LintResult:
         return any(f.code in inputs.FATAL_CODES for f in self.findings)
 
     def failing(self, threshold: Severity) -> list[Finding]:
-        failing = threshold.and_above()
-        return [f for f in self.findings if f.severity in failing]
+        return [f for f in self.findings if f.severity.rank >= threshold.rank]
 
 
 @dataclass(frozen=True)
