@@ -90,8 +90,11 @@ def build_app(modules: tuple[str, ...] = ALL_MODULES) -> typer.Typer:
 
 
 def modules_for(argv: list[str]) -> tuple[str, ...]:
-    """The modules needed for a command line: those of its first word, or all of them (for --help)."""
+    """The modules needed for a command line: those of its first word, none for `--version` (it prints and
+    exits before any command is read), or all of them (for --help)."""
     for word in argv:
+        if word == "--version" and "--help" not in argv:
+            return ()
         if not word.startswith("-"):
             return COMMAND_MODULES.get(word, ALL_MODULES)
     return ALL_MODULES
