@@ -16,7 +16,8 @@ from kubegpu.fix import FileOutcome, FixOptions
 from kubegpu.fix import fix_text as _fix_stream
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.kubelet.pod import input_pods
-from kubegpu.manifests import Document, load_text
+from kubegpu.manifests import Document
+from kubegpu.manifests.objects import objects_of_text
 from kubegpu.rules import Finding, LintConfig, LintResult, Severity, load_config
 from kubegpu.rules import lint_paths as _lint_paths
 from kubegpu.rules import lint_text as _lint_text
@@ -102,11 +103,7 @@ def admit(
 
 def _pods(pods: str | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[PodRequest]:
     if isinstance(pods, str):
-        loaded = load_text("<pods>", pods)
-        for problem in loaded.problems:
-            if problem.fatal:
-                raise InputError(problem.message, file=problem.file, line=problem.line)
-        documents = list(loaded.documents)
+        documents = objects_of_text("<pods>", pods)  # refused as the admit command refuses a file
     else:
         objects = [pods] if isinstance(pods, Mapping) else list(pods)
         documents = [Document(source="<pods>", index=i, data=obj) for i, obj in enumerate(objects)]

@@ -384,3 +384,38 @@ def test_python_api_admit_reads_the_same_pods() -> None:
     assert [(r.pod, r.qos) for r in api.admit(objects, "dgx-h100")] == [("llama-trainer", "Guaranteed")]
     # given alone, a runtime is admitted as the pod it would give
     assert [r.pod for r in api.admit(RUNTIME, "dgx-h100")] == ["torch-distributed-node"]
+
+
+NO_API_VERSION = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: ok}
+spec: {template: {spec: {containers: [{name: c, image: "t:1", resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+---
+kind: Job
+metadata: {name: bad}
+spec: {template: {spec: {containers: [{name: c, image: "u:1", resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+"""
+
+
+def test_every_reader_refuses_an_object_without_apiversion(tmp_path: Path) -> None:
+    """gen, coldstart and the Python API refuse what admit and simulate refuse (they skipped it silently)."""
+    from kubegpu import api
+    from kubegpu.errors import InputError
+
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(NO_API_VERSION)
+    for args in (
+        ["gen", "prepull", "--from", str(jobs)],
+        ["coldstart", str(jobs)],
+        ["admit", str(jobs), "--node", "dgx-h100"],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert f"{jobs}:6:" in result.output, (args, result.output)
+        assert "has no apiVersion, which the API server requires" in result.output, (args, result.output)
+    with pytest.raises(InputError, match="has no apiVersion, which the API server requires") as raised:
+        api.admit(NO_API_VERSION, "dgx-h100")
+    assert raised.value.line == 6
+    lint = runner.invoke(app, ["lint", str(jobs), "-o", "json", "--exit-zero"])
+    assert [f["rule"] for f in json.loads(lint.output)["findings"] if f["line"] == 6] == ["KG002"]  # lint: a finding

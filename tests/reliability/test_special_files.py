@@ -74,14 +74,18 @@ def test_cli_runner_on_an_explicit_fifo(specials: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["fifo.yaml", "zero.yaml"])
-def test_simulate_and_admit_refuse_special_files(specials: Path, name: str) -> None:
-    """simulate and admit read manifests as lint does: a FIFO or a device is a one-line error, not a hang."""
+def test_commands_given_a_manifest_refuse_special_files(specials: Path, name: str) -> None:
+    """simulate, admit, gen and coldstart read manifests as lint does: a FIFO or a device is a one-line error, not
+    a hang."""
     (specials / "cluster.yaml").write_text("nodes:\n- preset: dgx-h100\n  count: 1\n")
     path = str(specials / name)
     for args in (
         ["simulate", "--nodes", str(specials / "cluster.yaml"), "--pods", path],
         ["admit", path, "--node", "dgx-h100"],
+        ["gen", "prepull", "--from", path],
+        ["gen", "volcano", "--for", path],
+        ["coldstart", path],
     ):
         done = _run(*args, timeout=30)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-        assert name in done.stderr and ("named pipe" in done.stderr or "device" in done.stderr), done.stderr
+        assert name in done.stderr and ("named pipe" in done.stderr or "device" in done.stderr), (args, done.stderr)

@@ -83,8 +83,9 @@ def coldstart(
     """Predict how long each GPU inference container of the manifest takes to become ready (image pull, weights
     download and load, server start) and whether its startup or liveness probe gives it that long (exit 1 if not)."""
     from kubegpu.live.registry import layout_images, match_layout, registry_image
-    from kubegpu.manifests import load_text, pod_templates
+    from kubegpu.manifests import pod_templates
     from kubegpu.manifests.expand import expand_input
+    from kubegpu.manifests.objects import read_objects
     from kubegpu.manifests.partial import partial_object
     from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
     from kubegpu.rules.base import RuleContext
@@ -139,18 +140,11 @@ def coldstart(
             else:
                 every = ImageFacts(_size(value, "--image-size"), None, "--image-size")
         layouts = [layout_images(path) for path in oci_layout or []]
-        try:
-            text = manifest.read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            raise InputError(f"cannot read: {getattr(err, 'strerror', None) or err}", file=str(manifest)) from err
-        loaded = load_text(str(manifest), text)
-        fatal = [p for p in loaded.problems if p.fatal]
-        if fatal:
-            raise InputError(fatal[0].message, file=fatal[0].file, line=fatal[0].line)
+        documents = read_objects(str(manifest))
         ctx = RuleContext(options={}, accelerator_resources=DEFAULT_ACCELERATOR_RESOURCES)
         results: list[tuple[str, Prediction]] = []
         registry_notes: list[str] = []
-        for document in expand_input(loaded.documents):  # the pods lint and admit see
+        for document in expand_input(documents):  # the pods lint and admit see
             fragment = partial_object(document)
             if fragment is not None:  # a patch fragment: its images are the patched object's (as lint skips it)
                 typer.echo(

@@ -14,9 +14,11 @@ from typing import Any
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
-from kubegpu.manifests import Document, load_text, pod_spec, pod_templates, trainjob
+from kubegpu.manifests import Document, pod_spec, pod_templates, trainjob
 from kubegpu.manifests.expand import expand_input
+from kubegpu.manifests.objects import objects_of_text
 from kubegpu.manifests.partial import partial_object
+from kubegpu.manifests.sources import read_source
 
 
 @dataclass(frozen=True)
@@ -97,29 +99,21 @@ class Workload:
 
 
 def _read(path: str) -> str:
-    if path == "-":
-        import sys
-
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError as err:
-        raise InputError("no such file", file=path) from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read: {err}", file=path) from err
+    """The text of a manifest file (`-`: standard input), read as every command reads one (a FIFO, a binary or an
+    oversized file is refused, not waited on or decoded)."""
+    source = read_source(path, None if path == "-" else Path(path), "manifest")
+    if source.text is None:
+        raise InputError(source.error or "cannot read", file=path)
+    return source.text
 
 
 def load_documents(path: str, text: str | None = None) -> list[Document]:
-    """Every Kubernetes object of a YAML/JSON file (Lists expanded), read by kubegpu.manifests.
+    """Every Kubernetes object of a YAML/JSON file (Lists expanded), read as every command reads one.
 
-    A parse error (or an alias bomb) is an InputError naming the file and line; documents that are
-    not Kubernetes objects are skipped, as `kubegpu lint` skips them. `text` is the file's, when read already.
+    A parse error, an alias bomb or an object without its apiVersion or kind is an InputError naming the file
+    and line; documents that are not Kubernetes objects are skipped. `text` is the file's, when read already.
     """
-    result = load_text(path, _read(path) if text is None else text)
-    for problem in result.problems:
-        if problem.fatal:
-            raise InputError(problem.message, file=path, line=problem.line)
-    return list(result.documents)
+    return objects_of_text(path, _read(path) if text is None else text)
 
 
 def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:

@@ -40,6 +40,9 @@ class InputProblem:
     column: int
     message: str
     fatal: bool = True
+    # The problem without what lint does about it (a not-kubernetes-object is "skipped" by lint, refused by the
+    # commands that need the object): each reader says its own consequence after it.
+    reason: str = ""
 
 
 @dataclass
@@ -406,14 +409,10 @@ def _add_object(
             return
         missing = " and ".join(key for key in ("apiVersion", "kind") if not data.get(key))
         loc = doc.location(())
+        reason = f"document {index + 1} looks like a Kubernetes object but has no {missing}"
         result.problems.append(
             InputProblem(
-                "not-kubernetes-object",
-                name,
-                loc.line,
-                loc.column,
-                f"document {index + 1} looks like a Kubernetes object but has no {missing}; skipped",
-                fatal=False,
+                "not-kubernetes-object", name, loc.line, loc.column, f"{reason}; skipped", fatal=False, reason=reason
             )
         )
         return

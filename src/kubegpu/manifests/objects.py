@@ -1,4 +1,5 @@
-"""The objects of a manifest file a command was given (admit, simulate), read as lint reads files.
+"""The objects of a manifest file a command was given (admit, simulate, gen, coldstart, the Python API), read
+as lint reads files.
 
 One reader, so that every command refuses the same inputs: a file that cannot be read (missing, a FIFO, binary,
 too big), YAML that does not parse, an alias bomb, runaway nesting or an object without its apiVersion or kind
@@ -20,11 +21,15 @@ def read_objects(name: str) -> list[Document]:
     source = read_source(name, None if name == "-" else Path(name), "manifest")
     if source.text is None:
         raise InputError(source.error or "cannot read", file=name)
-    loaded = load_text(source.name, source.text)
+    return objects_of_text(source.name, source.text)
+
+
+def objects_of_text(name: str, text: str) -> list[Document]:
+    """The Kubernetes objects of YAML or JSON text already read, refused as `read_objects` refuses a file's."""
+    loaded = load_text(name, text)
     for problem in loaded.problems:
         if problem.fatal:
             raise InputError(problem.message, file=problem.file, line=problem.line)
         if problem.code == "not-kubernetes-object":  # lint reports and skips it; a command given it cannot use it
-            message = problem.message.removesuffix("; skipped")
-            raise InputError(f"{message}, which the API server requires", file=problem.file, line=problem.line)
+            raise InputError(f"{problem.reason}, which the API server requires", file=problem.file, line=problem.line)
     return loaded.documents
