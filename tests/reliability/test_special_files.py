@@ -89,3 +89,36 @@ def test_commands_given_a_manifest_refuse_special_files(specials: Path, name: st
         done = _run(*args, timeout=30)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert name in done.stderr and ("named pipe" in done.stderr or "device" in done.stderr), (args, done.stderr)
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+    f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+    for i in range(8)
+)
+
+
+@pytest.mark.parametrize("name", ["fifo.yaml", "zero.yaml"])
+def test_node_profiles_and_cluster_specs_refuse_special_files(specials: Path, name: str) -> None:
+    """`--node FILE` (admit, gen kubelet) and simulate's `--nodes FILE` read as manifests are: no hang."""
+    path = str(specials / name)
+    for args in (
+        ["admit", str(specials / "pod.yaml"), "--node", path],
+        ["simulate", "--nodes", path, "--pods", str(specials / "pod.yaml")],
+    ):
+        done = _run(*args, timeout=30)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert name in done.stderr and ("named pipe" in done.stderr or "device" in done.stderr), (args, done.stderr)
+
+
+def test_node_profiles_and_cluster_specs_refuse_alias_bombs(tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(BOMB)
+    (tmp_path / "pod.yaml").write_text(POD)
+    for args in (
+        ["admit", str(tmp_path / "pod.yaml"), "--node", str(bomb)],
+        ["simulate", "--nodes", str(bomb), "--pods", str(tmp_path / "pod.yaml")],
+    ):
+        done = _run(*args, timeout=60)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert f"{bomb}: aliases expand it past" in done.stderr, (args, done.stderr)

@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 
 from kubegpu.errors import InputError, KubegpuError
+from kubegpu.manifests.loader import DEFAULT_MAX_EXPANDED_NODES, expanded_size
+from kubegpu.manifests.sources import read_source
 from kubegpu.scheduler.gpu.state import NodeSpec
 from kubegpu.scheduler.resources import canonical_amount
 from kubegpu.scheduler.tas import DEFAULT_LEVELS, HOSTNAME
@@ -64,10 +66,11 @@ def _shape(group: Mapping[str, Any], where: str) -> tuple[int, int, int, str, No
 def load_cluster_spec(path: Path) -> ClusterSpec:
     """Read `nodes: [{preset|cpu/memory/gpus/model, count, blocks, racks_per_block, labels}]`."""
     where = str(path)
+    source = read_source(where, path, "cluster")  # a FIFO or a device is refused, not waited on
+    if source.text is None:
+        raise InputError(f"cannot read: {source.error}", file=where)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", file=where) from None
+        data = yaml.safe_load(source.text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         raise InputError(
@@ -75,6 +78,8 @@ def load_cluster_spec(path: Path) -> ClusterSpec:
             file=where,
             line=(mark.line + 1) if mark is not None else None,
         ) from None
+    if "*" in source.text and expanded_size(data, DEFAULT_MAX_EXPANDED_NODES) > DEFAULT_MAX_EXPANDED_NODES:
+        raise InputError(f"aliases expand it past {DEFAULT_MAX_EXPANDED_NODES} nodes (a YAML alias bomb)", file=where)
     if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), list) or not data["nodes"]:
         raise InputError("a cluster spec needs a non-empty `nodes:` list", file=where)
     levels = (
