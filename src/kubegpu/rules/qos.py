@@ -13,7 +13,8 @@ from typing import Any
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, is_mapping, memoised
-from kubegpu.manifests.resources import ResourceValue, accelerator_requests, container_resources, template_pod
+from kubegpu.manifests.accelerators import is_accelerator
+from kubegpu.manifests.resources import ResourceValue, container_resources, template_pod
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.kserve_supply import Supply, effective, supply
 from kubegpu.rules.options import RuleOption, whole_number
@@ -131,8 +132,8 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     PodLevelResourceManagers gate is on.
     """
     pod_level = _pod_level(template)
-    guaranteed = qos_class(template) == podmodel.GUARANTEED
     if pod_level is not None:
+        guaranteed = qos_class(template) == podmodel.GUARANTEED
         model = template_pod(template).resources
         problems, pod_edits = _problems(*pod_level, model.requests if model is not None else None)
         if not guaranteed:
@@ -159,9 +160,15 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
             )
         return
     containers = template.containers
-    supplies = [supply(template, container) for container in containers]  # in the order of the containers
-    if guaranteed and not any(supplies):
-        return  # the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod
+    # KServe fills in only an InferenceService's containers (supply is None for every other object's)
+    supplies = (
+        [supply(template, container) for container in containers]  # in the order of the containers
+        if template.kind == "InferenceService"
+        else [None] * len(containers)
+    )
+    # Without KServe's fill, the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod:
+    # asked at the first container with a problem, since a pod with none yields nothing either way.
+    sums_decide = not any(supplies)
     # One finding per pod template naming every container that breaks Guaranteed QoS; its fix covers them all
     # (init containers and sidecars included) or is withheld, since a partial fix leaves the pod Burstable.
     parts: list[str] = []
@@ -187,6 +194,8 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
                 unreadable.append(f"'{_label(container)}'")
         if not problems:
             continue
+        if anchor is None and sums_decide and qos_class(template) == podmodel.GUARANTEED:
+            return
         what = _CONTAINER_KIND_WORDS[container.kind]
         source = (
             f"; KServe fills in what it leaves out from {supplied.source}"
@@ -391,12 +400,14 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
 
 def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     """Extended resources: integer, limit required, request equal to limit (API validation)."""
+    prefixes = ctx.accelerator_resources
     for container, res in all_container_resources(template):
-        accelerators = accelerator_requests(res, ctx.accelerator_resources)
-        accel_requests = {k: v for k, v in res.requests.items() if k in accelerators}
-        accel_limits = {k: v for k, v in res.limits.items() if k in accelerators}
-        for name, request in accel_requests.items():
-            limit = accel_limits.get(name)
+        requests, limits = res.requests, res.limits
+        # The accelerator test per entry (cached per name): no merged dict per container, which no other rule reads.
+        accel_requests = [(name, value) for name, value in requests.items() if is_accelerator(name, prefixes)]
+        accel_limits = [(name, value) for name, value in limits.items() if is_accelerator(name, prefixes)]
+        for name, request in accel_requests:
+            limit = limits.get(name)
             if limit is None:
                 yield RawFinding(
                     request.path,
@@ -418,11 +429,14 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
                     f"container '{_label(container)}': {name} request {request.raw} != limit {limit.raw}; the API "
                     "server rejects extended resources whose request differs from the limit",
                 )
-        for name, value in {**accel_requests, **accel_limits}.items():
+        # Each accelerator once, requests' order first, its limit's value where it has one.
+        values = [limits.get(name, request) for name, request in accel_requests]
+        values += [limit for name, limit in accel_limits if name not in requests]
+        for value in values:
             if value.quantity is not None and not value.quantity.is_integer():
                 yield RawFinding(
                     value.path,
-                    f"container '{_label(container)}': {name} is {value.raw}; extended "
+                    f"container '{_label(container)}': {value.name} is {value.raw}; extended "
                     "resources must be whole numbers (use a GPU-sharing mechanism for fractions)",
                 )
 

@@ -228,17 +228,17 @@ def _host_path_shm(template: PodTemplate, name: str) -> bool:
 
 
 def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    if template.spec.get("hostIPC") is True:
+        return  # the pod shares the host's /dev/shm: KG203 reports that, and it is not the 64 MiB default
     runtime = trainjob.bound_runtime(template.document) if template.kind == "TrainJob" else None
     if runtime is not None and (_runtime_has_shm(runtime) or _merged_has_shm(template)):
         return  # the TrainJob's pods come from its runtime's template (and patches), which mount /dev/shm
-    memory_volumes = _memory_volumes(template)
-    if template.spec.get("hostIPC") is True:
-        return  # the pod shares the host's /dev/shm: KG203 reports that, and it is not the 64 MiB default
     missing: list[tuple[ContainerRef, str | None]] = []  # with the volume each mounts at /dev/shm, if any
     undecided: list[tuple[ContainerRef, KServeFill]] = []
     for container, _res in gpu_containers(template, ctx):
         name = _shm_volume_name(container)
-        if name in memory_volumes or (name is not None and _host_path_shm(template, name)):
+        # the pod's volumes are looked up only for a container that mounts something at /dev/shm
+        if name is not None and (name in _memory_volumes(template) or _host_path_shm(template, name)):
             continue
         fill = kserve_fill(template, container)
         if fill is None or fill.shm is False:
@@ -261,7 +261,7 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     names = ", ".join(f"'{_label(c)}'" for c, _name in missing)
     wrong = sorted({name for _c, name in missing if name is not None})
     detail = "".join(f" ('{name}' mounted at /dev/shm is not memory-backed)" for name in wrong)
-    fix, why_not = _dshm_fix(template, missing, memory_volumes, _explicit(ctx, "dshm-missing"))
+    fix, why_not = _dshm_fix(template, missing, _explicit(ctx, "dshm-missing"))
     hint = ""
     if fix is None:
         if runtime is not None:
@@ -320,7 +320,6 @@ def _too_small(empty_dir: Mapping[str, Any], memory_limit: int | None) -> bool:
 def _dshm_fix(
     template: PodTemplate,
     missing: list[tuple[ContainerRef, str | None]],
-    memory_volumes: Mapping[str, tuple[FieldPath, Mapping[str, Any]]],
     explicit: str | None = None,
 ) -> tuple[Fix | None, str]:
     """Make /dev/shm memory-backed: turn a mounted disk emptyDir into one, share the volume another container
@@ -364,14 +363,18 @@ def _dshm_fix(
         # The volume to mount: the one just made memory-backed, else one another container mounts at /dev/shm,
         # else an unused one (each looked for only when the one before is not there).
         volume_name = shared
-        if not volume_name:
-            usable = {n for n, (_path, empty_dir) in memory_volumes.items() if not _too_small(empty_dir, limit)}
-            volume_name = next((n for c in template.containers if (n := _shm_volume_name(c)) in usable), None)
+        memory_volumes = _memory_volumes(template) if not volume_name else {}
+        if memory_volumes:  # (most pods that miss /dev/shm have no memory-backed volume to offer)
+
+            def usable(name: str | None) -> bool:
+                return name in memory_volumes and not _too_small(memory_volumes[name][1], limit)
+
+            volume_name = next((n for c in template.containers if usable(n := _shm_volume_name(c))), None)
             if not volume_name:
                 mounted = {
                     str(m.get("name")) for c in template.containers for m in mapping_items(c.data.get("volumeMounts"))
                 }
-                volume_name = next((n for n in memory_volumes if n not in mounted and n in usable), None)
+                volume_name = next((n for n in memory_volumes if n not in mounted and usable(n)), None)
         if volume_name is not None:
             steps.append(f"mount the memory-backed volume '{volume_name}' at /dev/shm")
         else:
@@ -398,17 +401,19 @@ def _dshm_fix(
 
 
 def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    memory_volumes = _memory_volumes(template)
-    limit = _pod_memory_limit(template)
     seen: set[str] = set()
     for container, _res in gpu_containers(template, ctx):
         name = _shm_volume_name(container)
-        if name is None or name not in memory_volumes or name in seen:
+        if name is None:
+            continue  # the pod's volumes and memory limit are read only for a container that mounts /dev/shm
+        memory_volumes = _memory_volumes(template)
+        if name not in memory_volumes or name in seen:
             continue
         seen.add(name)
         volume_path, empty_dir = memory_volumes[name]
         size_raw = empty_dir.get("sizeLimit")
         if size_raw is None:
+            limit = _pod_memory_limit(template)
             fix = None
             hint = ""
             size, how = _fix_size(limit, _explicit(ctx, "dshm-unsized"))
@@ -436,6 +441,7 @@ def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
             size_bytes = parse_quantity(size_raw).ceil
         except Exception:
             continue
+        limit = _pod_memory_limit(template)
         if limit is not None and size_bytes > limit:
             yield RawFinding(
                 (*volume_path, "sizeLimit"),
