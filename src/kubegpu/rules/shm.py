@@ -258,9 +258,9 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
                 Severity.INFO,
             )
         return
-    names = ", ".join(f"'{_label(c)}'" for c, _name in missing)
+    names = ", ".join([f"'{_label(c)}'" for c, _name in missing])
     wrong = sorted({name for _c, name in missing if name is not None})
-    detail = "".join(f" ('{name}' mounted at /dev/shm is not memory-backed)" for name in wrong)
+    detail = "".join([f" ('{name}' mounted at /dev/shm is not memory-backed)" for name in wrong]) if wrong else ""
     fix, why_not = _dshm_fix(template, missing, _explicit(ctx, "dshm-missing"))
     hint = ""
     if fix is None:
@@ -338,7 +338,14 @@ def _dshm_fix(
     edits: list[Edit] = []
     steps: list[str] = []
     shared: str | None = None
-    for name in dict.fromkeys(n for _c, n in missing if n is not None):
+    unmounted: list[ContainerRef] = []
+    mounted_there: dict[str, None] = {}  # the volumes mounted at /dev/shm, once each, in order
+    for container, name in missing:
+        if name is None:
+            unmounted.append(container)
+        else:
+            mounted_there[name] = None
+    for name in mounted_there:
         found = _volume(template, name)
         empty_dir = found[1].get("emptyDir") if found is not None else None
         if found is None or not isinstance(empty_dir, Mapping):
@@ -358,23 +365,10 @@ def _dshm_fix(
             edits.append(Edit("add", (*path, "sizeLimit"), size))
         steps.append(f"make the emptyDir '{name}' memory-backed")
         shared = shared or name
-    unmounted = [c for c, name in missing if name is None]
     if unmounted:
         # The volume to mount: the one just made memory-backed, else one another container mounts at /dev/shm,
         # else an unused one (each looked for only when the one before is not there).
-        volume_name = shared
-        memory_volumes = _memory_volumes(template) if not volume_name else {}
-        if memory_volumes:  # (most pods that miss /dev/shm have no memory-backed volume to offer)
-
-            def usable(name: str | None) -> bool:
-                return name in memory_volumes and not _too_small(memory_volumes[name][1], limit)
-
-            volume_name = next((n for c in template.containers if usable(n := _shm_volume_name(c))), None)
-            if not volume_name:
-                mounted = {
-                    str(m.get("name")) for c in template.containers for m in mapping_items(c.data.get("volumeMounts"))
-                }
-                volume_name = next((n for n in memory_volumes if n not in mounted and usable(n)), None)
+        volume_name = shared or _shareable_volume(template, limit)
         if volume_name is not None:
             steps.append(f"mount the memory-backed volume '{volume_name}' at /dev/shm")
         else:
@@ -398,6 +392,23 @@ def _dshm_fix(
             else:
                 edits.append(Edit("add", (*container.path, "volumeMounts"), [mount]))
     return Fix("; ".join(steps), Safety.SAFE, tuple(edits)), ""
+
+
+def _shareable_volume(template: PodTemplate, limit: int | None) -> str | None:
+    """A memory-backed volume above the 64 MiB default to mount at /dev/shm: the one another container mounts
+    there, else one no container mounts; None when there is neither. Plain loops: asked for most findings."""
+    memory_volumes = _memory_volumes(template)
+    if not memory_volumes:
+        return None
+    for container in template.containers:
+        name = _shm_volume_name(container)
+        if name in memory_volumes and not _too_small(memory_volumes[name][1], limit):
+            return name
+    mounted = {str(m.get("name")) for c in template.containers for m in mapping_items(c.data.get("volumeMounts"))}
+    for name, (_path, empty_dir) in memory_volumes.items():
+        if name not in mounted and not _too_small(empty_dir, limit):
+            return name
+    return None
 
 
 def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
