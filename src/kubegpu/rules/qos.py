@@ -403,11 +403,16 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
     prefixes = ctx.accelerator_resources
     for container, res in all_container_resources(template):
         requests, limits = res.requests, res.limits
-        # The accelerator test per entry (cached per name): no merged dict per container, which no other rule reads.
-        accel_requests = [(name, value) for name, value in requests.items() if is_accelerator(name, prefixes)]
-        accel_limits = [(name, value) for name, value in limits.items() if is_accelerator(name, prefixes)]
+        # The accelerator test once per name (a request named in the limits takes the limit's answer), and no merged
+        # dict per container, which no other rule reads.
+        accel_limits = {name: value for name, value in limits.items() if is_accelerator(name, prefixes)}
+        accel_requests = [
+            (name, value)
+            for name, value in requests.items()
+            if (name in accel_limits if name in limits else is_accelerator(name, prefixes))
+        ]
         for name, request in accel_requests:
-            limit = limits.get(name)
+            limit = accel_limits.get(name)
             if limit is None:
                 yield RawFinding(
                     request.path,
@@ -430,10 +435,11 @@ def _check_gpu_request_limit(template: PodTemplate, ctx: RuleContext) -> Iterato
                     "server rejects extended resources whose request differs from the limit",
                 )
         # Each accelerator once, requests' order first, its limit's value where it has one.
-        values = [limits.get(name, request) for name, request in accel_requests]
-        values += [limit for name, limit in accel_limits if name not in requests]
+        values = [accel_limits.get(name, request) for name, request in accel_requests]
+        values += [limit for name, limit in accel_limits.items() if name not in requests]
         for value in values:
-            if value.quantity is not None and not value.quantity.is_integer():
+            # (a YAML integer is whole: most accelerator counts are written so, and need no Decimal test)
+            if type(value.raw) is not int and value.quantity is not None and not value.quantity.is_integer():
                 yield RawFinding(
                     value.path,
                     f"container '{_label(container)}': {value.name} is {value.raw}; extended "
