@@ -185,7 +185,8 @@ def _describe(container: ContainerRef) -> str:
 def _is_gpu(container: ContainerRef, template: PodTemplate, ctx: RuleContext) -> bool:
     """Does the container get the pod's GPUs, as the one pod model decides (sidecars never do)? Asked only for
     a finding (no set of paths built per template)."""
-    return any(gpu.path == container.path for gpu, _res in gpu_containers(template, ctx))
+    # (the pod model's GPU containers are the template's own ContainerRefs: identity answers before the path does)
+    return any(gpu is container or gpu.path == container.path for gpu, _res in gpu_containers(template, ctx))
 
 
 def _pulled(container: ContainerRef, gpu: bool) -> str:
@@ -233,20 +234,28 @@ def _check_pull_always(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
         if policy == "Always":
             path = (*container.path, "imagePullPolicy")
             how = "sets imagePullPolicy: Always"
-            edit = Edit("replace", path, "IfNotPresent")
+            op = "replace"
         elif policy in (None, "") and ref.kube_tag == "latest":
             path = (*container.path, "image")
             how = (
                 f"pulls '{image}' with no imagePullPolicy, which Kubernetes defaults to Always because the tag "
                 f"is {'missing (so latest)' if not ref.tag else 'latest'}"
             )
-            edit = Edit("add", (*container.path, "imagePullPolicy"), "IfNotPresent")
+            op = "add"  # (a `latest` tag is never pinned: no fix, so no edit is built here)
         else:
             continue
         extra = IMMUTABLE_TAGS.read(ctx, "image-tag-mutable")
         pinned = slot is None and (bool(ref.digest) or (ref.tag != "latest" and tag_is_version(ref.tag, extra)))
         what = _pulled(container, _is_gpu(container, template, ctx))
-        fix = Fix("set imagePullPolicy: IfNotPresent (the image is pinned)", Safety.SAFE, (edit,)) if pinned else None
+        fix = (
+            Fix(
+                "set imagePullPolicy: IfNotPresent (the image is pinned)",
+                Safety.SAFE,
+                (Edit(op, (*container.path, "imagePullPolicy"), "IfNotPresent"),),
+            )
+            if pinned
+            else None
+        )
         advice = (
             "the image is pinned, so IfNotPresent gives the same guarantee without the registry round trip"
             if pinned
