@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kubegpu.manifests import PodTemplate, container_resources
+from kubegpu.manifests import ContainerRef, PodTemplate, container_resources
 from kubegpu.manifests.placeholders import placeholders_in
+from kubegpu.manifests.resources import ResourceValue
 from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
 
 _PRACTICE = "input"
@@ -57,25 +58,29 @@ def _check_quantities(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     """Every requests/limits value of every container must parse as a quantity."""
     for container in template.containers:
         res = container_resources(container)
-        for value in (*res.requests.values(), *res.limits.values()):
-            if value.error is None:
-                continue
-            slots = placeholders_in(value.raw)
-            if slots:  # a template placeholder: the rendered manifest decides, not this file
-                yield RawFinding(
-                    value.path,
-                    f"container '{container.name}': {value.name} is the placeholder "
-                    f"{slots[0]}: checks of this value depend on its rendered value (an unrendered "
-                    "manifest is rejected by the API server)",
-                    None,
-                    Severity.INFO,
-                )
-                continue
-            yield RawFinding(
-                value.path,
-                f"container '{container.name}': {value.name}: {value.error}; an "
-                "unrendered template variable? The API server rejects the object",
-            )
+        for section in (res.requests, res.limits):
+            for value in section.values():
+                if value.error is not None:
+                    yield _invalid(container, value)
+
+
+def _invalid(container: ContainerRef, value: ResourceValue) -> RawFinding:
+    """The finding for a value that is not a quantity (info where a template placeholder stands for it)."""
+    slots = placeholders_in(value.raw)
+    if slots:  # a template placeholder: the rendered manifest decides, not this file
+        return RawFinding(
+            value.path,
+            f"container '{container.name}': {value.name} is the placeholder "
+            f"{slots[0]}: checks of this value depend on its rendered value (an unrendered "
+            "manifest is rejected by the API server)",
+            None,
+            Severity.INFO,
+        )
+    return RawFinding(
+        value.path,
+        f"container '{container.name}': {value.name}: {value.error}; an "
+        "unrendered template variable? The API server rejects the object",
+    )
 
 
 INVALID_QUANTITY = Rule(

@@ -361,12 +361,16 @@ def _smt_check(ctx: RuleContext) -> tuple[int, bool] | None:
 
 def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     check = memoised(ctx, "qos.smt_check", _smt_check, ctx)  # the run's options and kubelet: read once per run
-    if check is None or _pod_level(template) is not None:
-        return  # pods with pod-level resources get no exclusive CPUs, so no SMT alignment check either
+    if check is None:
+        return
     smt, assumed = check
     for container, res, value in _cpu_value(ctx, template):
         if value != value.to_integral_value() or int(value) % smt == 0:
             continue
+        # Asked only here, where most pods never get: pods with pod-level resources get no exclusive CPUs, so no
+        # SMT alignment check either.
+        if _pod_level(template) is not None:
+            return
         rounded = (int(value) + smt - 1) // smt * smt
         # Only Guaranteed pods get exclusive CPUs, so only they are rejected; a Burstable pod will be once
         # gpu-pod-not-guaranteed is fixed, so it is still reported, as a warning.
