@@ -292,7 +292,8 @@ def _check_tag_mutable(template: PodTemplate, ctx: RuleContext) -> Iterator[RawF
             continue
         if not ref.tag:
             why = "has no tag, so it means ':latest'"
-        elif ref.tag.lower() == "latest" or "latest" in _TAG_PARTS.split(ref.tag.lower()):
+        # (the substring test first: most tags hold no "latest" and need no split into parts)
+        elif "latest" in (low := ref.tag.lower()) and (low == "latest" or "latest" in _TAG_PARTS.split(low)):
             why = f"uses the moving tag '{ref.tag}'"
         elif not tag_is_version(ref.tag, extra):
             why = f"uses the tag '{ref.tag}', which is not a version, a date or a commit"

@@ -61,10 +61,11 @@ def _pod_level(template: PodTemplate) -> tuple[_Values, _Values, FieldPath] | No
 
 
 def _problems(
-    requests: _Values, limits: _Values, path: FieldPath, defaulted: Mapping[str, Decimal] | None = None
+    requests: _Values, limits: _Values, owner: FieldPath, defaulted: Mapping[str, Decimal] | None = None
 ) -> tuple[list[str], list[Edit] | None]:
     """What keeps one set of requests and limits from Guaranteed, and the edits that fix it (None when no edit
-    can: the caller builds the Fix only when it reports the problems).
+    can: the caller builds the Fix only when it reports the problems). `owner`: the path of the pod spec or
+    container whose `resources` they are (an edit's path is built only for a problem).
 
     `defaulted` are the requests after API defaulting where that is not simply the limit (pod-level requests
     default to the containers' total).
@@ -83,7 +84,7 @@ def _problems(
         if limit is None:
             if request is not None and request.quantity is not None and request.quantity.value > 0:
                 problems.append(f"{name} limit missing")
-                edits.append(Edit("add", (*path, "limits", name), request.raw))
+                edits.append(Edit("add", (*owner, "resources", "limits", name), request.raw))
             else:
                 problems.append(f"no {name} request or limit")
                 can_fix = False
@@ -99,7 +100,7 @@ def _problems(
                 problems.append(
                     f"{name} request defaults to the containers' {format_quantity(default)}, not the limit {limit.raw}"
                 )
-                edits.append(Edit("add", (*path, "requests", name), limit.raw))
+                edits.append(Edit("add", (*owner, "resources", "requests", name), limit.raw))
             continue  # otherwise the API server defaults the request to the limit
         assert request.quantity is not None
         if request.quantity.value != limit.quantity.value:
@@ -135,7 +136,8 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     if pod_level is not None:
         guaranteed = qos_class(template) == podmodel.GUARANTEED
         model = template_pod(template).resources
-        problems, pod_edits = _problems(*pod_level, model.requests if model is not None else None)
+        requests, limits, _path = pod_level
+        problems, pod_edits = _problems(requests, limits, template.path, model.requests if model is not None else None)
         if not guaranteed:
             if not pod_level[0] and not pod_level[1]:
                 problems = [
@@ -182,7 +184,7 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         requests, limits = res.requests, res.limits
         if supplied is not None and supplied.known:
             requests, limits = effective(requests, supplied.requests), effective(limits, supplied.limits)
-        problems, own_edits = _problems(requests, limits, res.resources_path)
+        problems, own_edits = _problems(requests, limits, container.path)
         if supplied is not None and not supplied.known and problems and not _unequal(res.requests, res.limits):
             undecided.append((container, supplied))  # what the runtime sets decides; nothing written is wrong
             continue
