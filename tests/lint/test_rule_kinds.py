@@ -48,7 +48,7 @@ def test_rule_finds_nothing_in_other_kinds(rule: Rule) -> None:
     docs = _documents()
     assert rule.kinds is not None and rule.check is not None
     others = [d for d in docs if d.kind not in rule.kinds]
-    assert len({d.kind for d in others}) > 30
+    assert len({d.kind for d in others}) > 20  # the gang rules take 21 kinds: about 25 others remain
     config = LintConfig()
     ctx = RuleContext(
         options=config.options, all_documents=tuple(docs), accelerator_resources=config.accelerator_resources

@@ -228,12 +228,15 @@ def _has(doc: Document, path: FieldPath) -> bool:
 
 
 def _check_unused(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    configs = ctx.documents_of("KubeSchedulerConfiguration")
+    if not configs:
+        return  # no scheduler configuration in the input (most runs): no profile to name
     if template.metadata_path is None or is_volcano_job(template.document) or template.kind == "InferenceService":
         return  # TrainJob's trainer and KServe components set no schedulerName here; Volcano Jobs use volcano
     current = template.spec.get("schedulerName")
     if current and current != DEFAULT_SCHEDULER:
         return
-    profiles = gpu_packing_profiles(ctx.documents_of("KubeSchedulerConfiguration"), ctx.accelerator_resources)
+    profiles = gpu_packing_profiles(configs, ctx.accelerator_resources)
     if not profiles or DEFAULT_SCHEDULER in profiles:
         return
     path = (*template.path, "schedulerName")

@@ -143,12 +143,13 @@ class JobShape:
         return ", ".join(dict.fromkeys(names))
 
 
-_SHAPED_KINDS = JOB_KINDS | SERVING_KINDS
+# The kinds a job shape can be worked out for: the gang and topology rules report on these only.
+SHAPED_KINDS = JOB_KINDS | SERVING_KINDS
 
 
 def job_shape(doc: Document, ctx: RuleContext) -> JobShape | None:
     """The job's shape when it is a GPU workload of a distributed kind with a known pod count; else None."""
-    if doc.kind not in _SHAPED_KINDS:
+    if doc.kind not in SHAPED_KINDS:
         return None
     accelerators = tuple(ctx.accelerator_resources)
     # Three rules ask for each document: the shape is worked out once and kept with it.
@@ -700,6 +701,7 @@ GANG_MISSING = Rule(
     severity=Severity.WARNING,
     summary="A multi-pod GPU job has no all-or-nothing admission (Kueue, Volcano, KAI, coscheduling, Workload API).",
     target=Target.DOCUMENT,
+    kinds=SHAPED_KINDS,
     check=_check_gang_missing,
     fixable=True,
     options=(QUEUE,),
@@ -732,6 +734,7 @@ GANG_PARTIAL = Rule(
     severity=Severity.WARNING,
     summary="A gang's minimum (minAvailable, minMember, minCount) is below the pods the GPU job needs.",
     target=Target.DOCUMENT,
+    kinds=SHAPED_KINDS | {"PodGroup", "Workload"},
     check=_check_gang_partial,
     rationale="A gang smaller than the job starts some ranks while the rest wait: the started pods hold GPUs "
     "without making progress (NCCL and torchrun rendezvous wait for the full world size). Checked: Volcano Job "

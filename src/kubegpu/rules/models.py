@@ -979,6 +979,9 @@ INFERENCE_SCALE_TO_ZERO = Rule(
     severity=Severity.WARNING,
     summary="A GPU inference workload can scale to zero (HPA/KEDA/Knative/KServe minimum of 0 replicas).",
     target=Target.DOCUMENT,
+    kinds=frozenset(
+        {"HorizontalPodAutoscaler", "ScaledObject", "VLLMRuntime", "Service", "InferenceService", "RayService"}
+    ),
     check=_check_scale_to_zero,
     gpu_only=False,
     fixable=True,

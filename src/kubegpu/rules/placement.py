@@ -13,6 +13,7 @@ from kubegpu.manifests import Document, PodTemplate, as_mapping, get_path, is_ma
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.gang import (
     DYNAMO_GROVE_ANNOTATION,
+    SHAPED_KINDS,
     JobShape,
     is_volcano_job,
     is_work_queue_job,
@@ -306,6 +307,7 @@ TOPOLOGY_MISSING = Rule(
     severity=Severity.WARNING,
     summary="A multi-node GPU job has no placement constraint on racks, blocks or an NVLink domain.",
     target=Target.DOCUMENT,
+    kinds=SHAPED_KINDS,
     check=_check_topology_missing,
     fixable=True,
     options=(TOPOLOGY_LEVEL, TOPOLOGY_LABELS),
