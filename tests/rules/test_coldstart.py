@@ -12,6 +12,7 @@ from kubegpu.rules.coldstart_model import (
     ImageFacts,
     ModelSize,
     Rates,
+    has_probe_budget,
     known_model,
     lazy_from_manifest,
     probe_budget,
@@ -70,6 +71,14 @@ def _container(data: dict[str, Any]) -> ContainerRef:
 def test_probe_budget(data: dict[str, Any], expected: tuple[str, int] | None) -> None:
     budget = probe_budget(_container(data))
     assert (None if budget is None else (budget.kind, budget.seconds)) == expected
+    assert has_probe_budget(_container(data)) is (expected is not None)  # the rule's cheap test agrees
+
+
+@pytest.mark.parametrize("probe", [None, "x", [], {}, {"exec": {"command": ["true"]}}])
+@pytest.mark.parametrize("kind", ["startupProbe", "livenessProbe", "readinessProbe"])
+def test_has_probe_budget_is_probe_budget_not_none(kind: str, probe: Any) -> None:
+    container = _container({kind: probe})
+    assert has_probe_budget(container) is (probe_budget(container) is not None)
 
 
 def test_suggestion_keeps_the_startup_probe_period_and_covers_the_margin() -> None:

@@ -19,6 +19,7 @@ from kubegpu.rules.coldstart_model import (
     ModelSize,
     Prediction,
     Rates,
+    has_probe_budget,
     model_size_of,
     predict,
 )
@@ -124,9 +125,14 @@ def _wait(suggestion: Mapping[str, int]) -> int:
 
 
 def _check(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
-    servers = [(c, server) for c, _ in gpu_containers(template, ctx) if (server := recognise(template, c)) is not None]
+    # Only a probe can kill a slow start: containers without one are not recognised or predicted (most of them).
+    servers = [
+        (c, server)
+        for c, _ in gpu_containers(template, ctx)
+        if has_probe_budget(c) and (server := recognise(template, c)) is not None
+    ]
     if not servers:
-        return  # no inference server: nothing to predict (most GPU containers)
+        return  # no inference server with a probe: nothing to judge
     rates = memoised(ctx, "coldstart.rates", rates_from, ctx)  # the run's options: read once per run
     for container, server in servers:
         model = _model(ctx, server)

@@ -240,9 +240,18 @@ def _int(value: Any, default: int) -> int:
     return default
 
 
+_BUDGET_PROBES = ("startupProbe", "livenessProbe")
+
+
+def has_probe_budget(container: ContainerRef) -> bool:
+    """Whether `probe_budget` finds a probe that can restart the container (without building its budget)."""
+    data = container.data
+    return isinstance(data.get("startupProbe"), Mapping) or isinstance(data.get("livenessProbe"), Mapping)
+
+
 def probe_budget(container: ContainerRef) -> ProbeBudget | None:
     """The startupProbe's budget, else the livenessProbe's; None when neither can restart the container."""
-    for kind in ("startupProbe", "livenessProbe"):
+    for kind in _BUDGET_PROBES:
         probe = container.data.get(kind)
         if isinstance(probe, Mapping):
             return ProbeBudget(

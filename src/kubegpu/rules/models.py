@@ -692,7 +692,14 @@ def _shared_reason(template: PodTemplate, view: MountView, ctx: RuleContext) -> 
     return None
 
 
+# Volume sources `_shared_reason` can name: a pod with none of them has no shared cache to report.
+_SHAREABLE_SOURCES = frozenset({"hostPath", "persistentVolumeClaim", *_SHARED_FILESYSTEMS})
+
+
 def _check_writable_shared(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
+    volumes = memoised(template, "models.volumes", _volumes_by_name, template)
+    if all(_SHAREABLE_SOURCES.isdisjoint(volume) for volume in volumes.values()):
+        return  # checked before recognising servers: most pods mount no shareable volume
     for container in _server_containers(template, ctx):
         server = recognise(template, container) or _configmap_loader(template, container, ctx)
         if server is None:
