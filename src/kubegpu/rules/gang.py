@@ -360,16 +360,21 @@ def native_group(template: PodTemplate) -> tuple[str, str] | None:
 def podgroup_reference(template: PodTemplate) -> tuple[str, str] | None:
     """(scheduler family, PodGroup name) a pod template points at through labels or annotations."""
     annotations = template.annotations
-    for key in VOLCANO_GROUP_ANNOTATIONS:
-        if annotations.get(key):
-            return "Volcano", str(annotations[key])
+    if annotations:  # (most templates have none: their key look-ups are skipped)
+        for key in VOLCANO_GROUP_ANNOTATIONS:
+            if annotations.get(key):
+                return "Volcano", str(annotations[key])
     labels = template.labels
-    for key in COSCHEDULING_LABELS:
-        if labels.get(key):
-            return "coscheduling", str(labels[key])
-    if annotations.get(KAI_POD_GROUP_ANNOTATION):
+    if labels:
+        for key in COSCHEDULING_LABELS:
+            if labels.get(key):
+                return "coscheduling", str(labels[key])
+    if annotations and annotations.get(KAI_POD_GROUP_ANNOTATION):
         return "KAI", str(annotations[KAI_POD_GROUP_ANNOTATION])
     return None
+
+
+_KAI_ONLY = frozenset({KAI_SCHEDULER})
 
 
 @dataclass(frozen=True)
@@ -423,7 +428,7 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
         family = refs[0][0] if refs[0] else ""
         return GangVerdict(f"a {family} PodGroup ({refs[0][1] if refs[0] else ''})")
     schedulers = {_scheduler(t) for t in templates}
-    if schedulers == {KAI_SCHEDULER}:
+    if schedulers == _KAI_ONLY:
         if doc.kind in KAI_GANG_KINDS:
             return GangVerdict("KAI Scheduler (its pod-grouper gangs this kind)")
         return GangVerdict(

@@ -208,7 +208,10 @@ def _env(container: ContainerRef) -> tuple[dict[str, str], dict[str, int]]:
 
 def _known(path: str | None) -> bool:
     """A path or reference we can reason about (no unexpanded `$(VAR)`, `${VAR}` or template braces)."""
-    return bool(path) and "$" not in str(path) and "{{" not in str(path) and "<" not in str(path)
+    if not path:
+        return False
+    text = str(path)
+    return "$" not in text and "{{" not in text and "<" not in text
 
 
 def hf_cache_dir(env: Mapping[str, str], home: str) -> str | None:
@@ -237,10 +240,12 @@ def _model_kind(model: str | None) -> str | None:
 
 def _server_name(container: ContainerRef, tokens: Sequence[Token]) -> str | None:
     image = str(container.data.get("image") or "").lower()
-    text = " ".join(t.text for t in tokens).lower()
     if "llm-d" in image:
         return "llm-d (vLLM)"
-    if "vllm" in image or ("vllm" in text and _VLLM_COMMAND.search(text)):
+    if "vllm" in image:  # decided by the image alone: the command line is not joined
+        return "vLLM"
+    text = " ".join([t.text for t in tokens]).lower()
+    if "vllm" in text and _VLLM_COMMAND.search(text):
         return "vLLM"
     if "text-generation-inference" in image or "text-generation-launcher" in text:
         return "TGI"
@@ -585,7 +590,6 @@ def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[Ra
         server = recognise(template, container) or _configmap_loader(template, container, ctx)
         if server is None:
             continue
-        views = mounts(template, container)
         what = f"{server.name} in container '{container.name}'" if container.name else server.name
         if server.streaming:
             yield RawFinding(
@@ -607,6 +611,8 @@ def _check_cache_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[Ra
                 "for this URI",
             )
             continue
+        # The mounts are joined only for a server with directories to look up (a Triton repository URI has none).
+        views = mounts(template, container) if server.read_paths or server.write_paths else ()
         for path in server.read_paths:
             view = mount_for(views, path)
             if view is not None and view.source in PER_POD_SOURCES:

@@ -88,11 +88,12 @@ def _extra_labels(ctx: RuleContext) -> tuple[str, ...]:
     return TOPOLOGY_LABELS.read(ctx, "topology-missing")
 
 
-def _affinity_constraint(template: PodTemplate, extra: tuple[str, ...]) -> str | None:
+def _affinity_constraint(template: PodTemplate, ctx: RuleContext) -> str | None:
     """A pod affinity or node selection that keeps the pods under one rack/block/NVLink domain."""
     spec = template.spec
     if spec.get("affinity") is None and spec.get("nodeSelector") is None:
         return None  # most pods: neither field (the walk below finds nothing in empty ones either)
+    extra = _extra_labels(ctx)
     affinity = as_mapping(spec.get("affinity"))
     pod_affinity = as_mapping(affinity.get("podAffinity"))
     terms = list(mapping_items(pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")))
@@ -167,13 +168,16 @@ def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContex
     """What keeps this template's pods together, or None (asked per GPU template: any(map(...)) looks keys up
     without a generator)."""
     doc = shape.doc
+    # Most templates and jobs carry no annotations: the key look-ups are skipped for empty ones.
     annotations = template.annotations
-    if any(map(annotations.get, KUEUE_TAS_ANNOTATIONS)) and kueue_managed(doc):
+    if annotations and any(map(annotations.get, KUEUE_TAS_ANNOTATIONS)) and kueue_managed(doc):
         return "Kueue TAS"
     if is_volcano_job(doc) and as_mapping(get_path(doc.data, ("spec", "networkTopology"))).get("mode"):
         return "Volcano networkTopology"
     job_annotations = object_annotations(doc)
-    if any(map(job_annotations.get, KAI_TOPOLOGY_ANNOTATIONS)) or any(map(annotations.get, KAI_TOPOLOGY_ANNOTATIONS)):
+    if (job_annotations and any(map(job_annotations.get, KAI_TOPOLOGY_ANNOTATIONS))) or (
+        annotations and any(map(annotations.get, KAI_TOPOLOGY_ANNOTATIONS))
+    ):
         return "KAI topology placement"
     if doc.kind == "DynamoGraphDeployment" and (domain := _dynamo_pack_domain(doc, template)):
         return f"Dynamo topologyConstraint packDomain {domain}"
@@ -181,7 +185,7 @@ def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContex
         value = str(job_annotations.get(key) or "")
         if value and not value.startswith("topology.kubernetes.io/"):  # a zone or region is far wider than a rack
             return f"{doc.kind} exclusive topology on {value}"
-    return _affinity_constraint(template, _extra_labels(ctx)) or _compute_domain_claim(template, ctx)
+    return _affinity_constraint(template, ctx) or _compute_domain_claim(template, ctx)
 
 
 # Dynamo packs each multinode replica's pods into one topology domain (spec.topologyConstraint.packDomain, or the
@@ -214,7 +218,7 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
     loose = [t for t in shape.gpu_templates if placement_constraint(shape, t, ctx) is None]
     if not loose:
         return
-    unmanaged = [t for t in loose if any(map(t.annotations.get, KUEUE_TAS_ANNOTATIONS))]
+    unmanaged = [t for t in loose if (notes := t.annotations) and any(map(notes.get, KUEUE_TAS_ANNOTATIONS))]
     level = TOPOLOGY_LEVEL.read(ctx, "topology-missing")
     fix = None
     if level and doc.kind != "DynamoGraphDeployment":  # Kueue does not manage a Dynamo graph's pods
