@@ -568,8 +568,7 @@ def _check_gang_partial(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
         yield from _check_volcano_job(doc, shape)
     elif doc.kind in KUBEFLOW_KINDS:
         minimum = int_field(get_path(doc.data, ("spec", "runPolicy", "schedulingPolicy", "minAvailable")), None)
-        elastic = get_path(doc.data, ("spec", "elasticPolicy")) is not None
-        if minimum is not None and minimum < shape.unit_pods and not elastic:
+        if minimum is not None and minimum < shape.unit_pods and get_path(doc.data, ("spec", "elasticPolicy")) is None:
             yield RawFinding(
                 ("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
                 f"runPolicy.schedulingPolicy.minAvailable is {minimum} but the job has {shape.unit_pods} "

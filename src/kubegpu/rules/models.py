@@ -229,7 +229,7 @@ def hf_cache_dir(env: Mapping[str, str], home: str) -> str | None:
 def _model_kind(model: str | None) -> str | None:
     if model is None or not _known(model):
         return None
-    if _REMOTE.match(model):
+    if "://" in model and _REMOTE.match(model):  # (most models are hub ids: no regex for them)
         return "remote"
     if model.startswith(("/", "./", "~")):
         return "local"
