@@ -385,6 +385,9 @@ class GangVerdict:
     reason: str = ""
 
 
+_NO_MECHANISM = GangVerdict(None)  # the common answer, made once
+
+
 def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
     """Which all-or-nothing mechanism covers every pod of the job, if any."""
     doc = shape.doc
@@ -456,7 +459,7 @@ def gang_verdict(shape: JobShape, ctx: RuleContext) -> GangVerdict:
             f"the {KUEUE_QUEUE_LABEL} label sits on the pod template, but Kueue reads it "
             f"from the {doc.kind}'s own metadata.labels",
         )
-    return GangVerdict(None)
+    return _NO_MECHANISM
 
 
 def _runtime_pod_group_policy(doc: Document) -> str | None:
