@@ -8,10 +8,18 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubegpu.errors import InputError
 from kubegpu.manifests import pod as podmodel
-from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
+from kubegpu.manifests.accelerators import (
+    DEFAULT_ACCELERATOR_RESOURCES,
+    DEFAULT_REGISTRY,
+    HAMI_RESOURCES,
+    AcceleratorRegistry,
+    is_accelerator,
+)
 from kubegpu.units import parse_quantity
 
 VECTORS = Path(__file__).parent / "vectors"
@@ -158,6 +166,45 @@ def test_registry_is_configurable_and_hami_shares_are_not_devices() -> None:
     limits = {"nvidia.com/gpu": "2", "nvidia.com/gpumem": "4000"}
     spec = {"containers": [{"name": "c", "resources": {"limits": limits}}]}
     assert podmodel.device_count(podmodel.read_pod_spec(spec)) == 2
+
+
+_RESOURCE_WORDS = st.sampled_from(
+    [*DEFAULT_ACCELERATOR_RESOURCES, *HAMI_RESOURCES, "cpu", "memory", "example.com/", "example.com/fpga", "x-", "1g"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_RESOURCE_WORDS, max_size=4), _RESOURCE_WORDS, st.sampled_from(["", "x", "-1g.10gb", "/i915", "s"]))
+def test_registry_answers_as_the_accelerator_list_does(listed: list[str], word: str, tail: str) -> None:
+    """The registry's split of its list into names and prefixes answers as the list's own test, entry by entry."""
+    name = word + tail
+    assert AcceleratorRegistry(tuple(listed)).is_accelerator(name) == is_accelerator(name, listed)
+    assert AcceleratorRegistry.of(listed).is_accelerator(name) == is_accelerator(name, listed)
+    assert AcceleratorRegistry.of(None).is_accelerator(name) == is_accelerator(name)
+
+
+def test_registry_of_the_default_list_is_the_default_registry() -> None:
+    assert AcceleratorRegistry.of(list(DEFAULT_ACCELERATOR_RESOURCES)) is DEFAULT_REGISTRY
+    assert AcceleratorRegistry.of(("example.com/fpga",)) == AcceleratorRegistry(("example.com/fpga",))
+
+
+def test_make_pod_puts_init_containers_first_in_their_order() -> None:
+    made = [
+        podmodel.make_container("a"),
+        podmodel.make_container("i1", podmodel.KIND_INIT),
+        podmodel.make_container("b"),
+        podmodel.make_container("s", podmodel.KIND_SIDECAR),
+    ]
+    assert [c.name for c in podmodel.make_pod(made).containers] == ["i1", "s", "a", "b"]
+    assert [c.name for c in podmodel.make_pod(iter(made[::2])).containers] == ["a", "b"]
+
+
+def test_make_container_keeps_callers_dicts_unchanged() -> None:
+    requests: dict[str, Decimal] = {}
+    limits = {"cpu": Decimal(2)}
+    container = podmodel.make_container("c", requests=requests, limits=limits)
+    assert container.requests == {"cpu": Decimal(2)} and requests == {}
+    assert container.limits is not limits
 
 
 def _names(spec: dict[str, Any], annotations: dict[str, str] | None = None) -> list[str]:

@@ -7,7 +7,7 @@ list and `extend-accelerator-resources` adds to it, for every command that reads
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 # An entry is an exact resource name, or a prefix when it ends in '-' or '/'.
@@ -33,15 +33,25 @@ class AcceleratorRegistry:
     """A configured list of accelerator resources (HAMi's share resources always count)."""
 
     resources: tuple[str, ...] = DEFAULT_ACCELERATOR_RESOURCES
+    # The list split once into names and prefixes: lint asks about every resource entry of every container.
+    _names: frozenset[str] = field(init=False, repr=False, compare=False)
+    _prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_names", frozenset((*self.resources, *HAMI_RESOURCES)))
+        object.__setattr__(self, "_prefixes", tuple(entry for entry in self.resources if entry.endswith(("-", "/"))))
 
     @classmethod
     def of(cls, resources: Iterable[str] | None) -> AcceleratorRegistry:
-        """The registry of a configured list; None (nothing configured) gives the default one."""
-        return DEFAULT_REGISTRY if resources is None else cls(tuple(resources))
+        """The registry of a configured list; None (nothing configured) or the default list gives the default one."""
+        if resources is None:
+            return DEFAULT_REGISTRY
+        listed = tuple(resources)
+        return DEFAULT_REGISTRY if listed == DEFAULT_ACCELERATOR_RESOURCES else cls(listed)
 
     def is_accelerator(self, name: str) -> bool:
-        """True when `name` is an accelerator resource: an exact entry or under a prefix entry."""
-        return is_accelerator(name, self.resources)
+        """True when `name` is an accelerator resource: an exact entry or under a prefix entry (as `is_accelerator`)."""
+        return name in self._names or name.startswith(self._prefixes)
 
     def counts_devices(self, name: str) -> bool:
         """True for an accelerator whose quantity is a number of devices (not HAMi memory or cores)."""

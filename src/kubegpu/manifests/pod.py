@@ -27,6 +27,7 @@ CPU = "cpu"
 MEMORY = "memory"
 HUGEPAGES_PREFIX = "hugepages-"
 QOS_RESOURCES = (CPU, MEMORY)
+_ALL_QOS_RESOURCES = frozenset(QOS_RESOURCES)
 GUARANTEED = "Guaranteed"
 BURSTABLE = "Burstable"
 BEST_EFFORT = "BestEffort"
@@ -106,12 +107,27 @@ def make_container(
     defaults: bool = True,
 ) -> Container:
     """A container after defaulting: each limit without a request is also the request."""
-    lim = dict(limits or {})
-    req = dict(requests or {})
+    return defaulted_container(
+        name, kind, dict(requests or {}), dict(limits or {}), tuple(claims), tuple(invalid), defaults
+    )
+
+
+def defaulted_container(
+    name: str,
+    kind: str,
+    requests: dict[str, Decimal],
+    limits: dict[str, Decimal],
+    claims: tuple[str, ...] = (),
+    invalid: tuple[str, ...] = (),
+    defaults: bool = True,
+) -> Container:
+    """`make_container` for a caller that hands over dicts of its own (the container keeps them, `requests`
+    defaulted in place): lint builds one per container of every template, and copying them again cost a fifth."""
     if defaults:
-        for name_, value in lim.items():
-            req.setdefault(name_, value)
-    return Container(name, kind, req, lim, tuple(claims), tuple(invalid))
+        for name_, value in limits.items():
+            if name_ not in requests:
+                requests[name_] = value
+    return Container(name, kind, requests, limits, claims, invalid)
 
 
 def make_pod(
@@ -124,13 +140,17 @@ def make_pod(
 ) -> Pod:
     """A pod with init containers first; pod-level resources defaulted as the API server does for a Pod
     (`defaults=False` keeps them as written, as upstream's unit tests build pods)."""
-    ordered = sorted(containers, key=lambda c: c.kind == KIND_APP)  # stable: keeps each group's order
-    pod = Pod(tuple(ordered), None, dict(overhead or {}), dict(annotations or {}), tuple(resource_claims))
-    if resources is None:
-        return pod
-    requests, limits = dict(resources[0]), dict(resources[1])
-    pod_resources = _default_pod_resources(pod, requests, limits) if defaults else PodResources(requests, limits)
-    return Pod(pod.containers, pod_resources, pod.overhead, pod.annotations, pod.resource_claims)
+    given = tuple(containers)
+    # Init containers first, each group in its order (a stable sort; most pods have none to move).
+    inits = [c for c in given if c.kind != KIND_APP]
+    ordered = (*inits, *(c for c in given if c.kind == KIND_APP)) if inits else given
+    pod_resources = None
+    if resources is not None:
+        requests, limits = dict(resources[0]), dict(resources[1])
+        pod_resources = (
+            _default_pod_resources(ordered, requests, limits) if defaults else PodResources(requests, limits)
+        )
+    return Pod(ordered, pod_resources, dict(overhead or {}), dict(annotations or {}), tuple(resource_claims))
 
 
 def is_supported_pod_level_resource(name: str) -> bool:
@@ -138,16 +158,18 @@ def is_supported_pod_level_resource(name: str) -> bool:
     return name in QOS_RESOURCES or name.startswith(HUGEPAGES_PREFIX)
 
 
-def _default_pod_resources(pod: Pod, requests: dict[str, Decimal], limits: dict[str, Decimal]) -> PodResources:
+def _default_pod_resources(
+    containers: tuple[Container, ...], requests: dict[str, Decimal], limits: dict[str, Decimal]
+) -> PodResources:
     # defaultHugePagePodLimits: hugepages limited in containers but not at pod level take their aggregate.
     if requests or limits:
-        for name, value in _aggregate(pod, "limits").items():
+        for name, value in aggregate((c.kind, c.limits) for c in containers).items():
             if name.startswith(HUGEPAGES_PREFIX) and name not in requests and name not in limits:
                 limits[name] = value
     # defaultPodRequests (only when pod-level limits exist): cpu and memory take the containers' aggregate
     # request, then anything still missing takes the pod-level limit.
     if limits:
-        for name, value in _aggregate(pod, "requests").items():
+        for name, value in aggregate((c.kind, c.requests) for c in containers).items():
             if name in QOS_RESOURCES and name not in requests:
                 requests[name] = value
         for name, value in limits.items():
@@ -409,12 +431,15 @@ def qos_class(pod: Pod, pod_level_resources: bool = True) -> str:
     guaranteed = True
     if pod_level_resources and pod.resources is not None:
         _positive(requests, pod.resources.requests)
-        if not set(QOS_RESOURCES) <= _positive(limits, pod.resources.limits):
+        if not _positive(limits, pod.resources.limits) >= _ALL_QOS_RESOURCES:
             guaranteed = False
     else:
-        for container in (*pod.app_containers, *pod.init_containers):
+        containers = pod.containers
+        if containers and containers[0].kind != KIND_APP:  # app containers are summed first (init ones lead)
+            containers = (*pod.app_containers, *pod.init_containers)
+        for container in containers:
             _positive(requests, container.requests)
-            if not set(QOS_RESOURCES) <= _positive(limits, container.limits):
+            if not _positive(limits, container.limits) >= _ALL_QOS_RESOURCES:
                 guaranteed = False
     if not requests and not limits:
         return BEST_EFFORT
@@ -428,10 +453,12 @@ def qos_class(pod: Pod, pod_level_resources: bool = True) -> str:
 
 def requests_accelerator(container: Container, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> bool:
     """The container asks for an accelerator resource (a non-zero or unreadable value)."""
+    is_accelerator = registry.is_accelerator
     for section in (container.requests, container.limits):
-        if any(registry.is_accelerator(n) and v != 0 for n, v in section.items()):
-            return True
-    return any(registry.is_accelerator(n) for n in container.invalid)
+        for name, value in section.items():  # a loop, not any(): asked of every container lint reads
+            if is_accelerator(name) and value != 0:
+                return True
+    return any(is_accelerator(n) for n in container.invalid)
 
 
 def accelerator_requests(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> dict[str, Decimal]:
@@ -450,17 +477,18 @@ def device_count(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> 
 
 
 def _sharing_annotation(annotations: Mapping[str, str]) -> bool:
+    if not annotations:
+        return False
     suffixes = {key.split("/")[-1] for key in annotations}
     return any(key in annotations or key.split("/")[-1] in suffixes for key in GPU_SHARING_ANNOTATIONS)
 
 
 def uses_accelerators(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> bool:
     """A GPU pod: an accelerator resource, a DRA claim, or a GPU-sharing annotation (KAI, HAMi)."""
-    return (
-        any(requests_accelerator(c, registry) or c.claims for c in pod.containers)
-        or bool(pod.resource_claims)
-        or _sharing_annotation(pod.annotations)
-    )
+    for container in pod.containers:
+        if container.claims or requests_accelerator(container, registry):
+            return True
+    return bool(pod.resource_claims) or _sharing_annotation(pod.annotations)
 
 
 def gpu_container_indices(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> tuple[int, ...]:

@@ -19,7 +19,7 @@ from kubegpu.manifests.accelerators import (
     AcceleratorRegistry,
     is_accelerator,
 )
-from kubegpu.manifests.document import as_mapping, is_mapping
+from kubegpu.manifests.document import is_mapping
 from kubegpu.manifests.kserve import KServeFill, kserve_fill
 from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.pod import GPU_SHARING_ANNOTATIONS
@@ -51,13 +51,11 @@ class ContainerResources:
         return (*self.container.path, "resources")
 
 
-def _entries(container: ContainerRef, section: str) -> dict[str, ResourceValue]:
-    resources = as_mapping(container.data.get("resources"))
-    values = resources.get(section)
-    if values is None or not (type(values) is dict or isinstance(values, Mapping)):
+def _entries(values: Any, base: tuple[str | int, ...]) -> dict[str, ResourceValue]:
+    """The entries of one requests or limits mapping written at `base`."""
+    if values is None or not is_mapping(values):
         return {}
     out: dict[str, ResourceValue] = {}
-    base = (*container.path, "resources", section)
     for name, raw in values.items():
         key = name if type(name) is str else str(name)
         try:
@@ -73,7 +71,15 @@ def container_resources(container: ContainerRef) -> ContainerResources:
 
 
 def _container_resources(container: ContainerRef) -> ContainerResources:
-    return ContainerResources(container, _entries(container, "requests"), _entries(container, "limits"))
+    resources = container.data.get("resources")
+    if not is_mapping(resources):
+        return ContainerResources(container, {}, {})
+    path = container.path
+    return ContainerResources(
+        container,
+        _entries(resources.get("requests"), (*path, "resources", "requests")),
+        _entries(resources.get("limits"), (*path, "resources", "limits")),
+    )
 
 
 def accelerator_requests(
@@ -88,8 +94,9 @@ def accelerator_requests(
 
 
 def _accelerator_requests(resources: ContainerResources, prefixes: Sequence[str]) -> dict[str, ResourceValue]:
+    is_listed = AcceleratorRegistry.of(prefixes).is_accelerator
     merged = {**resources.requests, **resources.limits}
-    return {name: value for name, value in merged.items() if is_accelerator(name, prefixes)}
+    return {name: value for name, value in merged.items() if is_listed(name)}
 
 
 def template_pod(template: PodTemplate) -> podmodel.Pod:
@@ -104,12 +111,14 @@ def _template_pod(template: PodTemplate) -> podmodel.Pod:
     containers = [_model_container(ref, kserve_fill(template, ref)) for ref in template.containers]
     spec = template.spec
     # A TrainJob's trainer has `resources` of its own container, not pod-level ones (it has no volumes field).
+    raw_resources = spec.get("resources")
     resources = (
-        podmodel.read_pod_resources(spec.get("resources"), "spec.resources", strict=False)
-        if template.volumes_field is not None
+        podmodel.read_pod_resources(raw_resources, "spec.resources", strict=False)
+        if raw_resources is not None and template.volumes_field is not None
         else None
     )
-    overhead, _ = podmodel.read_amounts(spec.get("overhead"), "spec.overhead", strict=False)
+    raw_overhead = spec.get("overhead")
+    overhead = podmodel.read_amounts(raw_overhead, "spec.overhead", strict=False)[0] if raw_overhead is not None else {}
     claims = spec.get("resourceClaims")
     claim_names = (
         tuple(str(c.get("name", "")) for c in claims if isinstance(c, Mapping)) if isinstance(claims, list) else ()
@@ -122,16 +131,29 @@ def _model_container(ref: ContainerRef, fill: KServeFill | None = None) -> podmo
     """The model's container from the values container_resources already parsed (every rule reads them), with
     the cpu and memory KServe fills in where it leaves them out."""
     parsed = container_resources(ref)
-    requests = {n: v.quantity.value for n, v in parsed.requests.items() if v.quantity is not None}
-    limits = {n: v.quantity.value for n, v in parsed.limits.items() if v.quantity is not None}
+    invalid: list[str] = []
+    requests = _values(parsed.requests, invalid)
+    limits = _values(parsed.limits, invalid)
     if fill is not None:
         _fill_in(requests, parsed.requests, fill.requests)
         _fill_in(limits, parsed.limits, fill.limits)
-    invalid = [n for n, v in (*parsed.requests.items(), *parsed.limits.items()) if v.quantity is None]
     resources = ref.data.get("resources")
     claims = resources.get("claims") if is_mapping(resources) else None
-    names = [str(c.get("name", "")) for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
-    return podmodel.make_container(ref.name, _KINDS[ref.kind], requests, limits, names, invalid)
+    names = tuple(str(c.get("name", "")) for c in claims if isinstance(c, Mapping)) if isinstance(claims, list) else ()
+    # The dicts are this container's own: the model keeps them rather than copying them again.
+    return podmodel.defaulted_container(ref.name, _KINDS[ref.kind], requests, limits, names, tuple(invalid))
+
+
+def _values(entries: Mapping[str, ResourceValue], invalid: list[str]) -> dict[str, Decimal]:
+    """The exact values of readable entries; the names of the others are added to `invalid`."""
+    values: dict[str, Decimal] = {}
+    for name, entry in entries.items():
+        quantity = entry.quantity
+        if quantity is None:
+            invalid.append(name)
+        else:
+            values[name] = quantity.value
+    return values
 
 
 def _fill_in(values: dict[str, Decimal], own: Mapping[str, ResourceValue], fill: Mapping[str, object] | None) -> None:
@@ -155,8 +177,10 @@ def template_gpu_containers(
 def _template_gpu_containers(template: PodTemplate, prefixes: tuple[str, ...]) -> tuple[ContainerRef, ...]:
     model = template_pod(template)
     refs = template.containers
-    order = sorted(range(len(refs)), key=lambda i: refs[i].kind == "container")  # make_pod's order
-    return tuple(refs[order[i]] for i in podmodel.gpu_container_indices(model, AcceleratorRegistry(prefixes)))
+    # make_pod's order: init containers and sidecars first (most templates have none).
+    inits = [i for i, ref in enumerate(refs) if ref.kind != "container"]
+    order = (*inits, *(i for i, ref in enumerate(refs) if ref.kind == "container")) if inits else range(len(refs))
+    return tuple(refs[order[i]] for i in podmodel.gpu_container_indices(model, AcceleratorRegistry.of(prefixes)))
 
 
 def uses_accelerators(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:
@@ -168,12 +192,12 @@ def uses_accelerators(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_A
 
 
 def _uses_accelerators(template: PodTemplate, prefixes: Sequence[str]) -> bool:
-    return podmodel.uses_accelerators(template_pod(template), AcceleratorRegistry(tuple(prefixes)))
+    return podmodel.uses_accelerators(template_pod(template), AcceleratorRegistry.of(prefixes))
 
 
 def gpu_count(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> int:
     """Whole accelerators the pod asks for (its effective requests: sidecars add, init containers a max)."""
-    return podmodel.device_count(template_pod(template), AcceleratorRegistry(tuple(prefixes)))
+    return podmodel.device_count(template_pod(template), AcceleratorRegistry.of(prefixes))
 
 
 __all__ = [
