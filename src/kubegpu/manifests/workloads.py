@@ -137,26 +137,33 @@ def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRe
 
 def template_at(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> Iterator[PodTemplate]:
     """A PodTemplateSpec at `template_path` (metadata + spec)."""
+    return iter(_template_at(doc, template_path, role, replicas))
+
+
+def _template_at(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> tuple[PodTemplate, ...]:
+    """`template_at` as a tuple (none or one): a tuple, not a generator, for the template every workload has."""
     template = get_path(doc.data, template_path)
     if not is_mapping(template):
-        return
+        return ()
     spec = template.get("spec")
     if not is_mapping(spec):
-        return
+        return ()
     spec_path = (*template_path, "spec")
-    yield PodTemplate(
-        doc,
-        spec_path,
-        spec,
-        (*template_path, "metadata"),
-        as_mapping(template.get("metadata")),
-        role,
-        replicas,
-        containers_of(spec, spec_path),
+    return (
+        PodTemplate(
+            doc,
+            spec_path,
+            spec,
+            (*template_path, "metadata"),
+            as_mapping(template.get("metadata")),
+            role,
+            replicas,
+            containers_of(spec, spec_path),
+        ),
     )
 
 
-def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | None) -> Iterator[PodTemplate]:
+def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | None) -> tuple[PodTemplate, ...]:
     """A JobSpec at `job_path`: pods = parallelism (default 1) per copy."""
     job = as_mapping(get_path(doc.data, job_path))
     parallelism = int_field(job.get("parallelism"), 1)
@@ -164,7 +171,7 @@ def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | N
     if completions is not None and parallelism is not None:
         parallelism = min(parallelism, completions)
     replicas = None if copies is None or parallelism is None else copies * parallelism
-    yield from template_at(doc, (*job_path, "template"), role, replicas)
+    return _template_at(doc, (*job_path, "template"), role, replicas)
 
 
 def pod_templates(doc: Document) -> Iterator[PodTemplate]:
@@ -198,16 +205,16 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     if kind == "Pod":
         yield PodTemplate(doc, ("spec",), spec, ("metadata",), doc.metadata, "", 1, containers_of(spec, ("spec",)))
     elif kind == "PodTemplate":
-        yield from template_at(doc, ("template",), "", None)
+        yield from _template_at(doc, ("template",), "", None)
     elif kind in _REPLICATED:
-        yield from template_at(doc, ("spec", "template"), "", int_field(spec.get("replicas"), 1))
+        yield from _template_at(doc, ("spec", "template"), "", int_field(spec.get("replicas"), 1))
     elif kind == "DaemonSet":
-        yield from template_at(doc, ("spec", "template"), "", None)
+        yield from _template_at(doc, ("spec", "template"), "", None)
     elif kind == "Job" and group in ("", "batch"):
         yield from _job_template(doc, ("spec",), "", 1)
     elif kind == "Job" and group == "batch.volcano.sh":
         for i, task in enumerate(_list(spec.get("tasks"))):
-            yield from template_at(
+            yield from _template_at(
                 doc,
                 ("spec", "tasks", i, "template"),
                 str(task.get("name") or f"task-{i}"),
@@ -227,7 +234,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
         replica_specs = as_mapping(spec.get(_KUBEFLOW_SPECS[kind]))
         for role, replica_spec in replica_specs.items():
             replicas = int_field(as_mapping(replica_spec).get("replicas"), 1)
-            yield from template_at(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
+            yield from _template_at(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
     elif kind in ("RayCluster", "RayJob", "RayService"):
         yield from _ray(doc)
     elif kind == "InferenceService":
@@ -235,7 +242,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     elif kind == "LLMInferenceService":
         yield from _llm_inference_service(doc)
     elif kind == "Service" and group == "serving.knative.dev":
-        yield from template_at(doc, ("spec", "template"), "", None)
+        yield from _template_at(doc, ("spec", "template"), "", None)
     elif kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
         yield from _argo(doc)
     elif kind == "AppWrapper":
@@ -248,7 +255,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
 
 
 def _list(value: Any) -> list[Mapping[str, Any]]:
-    return [v if isinstance(v, Mapping) else {} for v in value] if isinstance(value, list) else []
+    return [v if is_mapping(v) else {} for v in value] if isinstance(value, list) else []
 
 
 def _jobset(doc: Document, spec_path: FieldPath) -> Iterator[PodTemplate]:
@@ -263,7 +270,7 @@ def _jobset(doc: Document, spec_path: FieldPath) -> Iterator[PodTemplate]:
 def _trainjob(doc: Document) -> Iterator[PodTemplate]:
     """TrainJob has no pod template: `spec.trainer` (image, resourcesPerNode, numNodes) plays its part."""
     trainer = get_path(doc.data, ("spec", "trainer"))
-    if not isinstance(trainer, Mapping):
+    if not is_mapping(trainer):
         return
     path: FieldPath = ("spec", "trainer")
     container = dict(trainer)
@@ -279,12 +286,12 @@ def _leaderworkerset(doc: Document) -> Iterator[PodTemplate]:
     groups = int_field(spec.get("replicas"), 1)
     size = int_field(lwt.get("size"), 1) or 1
     base: FieldPath = ("spec", "leaderWorkerTemplate")
-    if isinstance(lwt.get("leaderTemplate"), Mapping):
-        yield from template_at(doc, (*base, "leaderTemplate"), "leader", groups)
+    if is_mapping(lwt.get("leaderTemplate")):
+        yield from _template_at(doc, (*base, "leaderTemplate"), "leader", groups)
         workers = None if groups is None else groups * (size - 1)
     else:
         workers = None if groups is None else groups * size
-    yield from template_at(doc, (*base, "workerTemplate"), "worker", workers)
+    yield from _template_at(doc, (*base, "workerTemplate"), "worker", workers)
 
 
 def _ray(doc: Document) -> Iterator[PodTemplate]:
@@ -295,12 +302,12 @@ def _ray(doc: Document) -> Iterator[PodTemplate]:
     elif doc.kind == "RayService":
         base = ("spec", "rayClusterConfig")
     cluster = as_mapping(get_path(doc.data, base)) if base != ("spec",) else spec
-    yield from template_at(doc, (*base, "headGroupSpec", "template"), "head", 1)
+    yield from _template_at(doc, (*base, "headGroupSpec", "template"), "head", 1)
     for i, group in enumerate(_list(cluster.get("workerGroupSpecs"))):
         replicas = int_field(group.get("replicas"), int_field(group.get("minReplicas"), 1))
         hosts = int_field(group.get("numOfHosts"), 1) or 1
         name = str(group.get("groupName") or f"workers-{i}")
-        yield from template_at(
+        yield from _template_at(
             doc, (*base, "workerGroupSpecs", i, "template"), name, None if replicas is None else replicas * hosts
         )
 
@@ -309,7 +316,7 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
     spec = as_mapping(doc.data.get("spec"))
     for component in _KSERVE_COMPONENTS:
         comp = spec.get(component)
-        if not isinstance(comp, Mapping):
+        if not is_mapping(comp):
             continue
         path: FieldPath = ("spec", component)
         replicas = int_field(comp.get("minReplicas"), 1)
@@ -320,7 +327,7 @@ def _kserve(doc: Document) -> Iterator[PodTemplate]:
                 containers.insert(0, ContainerRef((*path, key), runtime, "container"))
         yield PodTemplate(doc, path, comp, ("metadata",), doc.metadata, component, replicas, tuple(containers))
         worker = comp.get("workerSpec")
-        if isinstance(worker, Mapping):
+        if is_mapping(worker):
             wpath: FieldPath = (*path, "workerSpec")
             yield PodTemplate(
                 doc,
@@ -363,7 +370,7 @@ def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
         size = llm_group_size(section) or 1
         for key in ("template", "worker"):
             pod = section.get(key)
-            if isinstance(pod, Mapping):
+            if is_mapping(pod):
                 path: FieldPath = ("spec", *base, key)
                 count = section_replicas
                 if key == "worker" and count is not None:
@@ -387,7 +394,7 @@ def _argo(doc: Document) -> Iterator[PodTemplate]:
         path: FieldPath = (*base, "templates", i)
         refs: list[ContainerRef] = []
         for key in ("container", "script"):
-            if isinstance(template.get(key), Mapping):
+            if is_mapping(template.get(key)):
                 refs.append(ContainerRef((*path, key), template[key], "container"))
         cset = as_mapping(template.get("containerSet"))
         for j, item in enumerate(_list(cset.get("containers"))):
@@ -416,7 +423,7 @@ def _appwrapper(doc: Document) -> Iterator[PodTemplate]:
     """AppWrapper embeds whole objects under spec.components[i].template: search them too."""
     for i, component in enumerate(_list(as_mapping(doc.data.get("spec")).get("components"))):
         embedded = component.get("template")
-        if not isinstance(embedded, Mapping):
+        if not is_mapping(embedded):
             continue
         inner = Document(
             source=doc.source,
