@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from kubegpu.manifests.document import Document, as_mapping, mapping_items
-from kubegpu.manifests.memo import memoised, remember
+from kubegpu.manifests.memo import recalled, remember
 from kubegpu.manifests.workloads import KSERVE_FRAMEWORK_KEYS, ContainerRef, PodTemplate, pod_templates
 
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
@@ -127,7 +127,7 @@ def bind_runtimes(doc: Document, documents_of: Callable[[str], Iterable[Document
 
 def bound_runtime(doc: Document, container: ContainerRef) -> Document | None:
     """The ServingRuntime bound to a `model:` predictor container (None: the input holds none for it)."""
-    found: Document | None = memoised(doc, ("kserve_runtime", container.path), lambda: None)
+    found: Document | None = recalled(doc, ("kserve_runtime", container.path))
     return found
 
 

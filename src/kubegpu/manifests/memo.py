@@ -37,6 +37,13 @@ def forget(owner: Any) -> None:
     owner.__dict__.pop("_kubegpu_memo", None)
 
 
+def recalled(owner: Any, key: Hashable) -> Any:
+    """What `remember` set for `key` on `owner`, or None: a lookup that stores nothing (most objects have no such
+    fact, and every object is asked)."""
+    cache: dict[Hashable, Any] | None = owner.__dict__.get("_kubegpu_memo")
+    return None if cache is None else cache.get(key)
+
+
 def remember(owner: Any, key: Hashable, value: T) -> T:
     """Set what `key` answers for `owner` from now on (a fact that needs more than the owner to derive)."""
     cache: dict[Hashable, Any] = owner.__dict__.setdefault("_kubegpu_memo", {})

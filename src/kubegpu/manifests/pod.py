@@ -502,13 +502,14 @@ def gpu_container_indices(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGI
     named = pod.annotations.get(KAI_GPU_FRACTION_CONTAINER_NAME)
     if named:
         return tuple(i for i, c in enumerate(pod.containers) if c.name == named)
-    apps = [i for i, c in enumerate(pod.containers) if c.kind == KIND_APP]
-    chosen = tuple(i for i in apps if requests_accelerator(pod.containers[i], registry))
+    containers = pod.containers
+    apps = [i for i, c in enumerate(containers) if c.kind == KIND_APP]
+    chosen = [i for i in apps if requests_accelerator(containers[i], registry)]
     if chosen:
-        return chosen
-    chosen = tuple(i for i in apps if pod.containers[i].claims)
+        return tuple(chosen)
+    chosen = [i for i in apps if containers[i].claims]
     if chosen:
-        return chosen
+        return tuple(chosen)
     if not apps or not uses_accelerators(pod, registry):
         return ()
     if KAI_GPU_FRACTION in pod.annotations or KAI_GPU_MEMORY in pod.annotations:

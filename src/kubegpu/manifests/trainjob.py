@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path, mapping_items
-from kubegpu.manifests.memo import memoised, remember
+from kubegpu.manifests.memo import recalled, remember
 from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, int_field
 
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -74,7 +74,7 @@ def bind_runtime(doc: Document, runtime: Document) -> None:
 
 def bound_runtime(doc: Document) -> Document | None:
     """The runtime bound to this TrainJob (None when its pods are read from spec.trainer alone)."""
-    found: Document | None = memoised(doc, "trainjob_runtime", lambda: None)
+    found: Document | None = recalled(doc, "trainjob_runtime")
     return found
 
 
