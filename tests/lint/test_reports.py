@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from importlib import resources
 
 import jsonschema
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
@@ -175,3 +176,18 @@ def test_text_report_leaves_out_control_characters_from_the_input() -> None:
     text = "".join(plain)
     assert "\x1b" not in text and "\r" not in text and "\t" not in text  # tabs expanded, as rich does
     assert "image '[2Kokfake' is" in text and "pinned" in text
+
+
+def test_json_line_memo_keeps_a_bounded_number_of_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quoted messages are reused while a report is written, but the memo does not grow with the input."""
+    from kubegpu.report import findings_json
+
+    monkeypatch.setattr(findings_json, "_MESSAGES_KEPT", 3)
+    memo = LineMemo()
+    texts = [f'message {i} \u2013 "quoted" \\ {i}' for i in range(10)]
+    for text in texts * 2:
+        assert memo.message(text) == json.dumps(text)
+        assert len(memo.messages) <= 3
+    fix = Fix("set imagePullPolicy: IfNotPresent", Safety.SAFE, ())
+    assert memo.fix(fix) == memo.fix(fix) == json.dumps({"description": fix.description, "safety": "safe"})
+    assert memo.fix(None) == "null"
