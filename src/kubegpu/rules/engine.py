@@ -309,6 +309,7 @@ def lint_streaming(
                 target=target,
                 plan=plan,
                 keep_documents=False,
+                ordered=False,  # lint_paths orders the whole run (the same order: files never tie)
             ),
         )
         if index not in prepared.first:
@@ -402,11 +403,13 @@ def lint_loaded(
     target: NodeTarget | None = None,
     plan: _RulePlan | None = None,
     keep_documents: bool = True,
+    ordered: bool = True,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
 
     `plan`: the rules `config` enables, when the caller lints file after file with the same configuration.
     `keep_documents=False`: findings do not hold the objects they came from (reports only: no fixes).
+    `ordered=False`: findings in the order found, for a caller that puts the whole run in order once.
     """
     if plan is None:
         plan = _RulePlan.of(config)
@@ -465,7 +468,7 @@ def lint_loaded(
             result.internal_errors.append(internal_error(item.source.name, err))
     if rendered:
         _point_at_sources(result, rendered)
-    return in_order(result)
+    return in_order(result) if ordered else result
 
 
 def internal_error(name: str, err: BaseException) -> str:
