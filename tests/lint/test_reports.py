@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 from importlib import resources
 
 import jsonschema
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
@@ -178,16 +177,12 @@ def test_text_report_leaves_out_control_characters_from_the_input() -> None:
     assert "image '[2Kokfake' is" in text and "pinned" in text
 
 
-def test_json_line_memo_keeps_a_bounded_number_of_messages(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Quoted messages are reused while a report is written, but the memo does not grow with the input."""
-    from kubegpu.report import findings_json
-
-    monkeypatch.setattr(findings_json, "_MESSAGES_KEPT", 3)
+def test_json_line_memo_writes_a_shared_fix_once() -> None:
+    """A report's fixes are shared descriptions: their text is written once and reused, by identity."""
     memo = LineMemo()
-    texts = [f'message {i} \u2013 "quoted" \\ {i}' for i in range(10)]
-    for text in texts * 2:
-        assert memo.message(text) == json.dumps(text)
-        assert len(memo.messages) <= 3
-    fix = Fix("set imagePullPolicy: IfNotPresent", Safety.SAFE, ())
-    assert memo.fix(fix) == memo.fix(fix) == json.dumps({"description": fix.description, "safety": "safe"})
+    fix = Fix('set imagePullPolicy: IfNotPresent \u2013 "pinned"', Safety.SAFE, ())
+    expected = json.dumps({"description": fix.description, "safety": "safe"})
+    assert memo.fix(fix) == memo.fix(fix) == expected
+    other = Fix("add a memory-backed /dev/shm", Safety.UNSAFE, ())
+    assert memo.fix(other) == json.dumps({"description": other.description, "safety": "unsafe"})
     assert memo.fix(None) == "null"

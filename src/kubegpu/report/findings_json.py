@@ -14,8 +14,6 @@ from typing import Any
 from kubegpu.manifests import FieldPath, ObjectRef, format_path
 from kubegpu.rules import Finding, Fix, LintResult
 
-_MESSAGES_KEPT = 1 << 14  # quoted messages a report keeps (a few MB at most)
-
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     """The finding as the report's JSON object (`finding_line` writes exactly `json.dumps` of this)."""
@@ -45,7 +43,6 @@ class LineMemo:
 
     def __init__(self) -> None:
         self.quoted: dict[str, str] = {}
-        self.messages: dict[str, str] = {}
         self.paths: dict[FieldPath, str] = {}
         self.objects: dict[int, tuple[ObjectRef, str]] = {}  # by identity: findings of one object share its ref
         self.fixes: dict[int, tuple[Fix, str]] = {}  # by identity: a report's fixes are shared descriptions
@@ -56,23 +53,13 @@ class LineMemo:
             found = self.quoted[text] = _quote(text)
         return found
 
-    def message(self, text: str) -> str:
-        """A message quoted: one rule's messages repeat across a repository's objects (same container names,
-        images and values), and quoting a few hundred characters costs twenty times the look-up. Bounded."""
-        found = self.messages.get(text)
-        if found is None:
-            if len(self.messages) >= _MESSAGES_KEPT:
-                self.messages.clear()
-            found = self.messages[text] = _quote(text)
-        return found
-
     def fix(self, fix: Fix | None) -> str:
         if fix is None:
             return "null"
         found = self.fixes.get(id(fix))
         if found is None or found[0] is not fix:
             # Safety is a string enum: its text is its value.
-            text = f'{{"description": {self.message(fix.description)}, "safety": {self.quote(fix.safety)}}}'
+            text = f'{{"description": {_quote(fix.description)}, "safety": {self.quote(fix.safety)}}}'
             found = self.fixes[id(fix)] = (fix, text)
         return found[1]
 
@@ -104,7 +91,7 @@ def finding_line(finding: Finding, memo: LineMemo | None = None) -> str:
     return (
         f'{{"file": {quote(where.file)}, "line": {where.line:d}, "column": {where.column:d}, '
         f'"rule": {quote(finding.code)}, "name": {quote(finding.name)}, '
-        f'"severity": {quote(finding.severity)}, "message": {memo.message(finding.message)}, '
+        f'"severity": {quote(finding.severity)}, "message": {_quote(finding.message)}, '
         f'"object": {"null" if obj is None else memo.object(obj)}, "path": {memo.path(where.path)}, '
         f'"fix": {memo.fix(finding.fix)}}}'
     )
