@@ -168,3 +168,17 @@ def test_integers_in_every_yaml11_spelling_construct_as_pyyaml_does() -> None:
     body = "".join(f"  k{i}: {s}\n" for i, s in enumerate(spellings)) + "  seq: [" + ", ".join(spellings) + "]\n"
     text = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: n}}\ndata:\n{body}"
     assert load_text("i.yaml", text).documents[0].data == yaml.load(text, Loader=yaml.SafeLoader)
+
+
+def test_the_resolver_hooks_it_skips_have_nothing_to_do() -> None:
+    """The loader replaces the parser's per-node path-resolver hooks with no-ops: right only while neither it nor
+    PyYAML's base loaders register a path resolver."""
+    from kubegpu.manifests.loader import _MarkedLoader
+
+    assert not _MarkedLoader.yaml_path_resolvers
+    assert _MarkedLoader.descend_resolver(None, None) is None and _MarkedLoader.ascend_resolver() == 0
+    loader = _MarkedLoader("a: [1, {b: c}]\n")
+    try:
+        assert loader.get_single_data() == {"a": [1, {"b": "c"}]}
+    finally:
+        loader.dispose()

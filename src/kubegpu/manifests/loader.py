@@ -98,6 +98,9 @@ def nesting_exceeds(data: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
     return False
 
 
+_NO_PATH_RESOLVERS: dict[object, object] = {}
+
+
 class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     """C-parsed, Python-constructed loader that records duplicate keys instead of hiding them.
 
@@ -111,6 +114,11 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         if kind is yaml.MappingNode:
             return "tag:yaml.org,2002:map"
         return "tag:yaml.org,2002:seq"
+
+    # The parser calls these two around every node for path resolvers, of which this loader has none: C no-ops
+    # (an empty dict's `get`, an empty tuple's `__len__`) instead of PyYAML's methods, two Python calls a node.
+    descend_resolver = _NO_PATH_RESOLVERS.get
+    ascend_resolver = ().__len__
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
