@@ -182,3 +182,15 @@ def test_the_resolver_hooks_it_skips_have_nothing_to_do() -> None:
         assert loader.get_single_data() == {"a": [1, {"b": "c"}]}
     finally:
         loader.dispose()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=20), st.booleans(), st.booleans())
+def test_node_tags_are_pyyaml_resolvers(value: str, plain: bool, quoted: bool) -> None:
+    """The cached tag of an untagged node is what PyYAML's own resolver answers, for any text and style."""
+    from kubegpu.manifests.loader import _node_tag
+
+    resolver = yaml.resolver.Resolver()
+    for kind, text in ((yaml.ScalarNode, value), (yaml.MappingNode, None), (yaml.SequenceNode, None)):
+        implicit = (plain, quoted) if kind is yaml.ScalarNode else plain
+        assert _node_tag(kind, text, implicit) == resolver.resolve(kind, text, implicit)  # type: ignore[no-untyped-call]

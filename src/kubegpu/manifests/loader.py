@@ -63,16 +63,29 @@ def looks_like_object(data: Any) -> bool:
     return isinstance(data.get("metadata"), Mapping) and ("spec" in data or "data" in data)
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
 _PLAIN_RESOLVER = yaml.resolver.Resolver()
 
 
 @lru_cache(maxsize=1 << 16)
-def _plain_scalar_tag(value: str) -> str:
-    """The implicit tag of a plain scalar; it depends on the text alone, and manifests repeat their text."""
-    tag: str = yaml.resolver.Resolver.resolve(  # type: ignore[no-untyped-call]
-        _PLAIN_RESOLVER, yaml.ScalarNode, value, (True, False)
-    )
-    return tag
+def _node_tag(kind: type[yaml.Node], value: str | None, implicit: tuple[bool, bool] | bool) -> str:
+    """The tag the parser asks for an untagged node: YAML 1.1's for a plain scalar (it depends on the text alone,
+    and manifests repeat their text), str for a quoted one, map or seq for collections (no path resolvers).
+
+    Cached as a whole: the parser calls it for every node, and a cache hit runs no Python at all."""
+    if kind is yaml.ScalarNode:
+        if not (implicit[0] if isinstance(implicit, tuple) else implicit):
+            return _STR_TAG
+        tag: str = yaml.resolver.Resolver.resolve(  # type: ignore[no-untyped-call]
+            _PLAIN_RESOLVER, yaml.ScalarNode, value, (True, False)
+        )
+        return tag
+    return _MAP_TAG if kind is yaml.MappingNode else _SEQ_TAG
 
 
 class NestingTooDeep(ValueError):
@@ -108,12 +121,7 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     of the load time; the answer (YAML 1.1 rules, no path resolvers) depends only on the text.
     """
 
-    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
-        if kind is yaml.ScalarNode:
-            return _plain_scalar_tag(value) if implicit[0] else "tag:yaml.org,2002:str"
-        if kind is yaml.MappingNode:
-            return "tag:yaml.org,2002:map"
-        return "tag:yaml.org,2002:seq"
+    resolve = staticmethod(_node_tag)
 
     # The parser calls these two around every node for path resolvers, of which this loader has none: C no-ops
     # (an empty dict's `get`, an empty tuple's `__len__`) instead of PyYAML's methods, two Python calls a node.
@@ -211,12 +219,6 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             build = None  # type: ignore[assignment]  # empties the closure's cell
 
 
-_STR_TAG = "tag:yaml.org,2002:str"
-_INT_TAG = "tag:yaml.org,2002:int"
-_BOOL_TAG = "tag:yaml.org,2002:bool"
-_NULL_TAG = "tag:yaml.org,2002:null"
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
 
 
 def _timestamp_as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
