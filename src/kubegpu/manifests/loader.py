@@ -219,8 +219,6 @@ class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             build = None  # type: ignore[assignment]  # empties the closure's cell
 
 
-
-
 def _timestamp_as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
     # kubectl (sigs.k8s.io/yaml) converts YAML to JSON, so dates stay strings.
     value = loader.construct_scalar(node)  # type: ignore[arg-type]
