@@ -194,3 +194,15 @@ def test_node_tags_are_pyyaml_resolvers(value: str, plain: bool, quoted: bool) -
     for kind, text in ((yaml.ScalarNode, value), (yaml.MappingNode, None), (yaml.SequenceNode, None)):
         implicit = (plain, quoted) if kind is yaml.ScalarNode else plain
         assert _node_tag(kind, text, implicit) == resolver.resolve(kind, text, implicit)  # type: ignore[no-untyped-call]
+
+
+def test_a_streamed_object_drops_its_nodes_once_located() -> None:
+    """Positions located before the node tree is dropped stay; later ones read as the object's first line."""
+    text = "# head\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
+    doc = load_text("p.yaml", text).documents[0]
+    located = doc.location(("spec", "containers", 0, "name"))
+    assert (located.line, located.column) == (8, 5)
+    doc.drop_nodes()
+    assert doc.node is None and doc.value_node(("spec",)) is None
+    assert doc.location(("spec", "containers", 0, "name")) is located  # already located: kept
+    assert (doc.location(("metadata",)).line, doc.location(("metadata",)).column) == (doc.start_line, 1)

@@ -108,6 +108,13 @@ class Document:
             self._locations[path] = found
         return found
 
+    def drop_nodes(self) -> None:
+        """Let go of the node tree once no position will be asked again (a streamed object, once its findings
+        are located): freed while it is still in the cache, not with the rest of its file. Positions read as the
+        object's first line afterwards."""
+        self.node = None
+        self._nodes.clear()
+
     def value_node(self, path: FieldPath) -> yaml.Node | None:
         """The YAML node of the value at `path` (None without a node tree or when the path is missing)."""
         if self.node is None:

@@ -460,7 +460,11 @@ def lint_loaded(
                 inner = embedded(doc)
                 for embedded_doc in inner.documents:
                     _lint_document(embedded_doc, plan, ctx, config, result, lines, keep)
+                    if not keep:
+                        embedded_doc.drop_nodes()
                 result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
+                if not keep:  # streamed: its findings are located, and nothing reads its nodes again
+                    doc.drop_nodes()
             _record_checked(result, item)
             if item.origins is not None:
                 rendered.append((item, first, len(result.findings)))
