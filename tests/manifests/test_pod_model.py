@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -176,11 +177,21 @@ _RESOURCE_WORDS = st.sampled_from(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_RESOURCE_WORDS, max_size=4), _RESOURCE_WORDS, st.sampled_from(["", "x", "-1g.10gb", "/i915", "s"]))
 def test_registry_answers_as_the_accelerator_list_does(listed: list[str], word: str, tail: str) -> None:
-    """The registry's split of its list into names and prefixes answers as the list's own test, entry by entry."""
+    """The registry's split of its list into names and prefixes answers as the list reads, entry by entry."""
     name = word + tail
-    assert AcceleratorRegistry(tuple(listed)).is_accelerator(name) == is_accelerator(name, listed)
-    assert AcceleratorRegistry.of(listed).is_accelerator(name) == is_accelerator(name, listed)
-    assert AcceleratorRegistry.of(None).is_accelerator(name) == is_accelerator(name)
+    expected = _listed(name, listed)
+    assert AcceleratorRegistry(tuple(listed)).is_accelerator(name) == expected
+    assert AcceleratorRegistry.of(listed).is_accelerator(name) == expected
+    assert is_accelerator(name, listed) == expected
+    assert AcceleratorRegistry.of(None).is_accelerator(name) == _listed(name, DEFAULT_ACCELERATOR_RESOURCES)
+    assert is_accelerator(name) == _listed(name, DEFAULT_ACCELERATOR_RESOURCES)
+
+
+def _listed(name: str, entries: Sequence[str]) -> bool:
+    """The list's definition: an exact entry, under an entry ending in '-' or '/', or one of HAMi's shares."""
+    return name in HAMI_RESOURCES or any(
+        name == entry or (entry.endswith(("-", "/")) and name.startswith(entry)) for entry in entries
+    )
 
 
 def test_registry_of_the_default_list_is_the_default_registry() -> None:

@@ -59,16 +59,14 @@ class AcceleratorRegistry:
 
 
 def is_accelerator(name: str, resources: Iterable[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:
-    """True when a resource name is an accelerator: an exact entry, or a prefix entry ending in '-' or '/'."""
-    return _is_accelerator(name, tuple(resources))
+    """True when a resource name is an accelerator: an exact entry, or a prefix entry ending in '-' or '/'
+    (the registry of the list answers)."""
+    return _registry(tuple(resources)).is_accelerator(name)
 
 
-@lru_cache(maxsize=4096)  # a manifest set names a handful of resources thousands of times
-def _is_accelerator(name: str, resources: tuple[str, ...]) -> bool:
-    for entry in resources:
-        if name == entry or (entry.endswith(("-", "/")) and name.startswith(entry)):
-            return True
-    return name in HAMI_RESOURCES
+@lru_cache(maxsize=64)  # a run configures one list, or a few
+def _registry(resources: tuple[str, ...]) -> AcceleratorRegistry:
+    return AcceleratorRegistry.of(resources)
 
 
 DEFAULT_REGISTRY = AcceleratorRegistry()
