@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import kubegpu.manifests.pod as podmodel
@@ -16,9 +15,8 @@ from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
 from kubegpu.manifests import Document, pod_spec, pod_templates, trainjob
 from kubegpu.manifests.expand import expand_input
-from kubegpu.manifests.objects import objects_of_text
+from kubegpu.manifests.objects import objects_of_text, read_manifest
 from kubegpu.manifests.partial import partial_object
-from kubegpu.manifests.sources import read_source
 
 
 @dataclass(frozen=True)
@@ -98,22 +96,13 @@ class Workload:
         return f"{self.source}:{self.line}"
 
 
-def _read(path: str) -> str:
-    """The text of a manifest file (`-`: standard input), read as every command reads one (a FIFO, a binary or an
-    oversized file is refused, not waited on or decoded)."""
-    source = read_source(path, None if path == "-" else Path(path), "manifest")
-    if source.text is None:
-        raise InputError(source.error or "cannot read", file=path)
-    return source.text
-
-
 def load_documents(path: str, text: str | None = None) -> list[Document]:
     """Every Kubernetes object of a YAML/JSON file (Lists expanded), read as every command reads one.
 
     A parse error, an alias bomb or an object without its apiVersion or kind is an InputError naming the file
     and line; documents that are not Kubernetes objects are skipped. `text` is the file's, when read already.
     """
-    return objects_of_text(path, _read(path) if text is None else text)
+    return objects_of_text(path, read_manifest(path) if text is None else text)
 
 
 def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
@@ -134,7 +123,7 @@ def load_workloads(paths: Iterable[str]) -> list[Workload]:
     resource step creates, and TrainJobs with their runtime when one of the files holds it (manifests.expand).
     A partial object (a patch fragment) is an InputError naming its file and line."""
     found: list[Workload] = []
-    texts = {path: _read(path) for path in paths}
+    texts = {path: read_manifest(path) for path in paths}
     loaded = [(path, load_documents(path, texts[path])) for path in paths]
     # each file's objects, one tuple shared by its workloads (what the rules may look up when fixing one)
     context = {path: tuple(d.data for d in docs) for path, docs in loaded}

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from kubegpu.errors import InputError
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.placeholders import may_hold_placeholders
 
@@ -248,6 +249,13 @@ def expanded_size(data: Any, limit: int) -> int:
         return total
 
     return size(data)
+
+
+def refuse_alias_bomb(data: Any, text: str, where: str, limit: int = DEFAULT_MAX_EXPANDED_NODES) -> None:
+    """An InputError naming `where` when aliases make `data`, parsed from `text`, expand past `limit` nodes: for
+    the files commands read with plain YAML (node profiles, cluster specs), as `load_text` bounds manifests."""
+    if "*" in text and expanded_size(data, limit) > limit:
+        raise InputError(f"aliases expand it past {limit} nodes (a YAML alias bomb)", file=where)
 
 
 def load_text(name: str, text: str, *, max_expanded_nodes: int = DEFAULT_MAX_EXPANDED_NODES) -> LoadResult:

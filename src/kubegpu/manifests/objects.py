@@ -13,15 +13,17 @@ from pathlib import Path
 from kubegpu.errors import InputError
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.loader import load_text
-from kubegpu.manifests.sources import read_source
+from kubegpu.manifests.sources import read_text
 
 
 def read_objects(name: str) -> list[Document]:
     """The Kubernetes objects of the file `name` (`-`: standard input), in order, `kind: List` items included."""
-    source = read_source(name, None if name == "-" else Path(name), "manifest")
-    if source.text is None:
-        raise InputError(source.error or "cannot read", file=name)
-    return objects_of_text(source.name, source.text)
+    return objects_of_text(name, read_manifest(name))
+
+
+def read_manifest(name: str) -> str:
+    """The text of the manifest file `name` (`-`: standard input), or an InputError naming it and why."""
+    return read_text(name, None if name == "-" else Path(name), "manifest")
 
 
 def objects_of_text(name: str, text: str) -> list[Document]:

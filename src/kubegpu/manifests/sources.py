@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kubegpu.errors import InputError
 from kubegpu.manifests.selection import Selection, Selector
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -248,3 +249,12 @@ def read_source(name: str, path: Path | None, kind: str, max_bytes: int = DEFAUL
         line = raw[: err.start].count(b"\n") + 1
         return SourceText(name, None, kind, f"line {line}: not UTF-8 text ({err.reason})", path)
     return SourceText(name, text, kind, None, path)
+
+
+def read_text(name: str, path: Path | None, kind: str, what: str = "") -> str:
+    """The text of an input a command needs whole, read as `read_source` reads it; otherwise an InputError
+    naming `name` and why (`what`: words before the reason)."""
+    source = read_source(name, path, kind)
+    if source.text is None:
+        raise InputError(f"{what}{source.error or 'cannot read'}", file=name)
+    return source.text

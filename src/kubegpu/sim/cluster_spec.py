@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.manifests.loader import DEFAULT_MAX_EXPANDED_NODES, expanded_size
-from kubegpu.manifests.sources import read_source
+from kubegpu.manifests.loader import refuse_alias_bomb
+from kubegpu.manifests.sources import read_text
 from kubegpu.scheduler.gpu.state import NodeSpec
 from kubegpu.scheduler.resources import canonical_amount
 from kubegpu.scheduler.tas import DEFAULT_LEVELS, HOSTNAME
@@ -66,11 +66,9 @@ def _shape(group: Mapping[str, Any], where: str) -> tuple[int, int, int, str, No
 def load_cluster_spec(path: Path) -> ClusterSpec:
     """Read `nodes: [{preset|cpu/memory/gpus/model, count, blocks, racks_per_block, labels}]`."""
     where = str(path)
-    source = read_source(where, path, "cluster")  # a FIFO or a device is refused, not waited on
-    if source.text is None:
-        raise InputError(f"cannot read: {source.error}", file=where)
+    text = read_text(where, path, "cluster", "cannot read: ")  # a FIFO or a device is refused, not waited on
     try:
-        data = yaml.safe_load(source.text)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         raise InputError(
@@ -78,8 +76,7 @@ def load_cluster_spec(path: Path) -> ClusterSpec:
             file=where,
             line=(mark.line + 1) if mark is not None else None,
         ) from None
-    if "*" in source.text and expanded_size(data, DEFAULT_MAX_EXPANDED_NODES) > DEFAULT_MAX_EXPANDED_NODES:
-        raise InputError(f"aliases expand it past {DEFAULT_MAX_EXPANDED_NODES} nodes (a YAML alias bomb)", file=where)
+    refuse_alias_bomb(data, text, where)
     if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), list) or not data["nodes"]:
         raise InputError("a cluster spec needs a non-empty `nodes:` list", file=where)
     levels = (

@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 
 from kubegpu.errors import InputError
-from kubegpu.manifests.loader import DEFAULT_MAX_EXPANDED_NODES, expanded_size
-from kubegpu.manifests.sources import read_source
+from kubegpu.manifests.loader import refuse_alias_bomb
+from kubegpu.manifests.sources import read_text
 from kubegpu.topology.layout import expand
 from kubegpu.topology.model import NodeTopology
 
@@ -60,10 +60,8 @@ def load_node(spec: str) -> NodeTopology:
         raise InputError(
             f"no node preset or profile file named {spec!r} (presets: {', '.join(preset_names())}; see `kubegpu nodes`)"
         )
-    source = read_source(spec, path, "profile")  # a FIFO or a device is refused, not waited on
-    if source.text is None:
-        raise InputError(f"cannot read node profile: {source.error}", file=spec)
-    return expand(parse_profile_text(source.text, spec), source=spec)
+    text = read_text(spec, path, "profile", "cannot read node profile: ")  # a FIFO or a device: refused, not waited on
+    return expand(parse_profile_text(text, spec), source=spec)
 
 
 def parse_profile_text(text: str, source: str) -> dict[str, Any]:
@@ -82,10 +80,7 @@ def parse_profile_text(text: str, source: str) -> dict[str, Any]:
             line = None if mark is None else int(mark.line) + 1
             problem = getattr(err, "problem", None) or str(err).splitlines()[0]
             raise InputError(f"invalid YAML: {problem}", file=source, line=line) from err
-        if "*" in text and expanded_size(data, DEFAULT_MAX_EXPANDED_NODES) > DEFAULT_MAX_EXPANDED_NODES:
-            raise InputError(
-                f"aliases expand it past {DEFAULT_MAX_EXPANDED_NODES} nodes (a YAML alias bomb)", file=source
-            )
+        refuse_alias_bomb(data, text, source)
     if not isinstance(data, dict):
         raise InputError("a node profile must be a mapping with 'cpus' (or 'cpu')", file=source)
     return data
