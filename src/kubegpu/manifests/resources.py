@@ -82,23 +82,6 @@ def _container_resources(container: ContainerRef) -> ContainerResources:
     )
 
 
-def accelerator_requests(
-    resources: ContainerResources, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
-) -> dict[str, ResourceValue]:
-    """The container's accelerator entries (limits win; extended resources must set limits).
-
-    Computed once per container and accelerator list; callers must not modify the result.
-    """
-    key = ("accelerator_requests", tuple(prefixes))
-    return memoised(resources.container, key, _accelerator_requests, resources, prefixes)
-
-
-def _accelerator_requests(resources: ContainerResources, prefixes: Sequence[str]) -> dict[str, ResourceValue]:
-    is_listed = AcceleratorRegistry.of(prefixes).is_accelerator
-    merged = {**resources.requests, **resources.limits}
-    return {name: value for name, value in merged.items() if is_listed(name)}
-
-
 def template_pod(template: PodTemplate) -> podmodel.Pod:
     """The pod model of a template, read leniently (invalid-quantity reports bad values); built once."""
     return memoised(template, "pod_model", _template_pod, template)
@@ -206,7 +189,6 @@ __all__ = [
     "HAMI_RESOURCES",
     "ContainerResources",
     "ResourceValue",
-    "accelerator_requests",
     "container_resources",
     "gpu_count",
     "is_accelerator",
