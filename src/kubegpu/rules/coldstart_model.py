@@ -246,7 +246,7 @@ _BUDGET_PROBES = ("startupProbe", "livenessProbe")
 def has_probe_budget(container: ContainerRef) -> bool:
     """Whether `probe_budget` finds a probe that can restart the container (without building its budget)."""
     data = container.data
-    return isinstance(data.get("startupProbe"), Mapping) or isinstance(data.get("livenessProbe"), Mapping)
+    return any(isinstance(data.get(kind), Mapping) for kind in _BUDGET_PROBES)
 
 
 def probe_budget(container: ContainerRef) -> ProbeBudget | None:
