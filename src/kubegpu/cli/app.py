@@ -4,7 +4,8 @@ The console script builds only the modules its command needs, so `kubegpu lint` 
 simulator, the webhook server or the cluster client.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer would compile and evaluate the callback's string annotations at
+# every start (see cli/lint.py).
 
 import importlib
 from typing import Annotated

@@ -6,7 +6,6 @@ Select/ignore match rule codes by prefix (`KG1` selects KG101…) and names exac
 from __future__ import annotations
 
 import difflib
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,7 +16,6 @@ from kubegpu.manifests.render import HelmSettings, RenderOptions
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
 from kubegpu.manifests.selection import Selection
 from kubegpu.rules.base import Rule, Severity
-from kubegpu.rules.config_lines import key_line
 from kubegpu.rules.options import OptionValueError, toml_text
 
 CONFIG_FILE = "kubegpu.toml"
@@ -118,6 +116,8 @@ def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
     """Read and check a config file; unknown rules, severities or keys are errors naming the file."""
     if path is None:
         return LintConfig()
+    import tomllib  # only runs with a config file parse TOML: its import was 2 % of a one-file lint's instructions
+
     try:
         text = path.read_text()
         raw = tomllib.loads(text)
@@ -129,6 +129,8 @@ def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
         table = raw.get("tool", {}).get("kubegpu", {})
         prefix = ("tool", "kubegpu")
     if not isinstance(table, dict):
+        from kubegpu.rules.config_lines import key_line
+
         raise ConfigError("[tool.kubegpu] must be a table", file=str(path), line=key_line(text, prefix))
     return parse_config(table, str(path), known_rules, text, prefix)
 
@@ -159,6 +161,8 @@ def parse_config(
 
     def error(message: str, *key: str) -> ConfigError:
         """A ConfigError at the line of `key` (a path of table names and a key) when the file shows it."""
+        from kubegpu.rules.config_lines import key_line  # read only for an error
+
         return ConfigError(message, file=source, line=None if text is None else key_line(text, (*prefix, *key)))
 
     for key in table:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegpu.manifests import (
     Document,
@@ -31,7 +31,6 @@ from kubegpu.manifests import (
 )
 from kubegpu.manifests.embedded import embedded
 from kubegpu.manifests.expand import bind_runtimes, with_embedded
-from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
 from kubegpu.manifests.sources import HELM, KUSTOMIZE, read_regular
@@ -54,6 +53,9 @@ from kubegpu.rules.config import LintConfig
 from kubegpu.rules.inventory import Skipped, partial_object, skipped_file, unchecked_kind
 from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
+
+if TYPE_CHECKING:
+    from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"
 _LINE_IGNORE = re.compile(r"#\s*kubegpu:\s*ignore\[([A-Za-z0-9_,\- ]+)\]")
@@ -136,6 +138,9 @@ def load_source(
 
 def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions) -> LoadedSource:
     """Render a chart or kustomization with the real program; its objects keep where they came from."""
+    # origins (3 dataclasses) is imported by the functions of rendered inputs only: 1 % of a one-file lint's start-up
+    from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
+
     label = f"chart {display(folder)}" if kind == HELM else f"kustomization {display(folder)}"
     rendered = render_chart(folder, render) if kind == HELM else render_kustomization(folder)
     if rendered.text is None:
@@ -494,6 +499,8 @@ def _point_at_sources(result: LintResult, rendered: Sequence[tuple[LoadedSource,
     A base rendered by several overlays gives the same finding once per overlay: it is kept once, and
     when only some of the kustomizations that render that file have it, the finding says which.
     """
+    from kubegpu.manifests.origins import KustomizeOrigins
+
     keep = [True] * len(result.findings)
     by_key: dict[tuple[str, str, int, int, str], int] = {}
     seen_in: dict[int, list[str]] = {}
@@ -548,6 +555,8 @@ def _record_checked(result: LintResult, item: LoadedSource) -> None:
 
 def _render_location(item: LoadedSource, where: Location) -> Location:
     """A rendered object whose origin is unknown: its chart's or kustomization's main file."""
+    from kubegpu.manifests.origins import display
+
     folder = item.source.path
     if folder is None:
         return where
