@@ -13,7 +13,6 @@ from typing import Annotated
 import typer
 
 from kubegpu import __version__
-from kubegpu.cli.extras import missing_extra, register_unavailable
 
 ALL_MODULES: tuple[str, ...] = (
     "lint",
@@ -78,6 +77,8 @@ def build_app(modules: tuple[str, ...] = ALL_MODULES) -> typer.Typer:
         try:
             module = importlib.import_module(f"kubegpu.cli.{name}")
         except ModuleNotFoundError as err:  # an optional extra is not installed: its commands say which
+            from kubegpu.cli.extras import missing_extra, register_unavailable
+
             own = [command for command, names in COMMAND_MODULES.items() if names == (name,)]
             problems = [(command, missing_extra(err, command)) for command in own]
             if not own or any(problem is None for _, problem in problems):
