@@ -9,7 +9,6 @@ and kubernetes v1.35 HPA (minReplicas default 1).
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,6 +140,8 @@ def _tokens(container: ContainerRef) -> list[Token]:
                     words = [w for w in _SHLEX_SPACE.split(script) if w]  # what shlex would give, faster
                 else:
                     try:
+                        import shlex  # rare (quotes, escapes, comments): lint start-up need not import it
+
                         words = shlex.split(script, comments=True)
                     except ValueError:
                         words = script.split()
