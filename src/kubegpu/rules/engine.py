@@ -5,15 +5,14 @@ Positions are computed only for findings; suppressions (annotation or line comme
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kubegpu.collector import gc_paused
 from kubegpu.manifests import (
     Document,
     InputProblem,
@@ -168,27 +167,6 @@ def _kustomization_file(folder: Path) -> Path:
     from kubegpu.manifests.sources import KUSTOMIZATION_FILES
 
     return next((folder / n for n in KUSTOMIZATION_FILES if (folder / n).is_file()), folder / KUSTOMIZATION_FILES[0])
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for a whole lint run, and collect once at the end.
-
-    Every YAML node kept for positions, every template and finding made the collector's passes walk
-    more objects: they made loading 3-4x slower than parsing and cost the rules another 20%. A lint
-    run makes almost no reference cycles, and the objects it keeps die with its result.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # Promote what was made to the oldest generation without walking it (freeze, then unfreeze),
-        # so that re-enabling does not start with one young collection over the whole run.
-        gc.freeze()
-        gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 class NoInputError(ValueError):

@@ -19,6 +19,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from kubegpu.collector import gc_paused
 from kubegpu.manifests import Document, Location, ObjectRef
 from kubegpu.manifests.expand import with_embedded
 from kubegpu.manifests.sources import HELM, KUSTOMIZE
@@ -28,7 +29,6 @@ from kubegpu.rules.engine import (
     LintResult,
     LoadedSource,
     Prepared,
-    gc_paused,
     in_order,
     lint_loaded,
     lint_streaming,
