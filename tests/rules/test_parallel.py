@@ -8,6 +8,7 @@ runtime) land in different processes.
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
-from kubegpu.manifests import Document, discover, load_text
+from kubegpu.manifests import Document, Location, ObjectRef, discover, load_text
 from kubegpu.report.findings_json import render_json
 from kubegpu.rules import LintConfig, engine, lint_paths, parallel, processes
-from kubegpu.rules.base import WHOLE_INPUT_KINDS, ContextError, RuleContext
+from kubegpu.rules.base import WHOLE_INPUT_KINDS, ContextError, Finding, Fix, RuleContext, Safety, Severity
 from tests.paths import SHARED_DIR
 from tests.rules.kg_cases import CASES_DIR
 
@@ -253,3 +254,37 @@ def test_a_runtime_created_by_a_workflow_step_is_looked_up_in_every_mode(tmp_pat
         for keep in (True, False):
             again = lint_paths([str(tmp_path)], config, jobs=count, keep_documents=keep)
             assert render_json(again) == render_json(whole)
+
+
+_TEXT = st.text(max_size=8)
+_REFS = st.one_of(st.none(), st.builds(ObjectRef, _TEXT, _TEXT, st.one_of(st.none(), _TEXT), _TEXT))
+_FIXES = st.one_of(st.none(), st.builds(Fix, _TEXT, st.sampled_from(list(Safety)), st.just(())))
+_FINDINGS = st.builds(
+    Finding,
+    st.sampled_from(["KG001", "KG010"]),
+    st.sampled_from(["dshm-missing", "gpu-pod-not-guaranteed"]),
+    st.sampled_from(list(Severity)),
+    _TEXT,
+    st.builds(
+        Location,
+        st.sampled_from(["a.yaml", "dir/b.yaml"]),
+        st.integers(1, 2**31 - 1),
+        st.integers(1, 2**31 - 1),
+        st.lists(st.one_of(_TEXT, st.integers(0, 9)), max_size=4).map(tuple),
+    ),
+    _REFS,
+    _FIXES,
+)
+
+
+@given(st.lists(_FINDINGS, max_size=30), st.data())
+def test_findings_cross_the_pipe_unchanged(findings: list[Finding], data: st.DataObject) -> None:
+    # Findings of one object share its ref and fixes are shared descriptions: repeat some, as a run does.
+    if findings:
+        shared = data.draw(st.sampled_from(findings))
+        findings += [
+            Finding(f.code, f.name, f.severity, f.message, f.location, shared.obj, shared.fix) for f in findings
+        ]
+    rebuilt = parallel._findings(pickle.loads(pickle.dumps(parallel._columns(findings))))
+    assert rebuilt == findings
+    assert [type(f.severity) for f in rebuilt] == [Severity] * len(findings)
