@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 import kubegpu.manifests.pod as podmodel
@@ -58,11 +59,23 @@ def _entries(values: Any, base: tuple[str | int, ...]) -> dict[str, ResourceValu
     out: dict[str, ResourceValue] = {}
     for name, raw in values.items():
         key = name if type(name) is str else str(name)
-        try:
-            out[key] = ResourceValue(key, raw, (*base, key), parse_quantity(raw))
-        except QuantityError as err:
-            out[key] = ResourceValue(key, raw, (*base, key), None, str(err))
+        kind = type(raw)
+        out[key] = _shared_value(key, raw, base) if kind is str or kind is int else _resource_value(key, raw, base)
     return out
+
+
+# A monorepo writes the same few values at the same few paths thousands of times, and a frozen value costs as much
+# to build as a dozen lookups: equal entries (a string or an integer, typed: 1 is not "1") share one value.
+@lru_cache(maxsize=4096, typed=True)
+def _shared_value(name: str, raw: str | int, base: tuple[str | int, ...]) -> ResourceValue:
+    return _resource_value(name, raw, base)
+
+
+def _resource_value(name: str, raw: Any, base: tuple[str | int, ...]) -> ResourceValue:
+    try:
+        return ResourceValue(name, raw, (*base, name), parse_quantity(raw))
+    except QuantityError as err:
+        return ResourceValue(name, raw, (*base, name), None, str(err))
 
 
 def container_resources(container: ContainerRef) -> ContainerResources:
