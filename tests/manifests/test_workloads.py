@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubegpu.manifests import format_path, load_text, pod_templates, uses_accelerators
+from kubegpu.manifests import container_resources, format_path, load_text, pod_templates, uses_accelerators
 
 C = "containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]"
 
@@ -228,3 +228,25 @@ def test_gpu_detection_by_resource_claim_and_annotation() -> None:
     for text, expected in ((claim, True), (shared, True), (cpu_only, False)):
         doc = load_text("p.yaml", text).documents[0]
         assert uses_accelerators(next(pod_templates(doc))) is expected
+
+
+def test_equal_resource_entries_are_read_alike_and_typed() -> None:
+    """Entries written alike at the same path read alike across objects; a boolean, a float and a string are not
+    the integer they equal (`true` is not a quantity, `"1"` and `1.0` keep what was written)."""
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\n"
+        "spec:\n  containers: [{{name: c, resources: {{limits: {}}}}}]"
+    )
+    read = []
+    for limits in ("{nvidia.com/gpu: 1}", "{nvidia.com/gpu: true}", "{nvidia.com/gpu: '1'}", "{nvidia.com/gpu: 1.0}"):
+        doc = load_text("p.yaml", pod.format(limits)).documents[0]
+        (container,) = next(pod_templates(doc)).containers
+        read.append(container_resources(container).limits["nvidia.com/gpu"])
+    integer, boolean, string, number = read
+    assert integer.error is None and integer.raw == 1 and type(integer.raw) is int
+    assert boolean.quantity is None and boolean.error is not None and boolean.raw is True
+    assert string.raw == "1" and string.quantity == integer.quantity
+    assert type(number.raw) is float and number.error is None
+    assert integer.path == string.path == ("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")
+    again = load_text("p.yaml", pod.format("{nvidia.com/gpu: 1}")).documents[0]
+    assert container_resources(next(pod_templates(again)).containers[0]).limits["nvidia.com/gpu"] == integer

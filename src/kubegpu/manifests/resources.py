@@ -65,8 +65,9 @@ def _entries(values: Any, base: tuple[str | int, ...]) -> dict[str, ResourceValu
 
 
 # A monorepo writes the same few values at the same few paths thousands of times, and a frozen value costs as much
-# to build as a dozen lookups: equal entries (a string or an integer, typed: 1 is not "1") share one value.
-@lru_cache(maxsize=4096, typed=True)
+# to build as a dozen lookups: equal entries share one. Only exact str and int values (never bool, which equals an
+# int, or float, whose -0.0 equals 0.0) are keys, so an entry shared is one written the same.
+@lru_cache(maxsize=4096)
 def _shared_value(name: str, raw: str | int, base: tuple[str | int, ...]) -> ResourceValue:
     return _resource_value(name, raw, base)
 
