@@ -140,17 +140,34 @@ def make_pod(
 ) -> Pod:
     """A pod with init containers first; pod-level resources defaulted as the API server does for a Pod
     (`defaults=False` keeps them as written, as upstream's unit tests build pods)."""
-    given = tuple(containers)
-    # Init containers first, each group in its order (a stable sort; most pods have none to move).
-    inits = [c for c in given if c.kind != KIND_APP]
-    ordered = (*inits, *(c for c in given if c.kind == KIND_APP)) if inits else given
+    return assembled_pod(
+        tuple(containers), resources, dict(overhead or {}), dict(annotations or {}), tuple(resource_claims), defaults
+    )
+
+
+def assembled_pod(
+    containers: tuple[Container, ...],
+    resources: tuple[Amounts, Amounts] | None,
+    overhead: dict[str, Decimal],
+    annotations: dict[str, str],
+    resource_claims: tuple[str, ...] = (),
+    defaults: bool = True,
+) -> Pod:
+    """`make_pod` for a caller that hands over a tuple and dicts of its own (the pod keeps them): lint builds one
+    per template, and copying them again is work nobody reads."""
+    ordered = containers
+    for container in containers:  # init containers first, each group in its order (most pods have none to move)
+        if container.kind != KIND_APP:
+            inits = [c for c in containers if c.kind != KIND_APP]
+            ordered = (*inits, *(c for c in containers if c.kind == KIND_APP))
+            break
     pod_resources = None
     if resources is not None:
         requests, limits = dict(resources[0]), dict(resources[1])
         pod_resources = (
             _default_pod_resources(ordered, requests, limits) if defaults else PodResources(requests, limits)
         )
-    return Pod(ordered, pod_resources, dict(overhead or {}), dict(annotations or {}), tuple(resource_claims))
+    return Pod(ordered, pod_resources, overhead, annotations, resource_claims)
 
 
 def is_supported_pod_level_resource(name: str) -> bool:
@@ -458,7 +475,7 @@ def requests_accelerator(container: Container, registry: AcceleratorRegistry = D
         for name, value in section.items():  # a loop, not any(): asked of every container lint reads
             if is_accelerator(name) and value != 0:
                 return True
-    return any(is_accelerator(n) for n in container.invalid)
+    return bool(container.invalid) and any(is_accelerator(n) for n in container.invalid)
 
 
 def accelerator_requests(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> dict[str, Decimal]:
@@ -503,8 +520,13 @@ def gpu_container_indices(pod: Pod, registry: AcceleratorRegistry = DEFAULT_REGI
     if named:
         return tuple(i for i, c in enumerate(pod.containers) if c.name == named)
     containers = pod.containers
-    apps = [i for i, c in enumerate(containers) if c.kind == KIND_APP]
-    chosen = [i for i in apps if requests_accelerator(containers[i], registry)]
+    apps: list[int] = []
+    chosen: list[int] = []
+    for i, container in enumerate(containers):  # one loop, not two comprehensions: asked of every GPU template
+        if container.kind == KIND_APP:
+            apps.append(i)
+            if requests_accelerator(container, registry):
+                chosen.append(i)
     if chosen:
         return tuple(chosen)
     chosen = [i for i in apps if containers[i].claims]

@@ -105,7 +105,12 @@ _KINDS = {"container": podmodel.KIND_APP, "init": podmodel.KIND_INIT, "sidecar":
 
 
 def _template_pod(template: PodTemplate) -> podmodel.Pod:
-    containers = [_model_container(ref, kserve_fill(template, ref)) for ref in template.containers]
+    refs = template.containers
+    # KServe fills in resources for an InferenceService's containers alone: other kinds need not ask per container.
+    if template.kind == "InferenceService":
+        containers = tuple([_model_container(ref, kserve_fill(template, ref)) for ref in refs])
+    else:
+        containers = tuple([_model_container(ref) for ref in refs])
     spec = template.spec
     # A TrainJob's trainer has `resources` of its own container, not pod-level ones (it has no volumes field).
     raw_resources = spec.get("resources")
@@ -120,8 +125,9 @@ def _template_pod(template: PodTemplate) -> podmodel.Pod:
     claim_names = (
         tuple(str(c.get("name", "")) for c in claims if isinstance(c, Mapping)) if isinstance(claims, list) else ()
     )
-    annotations = {str(k): str(v) for k, v in template.annotations.items()}
-    return podmodel.make_pod(containers, resources, overhead, annotations, claim_names)
+    raw_annotations = template.annotations
+    annotations = {str(k): str(v) for k, v in raw_annotations.items()} if raw_annotations else {}
+    return podmodel.assembled_pod(containers, resources, overhead, annotations, claim_names)
 
 
 def _model_container(ref: ContainerRef, fill: KServeFill | None = None) -> podmodel.Container:
@@ -168,16 +174,26 @@ def template_gpu_containers(
     template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES
 ) -> tuple[ContainerRef, ...]:
     """The template's containers that use its accelerators (the pod model decides which)."""
-    return memoised(template, ("gpu_containers", tuple(prefixes)), _template_gpu_containers, template, tuple(prefixes))
+    listed = tuple(prefixes)
+    return memoised(template, ("gpu_containers", listed), _template_gpu_containers, template, listed)
 
 
 def _template_gpu_containers(template: PodTemplate, prefixes: tuple[str, ...]) -> tuple[ContainerRef, ...]:
-    model = template_pod(template)
+    indices = podmodel.gpu_container_indices(template_pod(template), AcceleratorRegistry.of(prefixes))
     refs = template.containers
-    # make_pod's order: init containers and sidecars first (most templates have none).
-    inits = [i for i, ref in enumerate(refs) if ref.kind != "container"]
-    order = (*inits, *(i for i, ref in enumerate(refs) if ref.kind == "container")) if inits else range(len(refs))
-    return tuple(refs[order[i]] for i in podmodel.gpu_container_indices(model, AcceleratorRegistry.of(prefixes)))
+    if not indices:
+        return ()
+    # The model's order puts init containers and sidecars first; the template's refs already do, but for Argo's.
+    order: Sequence[int] = range(len(refs))
+    seen_app = False
+    for ref in refs:
+        if ref.kind == "container":
+            seen_app = True
+        elif seen_app:
+            inits = [i for i, ref in enumerate(refs) if ref.kind != "container"]
+            order = (*inits, *(i for i, ref in enumerate(refs) if ref.kind == "container"))
+            break
+    return tuple([refs[order[i]] for i in indices])
 
 
 def uses_accelerators(template: PodTemplate, prefixes: Sequence[str] = DEFAULT_ACCELERATOR_RESOURCES) -> bool:

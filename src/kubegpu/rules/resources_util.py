@@ -21,7 +21,7 @@ def gpu_containers(template: PodTemplate, ctx: RuleContext) -> tuple[tuple[Conta
 def _gpu_containers(
     template: PodTemplate, accelerators: tuple[str, ...]
 ) -> tuple[tuple[ContainerRef, ContainerResources], ...]:
-    return tuple((c, container_resources(c)) for c in template_gpu_containers(template, accelerators))
+    return tuple([(c, container_resources(c)) for c in template_gpu_containers(template, accelerators)])
 
 
 def all_container_resources(template: PodTemplate) -> Iterator[tuple[ContainerRef, ContainerResources]]:
