@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -272,6 +274,9 @@ def lint_streaming(
     total = LintResult()
     rendered = []
     plan = _RulePlan.of(config)
+    # One context for every file: what checks may look up is the same for all, and indexing it per file cost
+    # a pass over every looked-up object per file (and a new tuple per file, which checks' caches key on).
+    context = _context(config, with_embedded(prepared.looked_up), False, target)
     for index in indices:
         name, path, kind = inputs[index]
         item = (
@@ -293,6 +298,7 @@ def lint_streaming(
                 plan=plan,
                 keep_documents=False,
                 ordered=False,  # lint_paths orders the whole run (the same order: files never tie)
+                context=context,
             ),
         )
         if index not in prepared.first:
@@ -309,6 +315,7 @@ def lint_streaming(
                 whole_input_shared=False,
                 target=target,
                 plan=plan,
+                context=context,
             ),
         )
     return total
@@ -387,26 +394,30 @@ def lint_loaded(
     plan: _RulePlan | None = None,
     keep_documents: bool = True,
     ordered: bool = True,
+    context: RuleContext | None = None,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
 
     `plan`: the rules `config` enables, when the caller lints file after file with the same configuration.
     `keep_documents=False`: findings do not hold the objects they came from (reports only: no fixes).
     `ordered=False`: findings in the order found, for a caller that puts the whole run in order once.
+    `context`: the checks' context, when the caller lints file after file with the same one (it then stands
+    for `context_documents`, `whole_input_shared` and `target`).
     """
     if plan is None:
         plan = _RulePlan.of(config)
     rules, by_name = plan.enabled, plan.by_name
     # Objects an Argo resource template creates from its manifest text are objects of the input too.
     own_documents = with_embedded(doc for item in loaded for doc in item.documents)
-    ctx = RuleContext(
-        options=config.options,
-        all_documents=own_documents if context_documents is None else with_embedded(context_documents),
-        accelerator_resources=config.accelerator_resources,
-        node=None if target is None else target.node,
-        kubelet_config=None if target is None else target.kubelet_config,
-        smt=None if target is None else target.smt,
-        whole_input_shared=whole_input_shared,
+    ctx = (
+        context
+        if context is not None
+        else _context(
+            config,
+            own_documents if context_documents is None else with_embedded(context_documents),
+            whole_input_shared,
+            target,
+        )
     )
     bind_runtimes(own_documents, ctx.documents_of)  # the one expansion admit and gen use (manifests.expand)
     result = LintResult(files=len(loaded), documents=len(own_documents))
@@ -458,6 +469,25 @@ def lint_loaded(
     return in_order(result) if ordered else result
 
 
+# A monorepo's run sorts tens of thousands of findings: attrgetter builds each key in C, a lambda in Python.
+_FINDING_ORDER = attrgetter("location.file", "location.line", "location.column", "code")
+
+
+def _context(
+    config: LintConfig, documents: tuple[Document, ...], whole_input_shared: bool, target: NodeTarget | None
+) -> RuleContext:
+    """What checks may know besides their target: `documents` to look up, the options and the node."""
+    return RuleContext(
+        options=config.options,
+        all_documents=documents,
+        accelerator_resources=config.accelerator_resources,
+        node=None if target is None else target.node,
+        kubelet_config=None if target is None else target.kubelet_config,
+        smt=None if target is None else target.smt,
+        whole_input_shared=whole_input_shared,
+    )
+
+
 def internal_error(name: str, err: BaseException) -> str:
     """The one line reporting a kubegpu bug met while reading `name` (exit code 3)."""
     return f"internal error while reading {name}: {type(err).__name__}: {err}"
@@ -465,7 +495,7 @@ def internal_error(name: str, err: BaseException) -> str:
 
 def in_order(result: LintResult) -> LintResult:
     """Findings, skipped inputs and checked objects in a stable order, however many processes linted."""
-    result.findings.sort(key=lambda f: (f.location.file, f.location.line, f.location.column, f.code))
+    result.findings.sort(key=_FINDING_ORDER)
     result.skipped.sort(key=lambda s: (s.file, s.kind, s.reason))
     result.checked.sort()
     return result
@@ -559,7 +589,7 @@ def _lint_document(
         result.skipped.append(partial)
         return
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
-    for rule in plan.document_rules(doc.kind):
+    for rule in plan.document_of_kind.get(doc.kind, plan.document):  # plan.document_rules, without the call
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check
             _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines, keep)
     templates = tuple(pod_templates(doc))
@@ -572,11 +602,11 @@ def _lint_document(
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
-        template_suppressed = (
-            suppressed | _annotation_suppressions(template.metadata, doc, result, config, lines, template.metadata_path)
-            if template.metadata is not doc.metadata
-            else suppressed
-        )
+        template_suppressed = suppressed
+        if template.metadata is not doc.metadata:
+            own = _annotation_suppressions(template.metadata, doc, result, config, lines, template.metadata_path)
+            if own:
+                template_suppressed = suppressed | own
         for rule in plan.template_gpu if is_gpu else plan.template_any:
             for raw in rule.check(template, ctx):  # type: ignore[misc]
                 message = raw.message
@@ -608,7 +638,7 @@ def _add(
     message: str,
     raw: RawFinding | None,
     doc: Document | None,
-    suppressed: set[str] | None,
+    suppressed: AbstractSet[str] | None,
     lines: _Lines,
     keep: bool = True,
 ) -> None:
@@ -619,11 +649,9 @@ def _add(
     if lines.has_comments and lines.ignores(location.line, rule):
         result.suppressed += 1
         return
-    severity = (
-        config.severity.get(rule.code)
-        or config.severity.get(rule.name)
-        or (raw.severity if raw is not None and raw.severity is not None else rule.severity)
-    )
+    severity = raw.severity if raw is not None and raw.severity is not None else rule.severity
+    if config.severity:  # most runs configure no severity: no lookups then
+        severity = config.severity.get(rule.code) or config.severity.get(rule.name) or severity
     fix = raw.fix if raw is not None else None
     if fix is not None and not keep:
         fix = _described(fix.description, fix.safety)  # reports only: what the fix does, not its edits
@@ -659,11 +687,11 @@ def _annotation_suppressions(
     config: LintConfig,
     lines: _Lines,
     metadata_path: tuple[str | int, ...] | None = ("metadata",),
-) -> set[str]:
+) -> AbstractSet[str]:
     """Rules named in `kubegpu.io/ignore: "<rule>: <reason>; <rule>: <reason>"`."""
     annotations = as_mapping(metadata).get("annotations")
     if annotations is None or IGNORE_ANNOTATION not in as_mapping(annotations):
-        return set()
+        return _NO_NAMES  # (most objects: no set made for them)
     names: set[str] = set()
     for entry in re.split(r"[;\n]", str(annotations[IGNORE_ANNOTATION])):
         entry = entry.strip()
@@ -690,6 +718,9 @@ def _annotation_suppressions(
             continue
         names.update(rules)
     return names
+
+
+_NO_NAMES: AbstractSet[str] = frozenset()
 
 
 class _Lines:
