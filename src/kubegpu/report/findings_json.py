@@ -143,7 +143,8 @@ def write_json(result: LintResult, write: Callable[[str], object]) -> None:
     # Written a batch of findings at a time: one write per finding cost as much as formatting it.
     for start in range(0, len(findings), _BATCH):
         lines = [finding_line(finding, memo) for finding in findings[start : start + _BATCH]]
-        write(('{\n  "findings": [\n    ' if start == 0 else ",\n    ") + ",\n    ".join(lines))
+        write('{\n  "findings": [\n    ' if start == 0 else ",\n    ")  # (not prepended: that copied the batch)
+        write(",\n    ".join(lines))
     if findings:
         write("\n  ]")
     write(f',\n  "summary": {json.dumps(summary)}\n}}')

@@ -96,7 +96,9 @@ class LintResult:
         return any(f.code in inputs.FATAL_CODES for f in self.findings)
 
     def failing(self, threshold: Severity) -> list[Finding]:
-        return [f for f in self.findings if f.severity.rank >= threshold.rank]
+        # The failing severities first, then a set test per finding: comparing ranks cost two property calls each.
+        levels = frozenset(s for s in Severity if s.rank >= threshold.rank)
+        return [f for f in self.findings if f.severity in levels]
 
 
 @dataclass(frozen=True)
@@ -300,6 +302,7 @@ def lint_streaming(
                 ordered=False,  # lint_paths orders the whole run (the same order: files never tie)
                 context=context,
             ),
+            detach=False,  # (its findings hold no object: keep_documents=False, and it was not rendered)
         )
         if index not in prepared.first:
             for doc in item.documents:
@@ -321,15 +324,19 @@ def lint_streaming(
     return total
 
 
-def _absorb(total: LintResult, part: LintResult) -> None:
-    """Add one file's result to the run's, letting go of the objects its findings came from."""
+def _absorb(total: LintResult, part: LintResult, detach: bool = True) -> None:
+    """Add one file's result to the run's, letting go of the objects its findings came from (`detach=False`:
+    they hold none)."""
     total.files += part.files
     total.documents += part.documents
     total.templates += part.templates
     total.gpu_templates += part.gpu_templates
     total.suppressed += part.suppressed
     total.generic += part.generic
-    total.findings.extend(_detached(f) if f.document is not None else f for f in part.findings)
+    if detach:
+        total.findings.extend(_detached(f) if f.document is not None else f for f in part.findings)
+    else:
+        total.findings.extend(part.findings)
     total.skipped.extend(part.skipped)
     total.notices.extend(part.notices)
     total.checked.extend(part.checked)
@@ -456,7 +463,8 @@ def lint_loaded(
                     _lint_document(embedded_doc, plan, ctx, config, result, lines, keep)
                     if not keep:
                         embedded_doc.drop_nodes()
-                result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
+                if inner.unread:
+                    result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
                 if not keep:  # streamed: its findings are located, and nothing reads its nodes again
                     doc.drop_nodes()
             _record_checked(result, item)
