@@ -274,6 +274,24 @@ def test_streaming_gives_what_loading_everything_gives(shared_dir: Path) -> None
         assert render_json(lint_paths(paths, LintConfig(), keep_documents=False, jobs=2)) == whole
 
 
+def test_streamed_findings_that_say_the_same_thing_share_one_text(tmp_path: Path) -> None:
+    """A monorepo's findings repeat a few thousand messages: streamed, equal ones are one string, not copies."""
+    from kubegpu.rules import LintConfig, lint_paths
+
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p{n}}}\nspec:\n  containers:\n  - name: main\n"
+        "    image: trainer:1.0\n    resources: {{limits: {{nvidia.com/gpu: 8}}}}\n"
+    )
+    for n in range(3):
+        (tmp_path / f"pod{n}.yaml").write_text(pod.format(n=n))
+    streamed = lint_paths([str(tmp_path)], LintConfig(), keep_documents=False).findings
+    whole = lint_paths([str(tmp_path)], LintConfig()).findings
+    assert [f.message for f in streamed] == [f.message for f in whole]
+    texts = {f.message for f in streamed}
+    assert len(texts) < len(streamed)  # the three pods have the same problems
+    assert len({id(f.message) for f in streamed}) == len(texts)
+
+
 def test_the_summary_counts_objects_read_generically(tmp_path: Path) -> None:
     (tmp_path / "run.yaml").write_text(
         "apiVersion: example.com/v1\nkind: TrainingRun\nmetadata: {name: r}\nspec:\n  worker:\n    template:\n"

@@ -279,6 +279,7 @@ def lint_streaming(
     # One context for every file: what checks may look up is the same for all, and indexing it per file cost
     # a pass over every looked-up object per file (and a new tuple per file, which checks' caches key on).
     context = _context(config, with_embedded(prepared.looked_up), False, target)
+    messages: dict[str, str] = {}  # findings that say the same thing share one text (a quarter are distinct)
     for index in indices:
         name, path, kind = inputs[index]
         item = (
@@ -301,6 +302,7 @@ def lint_streaming(
                 keep_documents=False,
                 ordered=False,  # lint_paths orders the whole run (the same order: files never tie)
                 context=context,
+                messages=messages,
             ),
             detach=False,  # (its findings hold no object: keep_documents=False, and it was not rendered)
         )
@@ -402,6 +404,7 @@ def lint_loaded(
     keep_documents: bool = True,
     ordered: bool = True,
     context: RuleContext | None = None,
+    messages: dict[str, str] | None = None,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
 
@@ -410,6 +413,7 @@ def lint_loaded(
     `ordered=False`: findings in the order found, for a caller that puts the whole run in order once.
     `context`: the checks' context, when the caller lints file after file with the same one (it then stands
     for `context_documents`, `whole_input_shared` and `target`).
+    `messages`: the texts of findings already made in this run (reports only), which equal ones share.
     """
     if plan is None:
         plan = _RulePlan.of(config)
@@ -457,10 +461,10 @@ def lint_loaded(
             # Rendered inputs keep their objects until their findings are moved to the files people edit.
             keep = keep_documents or item.origins is not None
             for doc in item.documents:
-                _lint_document(doc, plan, ctx, config, result, lines, keep)
+                _lint_document(doc, plan, ctx, config, result, lines, keep, messages)
                 inner = embedded(doc)
                 for embedded_doc in inner.documents:
-                    _lint_document(embedded_doc, plan, ctx, config, result, lines, keep)
+                    _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages)
                     if not keep:
                         embedded_doc.drop_nodes()
                 if inner.unread:
@@ -588,6 +592,7 @@ def _lint_document(
     result: LintResult,
     lines: _Lines,
     keep: bool = True,
+    messages: dict[str, str] | None = None,
 ) -> None:
     unchecked = unchecked_kind(doc)
     if unchecked is not None:
@@ -599,7 +604,7 @@ def _lint_document(
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
     for rule in plan.document_of_kind.get(doc.kind, plan.document):  # plan.document_rules, without the call
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check
-            _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines, keep)
+            _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines, keep, messages)
     templates = tuple(pod_templates(doc))
     result.templates += len(templates)
     # A kind read generically says so in its findings; a synthesised pod (an operator's CR) takes no pod-spec fix.
@@ -635,6 +640,7 @@ def _lint_document(
                     template_suppressed,
                     lines,
                     keep,
+                    messages,
                 )
 
 
@@ -649,8 +655,10 @@ def _add(
     suppressed: AbstractSet[str] | None,
     lines: _Lines,
     keep: bool = True,
+    messages: dict[str, str] | None = None,
 ) -> None:
-    """Record a finding unless it is suppressed; `keep`: the finding holds the object it came from."""
+    """Record a finding unless it is suppressed; `keep`: the finding holds the object it came from; `messages`:
+    equal messages share the first one's text (a monorepo's findings repeat a few thousand texts)."""
     if suppressed and (rule.code in suppressed or rule.name in suppressed):
         result.suppressed += 1
         return
@@ -666,6 +674,8 @@ def _add(
     if doc is not None and doc.embedded_in:  # an object written as text in another: say so; no edit reaches it
         message = f"{message} ({doc.embedded_in})"
         fix = None
+    if messages is not None:
+        message = messages.setdefault(message, message)
     # Positional: a monorepo makes tens of thousands, and keywords cost a fifth more per frozen object.
     result.findings.append(
         Finding(
