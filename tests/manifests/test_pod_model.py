@@ -243,3 +243,8 @@ def test_gpu_containers() -> None:
     ) == ["b"]
     # no accelerator at all: none
     assert _names({"containers": [{"name": "a"}]}) == []
+
+
+@given(st.lists(st.booleans(), max_size=8))
+def test_model_order_is_init_containers_first_each_group_in_its_order(is_app: list[bool]) -> None:
+    assert list(podmodel.model_order(is_app)) == sorted(range(len(is_app)), key=lambda i: is_app[i])

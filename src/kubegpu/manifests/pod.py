@@ -155,12 +155,8 @@ def assembled_pod(
 ) -> Pod:
     """`make_pod` for a caller that hands over a tuple and dicts of its own (the pod keeps them): lint builds one
     per template, and copying them again is work nobody reads."""
-    ordered = containers
-    for container in containers:  # init containers first, each group in its order (most pods have none to move)
-        if container.kind != KIND_APP:
-            inits = [c for c in containers if c.kind != KIND_APP]
-            ordered = (*inits, *(c for c in containers if c.kind == KIND_APP))
-            break
+    order = model_order([c.kind == KIND_APP for c in containers])
+    ordered = containers if type(order) is range else tuple([containers[i] for i in order])
     pod_resources = None
     if resources is not None:
         requests, limits = dict(resources[0]), dict(resources[1])
@@ -168,6 +164,18 @@ def assembled_pod(
             _default_pod_resources(ordered, requests, limits) if defaults else PodResources(requests, limits)
         )
     return Pod(ordered, pod_resources, overhead, annotations, resource_claims)
+
+
+def model_order(is_app: Sequence[bool]) -> Sequence[int]:
+    """The pod's containers in the model's order, as indices into them as written (`is_app` per container): init
+    containers and sidecars first, each group in its order; a range when they already are, as in most pods."""
+    seen_app = False
+    for app in is_app:
+        if app:
+            seen_app = True
+        elif seen_app:
+            return (*(i for i, a in enumerate(is_app) if not a), *(i for i, a in enumerate(is_app) if a))
+    return range(len(is_app))
 
 
 def is_supported_pod_level_resource(name: str) -> bool:

@@ -180,19 +180,10 @@ def template_gpu_containers(
 
 def _template_gpu_containers(template: PodTemplate, prefixes: tuple[str, ...]) -> tuple[ContainerRef, ...]:
     indices = podmodel.gpu_container_indices(template_pod(template), AcceleratorRegistry.of(prefixes))
-    refs = template.containers
     if not indices:
         return ()
-    # The model's order puts init containers and sidecars first; the template's refs already do, but for Argo's.
-    order: Sequence[int] = range(len(refs))
-    seen_app = False
-    for ref in refs:
-        if ref.kind == "container":
-            seen_app = True
-        elif seen_app:
-            inits = [i for i, ref in enumerate(refs) if ref.kind != "container"]
-            order = (*inits, *(i for i, ref in enumerate(refs) if ref.kind == "container"))
-            break
+    refs = template.containers
+    order = podmodel.model_order([_KINDS[ref.kind] == podmodel.KIND_APP for ref in refs])  # indices are the model's
     return tuple([refs[order[i]] for i in indices])
 
 
