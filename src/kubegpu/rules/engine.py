@@ -295,16 +295,12 @@ def lint_streaming(
             lint_loaded(
                 [item],
                 config,
-                context_documents=prepared.looked_up,
-                whole_input_shared=False,
-                target=target,
                 plan=plan,
                 keep_documents=False,
                 ordered=False,  # lint_paths orders the whole run (the same order: files never tie)
                 context=context,
                 messages=messages,
             ),
-            detach=False,  # (its findings hold no object: keep_documents=False, and it was not rendered)
         )
         if index not in prepared.first:
             for doc in item.documents:
@@ -316,9 +312,6 @@ def lint_streaming(
             lint_loaded(
                 rendered,
                 config,
-                context_documents=prepared.looked_up,
-                whole_input_shared=False,
-                target=target,
                 plan=plan,
                 context=context,
             ),
@@ -326,19 +319,15 @@ def lint_streaming(
     return total
 
 
-def _absorb(total: LintResult, part: LintResult, detach: bool = True) -> None:
-    """Add one file's result to the run's, letting go of the objects its findings came from (`detach=False`:
-    they hold none)."""
+def _absorb(total: LintResult, part: LintResult) -> None:
+    """Add one file's result to the run's, letting go of the objects its findings came from."""
     total.files += part.files
     total.documents += part.documents
     total.templates += part.templates
     total.gpu_templates += part.gpu_templates
     total.suppressed += part.suppressed
     total.generic += part.generic
-    if detach:
-        total.findings.extend(_detached(f) if f.document is not None else f for f in part.findings)
-    else:
-        total.findings.extend(part.findings)
+    total.findings.extend(_detached(f) if f.document is not None else f for f in part.findings)
     total.skipped.extend(part.skipped)
     total.notices.extend(part.notices)
     total.checked.extend(part.checked)
@@ -602,7 +591,7 @@ def _lint_document(
         result.skipped.append(partial)
         return
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
-    for rule in plan.document_of_kind.get(doc.kind, plan.document):  # plan.document_rules, without the call
+    for rule in plan.document_rules(doc.kind):
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check
             _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines, keep, messages)
     templates = tuple(pod_templates(doc))
