@@ -135,13 +135,9 @@ def containers_of(spec: Mapping[str, Any], path: FieldPath) -> tuple[ContainerRe
     return tuple(refs)
 
 
-def template_at(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> Iterator[PodTemplate]:
-    """A PodTemplateSpec at `template_path` (metadata + spec)."""
-    return iter(_template_at(doc, template_path, role, replicas))
-
-
-def _template_at(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> tuple[PodTemplate, ...]:
-    """`template_at` as a tuple (none or one): a tuple, not a generator, for the template every workload has."""
+def template_at(doc: Document, template_path: FieldPath, role: str, replicas: int | None) -> tuple[PodTemplate, ...]:
+    """The PodTemplateSpec at `template_path` (metadata + spec), if there is one: a tuple of none or one, not a
+    generator, as every workload has one."""
     template = get_path(doc.data, template_path)
     if not is_mapping(template):
         return ()
@@ -171,7 +167,7 @@ def _job_template(doc: Document, job_path: FieldPath, role: str, copies: int | N
     if completions is not None and parallelism is not None:
         parallelism = min(parallelism, completions)
     replicas = None if copies is None or parallelism is None else copies * parallelism
-    return _template_at(doc, (*job_path, "template"), role, replicas)
+    return template_at(doc, (*job_path, "template"), role, replicas)
 
 
 def pod_templates(doc: Document) -> Iterator[PodTemplate]:
@@ -205,16 +201,16 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     if kind == "Pod":
         yield PodTemplate(doc, ("spec",), spec, ("metadata",), doc.metadata, "", 1, containers_of(spec, ("spec",)))
     elif kind == "PodTemplate":
-        yield from _template_at(doc, ("template",), "", None)
+        yield from template_at(doc, ("template",), "", None)
     elif kind in _REPLICATED:
-        yield from _template_at(doc, ("spec", "template"), "", int_field(spec.get("replicas"), 1))
+        yield from template_at(doc, ("spec", "template"), "", int_field(spec.get("replicas"), 1))
     elif kind == "DaemonSet":
-        yield from _template_at(doc, ("spec", "template"), "", None)
+        yield from template_at(doc, ("spec", "template"), "", None)
     elif kind == "Job" and group in ("", "batch"):
         yield from _job_template(doc, ("spec",), "", 1)
     elif kind == "Job" and group == "batch.volcano.sh":
         for i, task in enumerate(_list(spec.get("tasks"))):
-            yield from _template_at(
+            yield from template_at(
                 doc,
                 ("spec", "tasks", i, "template"),
                 str(task.get("name") or f"task-{i}"),
@@ -234,7 +230,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
         replica_specs = as_mapping(spec.get(_KUBEFLOW_SPECS[kind]))
         for role, replica_spec in replica_specs.items():
             replicas = int_field(as_mapping(replica_spec).get("replicas"), 1)
-            yield from _template_at(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
+            yield from template_at(doc, ("spec", _KUBEFLOW_SPECS[kind], str(role), "template"), str(role), replicas)
     elif kind in ("RayCluster", "RayJob", "RayService"):
         yield from _ray(doc)
     elif kind == "InferenceService":
@@ -242,7 +238,7 @@ def _find_templates(doc: Document) -> Iterator[PodTemplate]:
     elif kind == "LLMInferenceService":
         yield from _llm_inference_service(doc)
     elif kind == "Service" and group == "serving.knative.dev":
-        yield from _template_at(doc, ("spec", "template"), "", None)
+        yield from template_at(doc, ("spec", "template"), "", None)
     elif kind in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"):
         yield from _argo(doc)
     elif kind == "AppWrapper":
@@ -287,11 +283,11 @@ def _leaderworkerset(doc: Document) -> Iterator[PodTemplate]:
     size = int_field(lwt.get("size"), 1) or 1
     base: FieldPath = ("spec", "leaderWorkerTemplate")
     if is_mapping(lwt.get("leaderTemplate")):
-        yield from _template_at(doc, (*base, "leaderTemplate"), "leader", groups)
+        yield from template_at(doc, (*base, "leaderTemplate"), "leader", groups)
         workers = None if groups is None else groups * (size - 1)
     else:
         workers = None if groups is None else groups * size
-    yield from _template_at(doc, (*base, "workerTemplate"), "worker", workers)
+    yield from template_at(doc, (*base, "workerTemplate"), "worker", workers)
 
 
 def _ray(doc: Document) -> Iterator[PodTemplate]:
@@ -302,12 +298,12 @@ def _ray(doc: Document) -> Iterator[PodTemplate]:
     elif doc.kind == "RayService":
         base = ("spec", "rayClusterConfig")
     cluster = as_mapping(get_path(doc.data, base)) if base != ("spec",) else spec
-    yield from _template_at(doc, (*base, "headGroupSpec", "template"), "head", 1)
+    yield from template_at(doc, (*base, "headGroupSpec", "template"), "head", 1)
     for i, group in enumerate(_list(cluster.get("workerGroupSpecs"))):
         replicas = int_field(group.get("replicas"), int_field(group.get("minReplicas"), 1))
         hosts = int_field(group.get("numOfHosts"), 1) or 1
         name = str(group.get("groupName") or f"workers-{i}")
-        yield from _template_at(
+        yield from template_at(
             doc, (*base, "workerGroupSpecs", i, "template"), name, None if replicas is None else replicas * hosts
         )
 
