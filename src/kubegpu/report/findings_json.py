@@ -42,10 +42,9 @@ class LineMemo:
     one report repeat (a monorepo's report writes the same file, rule and object names thousands of times)."""
 
     def __init__(self) -> None:
-        self.quoted: dict[str, str] = {}
         # Messages too: a monorepo's 75,000 findings say some 20,000 things, and quoting a message (a few hundred
         # characters, one at a time) cost ten times looking it up.
-        self.messages: dict[str, str] = {}
+        self.quoted: dict[str, str] = {}
         self.paths: dict[FieldPath, str] = {}
         self.objects: dict[int, tuple[ObjectRef, str]] = {}  # by identity: findings of one object share its ref
         self.fixes: dict[int, tuple[Fix, str]] = {}  # by identity: a report's fixes are shared descriptions
@@ -54,12 +53,6 @@ class LineMemo:
         found = self.quoted.get(text)
         if found is None:
             found = self.quoted[text] = _quote(text)
-        return found
-
-    def message(self, text: str) -> str:
-        found = self.messages.get(text)
-        if found is None:
-            found = self.messages[text] = _quote(text)
         return found
 
     def fix(self, fix: Fix | None) -> str:
@@ -104,7 +97,7 @@ def finding_line(finding: Finding, memo: LineMemo | None = None) -> str:
         f'"column": {where.column}, "rule": {quoted.get(finding.code) or memo.quote(finding.code)}, '
         f'"name": {quoted.get(finding.name) or memo.quote(finding.name)}, '
         f'"severity": {quoted.get(finding.severity) or memo.quote(finding.severity)}, '
-        f'"message": {memo.messages.get(finding.message) or memo.message(finding.message)}, '
+        f'"message": {quoted.get(finding.message) or memo.quote(finding.message)}, '
         f'"object": {"null" if obj is None else memo.object(obj)}, '
         f'"path": {memo.paths.get(where.path) or memo.path(where.path)}, '
         f'"fix": {"null" if fix is None else memo.fix(fix)}}}'
