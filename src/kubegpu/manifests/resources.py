@@ -105,12 +105,7 @@ _KINDS = {"container": podmodel.KIND_APP, "init": podmodel.KIND_INIT, "sidecar":
 
 
 def _template_pod(template: PodTemplate) -> podmodel.Pod:
-    refs = template.containers
-    # KServe fills in resources for an InferenceService's containers alone: other kinds need not ask per container.
-    if template.kind == "InferenceService":
-        containers = tuple([_model_container(ref, kserve_fill(template, ref)) for ref in refs])
-    else:
-        containers = tuple([_model_container(ref) for ref in refs])
+    containers = tuple([_model_container(ref, kserve_fill(template, ref)) for ref in template.containers])
     spec = template.spec
     # A TrainJob's trainer has `resources` of its own container, not pod-level ones (it has no volumes field).
     raw_resources = spec.get("resources")

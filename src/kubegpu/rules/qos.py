@@ -162,12 +162,7 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
             )
         return
     containers = template.containers
-    # KServe fills in only an InferenceService's containers (supply is None for every other object's)
-    supplies = (
-        [supply(template, container) for container in containers]  # in the order of the containers
-        if template.kind == "InferenceService"
-        else [None] * len(containers)
-    )
+    supplies = [supply(template, container) for container in containers]  # in the order of the containers
     # Without KServe's fill, the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod:
     # asked at the first container with a problem, since a pod with none yields nothing either way.
     sums_decide = not any(supplies)
