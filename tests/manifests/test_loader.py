@@ -140,8 +140,12 @@ _values = st.recursive(
 )
 
 
+# The body's keys leave the object's own alone: a body without its kind is not an object, and is skipped.
+_body_keys = st.text(min_size=1, max_size=8).filter(lambda key: key not in ("apiVersion", "kind", "metadata"))
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.text(min_size=1, max_size=8), _values, max_size=5), st.booleans())
+@given(st.dictionaries(_body_keys, _values, max_size=5), st.booleans())
 def test_documents_equal_what_pyyaml_constructs(body: dict[str, object], flow: bool) -> None:
     data = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, **body}
     text = yaml.safe_dump(data, default_flow_style=flow)
