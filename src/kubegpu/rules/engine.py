@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubegpu.collector import gc_paused
+from kubegpu.deadline import Deadline, DeadlineExceeded
 from kubegpu.manifests import (
     Document,
     InputProblem,
@@ -341,13 +342,36 @@ def _detached(finding: Finding) -> Finding:
     )
 
 
-def lint_text(name: str, text: str, config: LintConfig | None = None, target: NodeTarget | None = None) -> LintResult:
-    """Lint one YAML/JSON stream given as text (used by tests, fix and the webhook)."""
+def lint_text(
+    name: str,
+    text: str,
+    config: LintConfig | None = None,
+    target: NodeTarget | None = None,
+    deadline: Deadline | None = None,
+) -> LintResult:
+    """Lint one YAML/JSON stream given as text (used by tests, fix and the webhook).
+
+    `deadline`: checked between rules, templates and findings; past it DeadlineExceeded propagates (the webhook).
+    """
     result = load_text(name, text)
+    if deadline is not None:
+        deadline.check("linting")
     source = SourceText(name, text)
     return lint_loaded(
-        [LoadedSource(source, tuple(result.documents), tuple(result.problems))], config or LintConfig(), target=target
+        [LoadedSource(source, tuple(result.documents), tuple(result.problems))],
+        config or LintConfig(),
+        target=target,
+        deadline=deadline,
     )
+
+
+def lint_object(
+    name: str, obj: Mapping[str, Any], config: LintConfig | None = None, deadline: Deadline | None = None
+) -> LintResult:
+    """Lint one object given as data (the webhook's pod, already parsed from JSON): as `lint_text` lints its
+    JSON text, without parsing it again; every position is the object's first line, as on one-line JSON."""
+    doc = Document(source=name, index=0, data=obj, is_json=True)
+    return lint_loaded([LoadedSource(SourceText(name, ""), (doc,), ())], config or LintConfig(), deadline=deadline)
 
 
 @dataclass(frozen=True)
@@ -394,6 +418,7 @@ def lint_loaded(
     ordered: bool = True,
     context: RuleContext | None = None,
     messages: dict[str, str] | None = None,
+    deadline: Deadline | None = None,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
 
@@ -403,6 +428,7 @@ def lint_loaded(
     `context`: the checks' context, when the caller lints file after file with the same one (it then stands
     for `context_documents`, `whole_input_shared` and `target`).
     `messages`: the texts of findings already made in this run (reports only), which equal ones share.
+    `deadline`: checked before each object, rule, pod template and finding; DeadlineExceeded is raised, not recorded.
     """
     if plan is None:
         plan = _RulePlan.of(config)
@@ -450,10 +476,10 @@ def lint_loaded(
             # Rendered inputs keep their objects until their findings are moved to the files people edit.
             keep = keep_documents or item.origins is not None
             for doc in item.documents:
-                _lint_document(doc, plan, ctx, config, result, lines, keep, messages)
+                _lint_document(doc, plan, ctx, config, result, lines, keep, messages, deadline)
                 inner = embedded(doc)
                 for embedded_doc in inner.documents:
-                    _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages)
+                    _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages, deadline)
                     if not keep:
                         embedded_doc.drop_nodes()
                 if inner.unread:
@@ -463,6 +489,8 @@ def lint_loaded(
             _record_checked(result, item)
             if item.origins is not None:
                 rendered.append((item, first, len(result.findings)))
+        except DeadlineExceeded:
+            raise
         except Exception as err:  # a bug, not the input's fault: say so, and go on with the other files
             result.internal_errors.append(internal_error(item.source.name, err))
     if rendered:
@@ -582,7 +610,10 @@ def _lint_document(
     lines: _Lines,
     keep: bool = True,
     messages: dict[str, str] | None = None,
+    deadline: Deadline | None = None,
 ) -> None:
+    if deadline is not None:
+        deadline.check("linting")
     unchecked = unchecked_kind(doc)
     if unchecked is not None:
         result.skipped.append(unchecked)
@@ -593,6 +624,8 @@ def _lint_document(
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
     for rule in plan.document_rules(doc.kind):
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check
+            if deadline is not None:
+                deadline.check("linting")
             _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines, keep, messages)
     templates = tuple(pod_templates(doc))
     result.templates += len(templates)
@@ -610,7 +643,11 @@ def _lint_document(
             if own:
                 template_suppressed = suppressed | own
         for rule in plan.template_gpu if is_gpu else plan.template_any:
+            if deadline is not None:
+                deadline.check("linting")
             for raw in rule.check(template, ctx):  # type: ignore[misc]
+                if deadline is not None:  # a rule's findings come one container at a time
+                    deadline.check("linting")
                 message = raw.message
                 if generic:
                     message = f"{message} ({crds.generic_note(doc)} at {format_path(template.path)})"
