@@ -14,11 +14,15 @@
 4. The largest reviews at once: as many clients as workers + queue each send a GPU pod of
    thousands of small env entries just under the body limit (the shape that costs the most memory
    per byte): the server's peak RSS against the generated memory limit, and errors.
-5. The slowest pod to review: a pod of 4,800 GPU containers (433 KiB, under the body limit) sent to
+5. The slowest pod to review: a pod of 4,800 GPU containers (437 KiB, under the body limit) sent to
    /mutate and to /validate: seconds until the answer, its status, what it said and its size. The
-   API server gives up at the webhook's timeoutSeconds (5 s by default).
+   API server gives up at the webhook's timeoutSeconds (5 s by default). Then the same against
+   servers whose container limit is lifted (`--max-containers 100000`): with the default review
+   deadline (4 s), with `--timeout-seconds 1` (deadline 0.5 s, shorter than the review), and with
+   that and `--failure-policy Fail`.
 6. Reviews that keep the workers busy: six such pods at once on /mutate, and 0.2 s later one normal
-   GPU pod: seconds until the normal pod is answered, and how.
+   GPU pod: seconds until the normal pod is answered, and how; on the default server, then on the
+   first two servers with the container limit lifted (queue wait 2 s and 0.25 s from arrival).
 
 `--scenarios 5,6` runs only those (1-6; default all).
 """
@@ -313,22 +317,22 @@ def _said(status: int, data: bytes) -> str:
     return f"200 {verdict}{patched}, {len(warnings)} warning(s): {first!r}"
 
 
-async def slowest_pod(port: int, context: ssl.SSLContext) -> None:
+async def slowest_pod(port: int, context: ssl.SSLContext, server: str) -> None:
     body = many_containers_review()
-    print(f"5. one pod of 4,800 GPU containers ({len(body) / 1024:.0f} KiB):")
+    print(f"5. one pod of 4,800 GPU containers ({len(body) / 1024:.0f} KiB), {server}:")
     for path in ("/mutate", "/validate"):
         seconds, status, data = await answer(port, context, path, body)
         print(f"   {path:9} answered in {seconds:5.2f} s, {len(data) / 1024:.0f} KiB: {_said(status, data)}")
 
 
-async def busy_workers(port: int, context: ssl.SSLContext, heavy: int) -> None:
+async def busy_workers(port: int, context: ssl.SSLContext, heavy: int, server: str) -> None:
     body = many_containers_review()
     normal = (REVIEWS / "gpu-request-no-limit.json").read_bytes()
     tasks = [asyncio.create_task(answer(port, context, "/mutate", body)) for _ in range(heavy)]
     await asyncio.sleep(0.2)
     seconds, status, data = await answer(port, context, "/mutate", normal)
     done = await asyncio.gather(*tasks)
-    print(f"6. {heavy} pods of 4,800 containers at once on /mutate, then one normal GPU pod:")
+    print(f"6. {heavy} pods of 4,800 containers at once on /mutate, then one normal GPU pod, {server}:")
     print(f"   normal pod answered in {seconds:5.2f} s: {_said(status, data)}")
     statuses = sorted({s for _, s, _ in done})
     print(
@@ -367,20 +371,37 @@ def main() -> int:
             if 3 in run or 4 in run:
                 ok &= concurrent_and_largest(port, context, server.pid, args.clients, args.each)
             if 5 in run:
-                asyncio.run(slowest_pod(port, context))
+                asyncio.run(slowest_pod(port, context, "default server"))
             if 6 in run:
-                asyncio.run(busy_workers(port, context, args.heavy))
+                asyncio.run(busy_workers(port, context, args.heavy, "default server"))
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop(server)
+        if 5 in run or 6 in run:
+            lifted = ("--max-containers", "100000")
+            short = (*lifted, "--timeout-seconds", "1")  # review deadline 0.5 s, queue wait 0.25 s
+            for extra in (lifted, short, (*short, "--failure-policy", "Fail")):
+                port = free_port()
+                server = start_server(cert, key, port, *extra)
+                try:
+                    if 5 in run:
+                        asyncio.run(slowest_pod(port, context, " ".join(extra)))
+                    if 6 in run and "Fail" not in extra:
+                        asyncio.run(busy_workers(port, context, args.heavy, " ".join(extra)))
+                finally:
+                    stop(server)
     print(
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
         "(client, attacker and server share them)"
     )
     return 0 if ok else 1
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
 
 
 def concurrent_and_largest(port: int, context: ssl.SSLContext, pid: int, clients: int, each: int) -> bool:
