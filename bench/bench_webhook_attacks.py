@@ -425,7 +425,7 @@ def concurrent_and_largest(port: int, context: ssl.SSLContext, pid: int, clients
         f"4. {at_once} clients at once, each one review of {size / 1024:.0f} KiB "
         f"(thousands of env entries): server peak RSS {peak / MIB:.0f} MiB, generated "
         f"limit {limit / MIB:.0f} MiB, {shed} answered 503 after waiting "
-        f"{LIMITS.queue_timeout:g} s, errors {errors}: "
+        f"{LIMITS.queue_wait_seconds:g} s, errors {errors}: "
         f"{'met' if peak < limit and not errors else 'NOT met'}"
     )
     return ok and peak < limit and errors == 0
