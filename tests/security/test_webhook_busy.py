@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import kubegpu.webhook.app as webhook_app
 from kubegpu.cli.main import app
 from kubegpu.errors import InputError
-from kubegpu.webhook import WebhookConfig
+from kubegpu.webhook import WebhookConfig, review
 from kubegpu.webhook.app import Overloaded, ReviewPool
 from kubegpu.webhook.deploy import DeployOptions, webhook_objects
 from kubegpu.webhook.limits import Limits
@@ -76,13 +76,12 @@ def test_a_normal_pod_behind_a_busy_worker_gets_a_503_at_its_queue_budget(
 ) -> None:
     ca, cert, key = tls
     started, gate = threading.Event(), threading.Event()
-    real_review = webhook_app.review
 
     def held(body: Any, mode: Any, config: Any, deadline: Any = None) -> Any:
         if not started.is_set():  # the first review holds the only worker until the test lets it go
             started.set()
             gate.wait(WAIT)
-        return real_review(body, mode, config, deadline)
+        return review(body, mode, config, deadline)
 
     monkeypatch.setattr(webhook_app, "review", held)
     limits = Limits(review_workers=1, review_queue=4, timeout_seconds=5, queue_timeout=0.3)
@@ -151,7 +150,7 @@ def test_the_review_deadline_comes_from_the_configured_timeout() -> None:
         {"queue_timeout": 4.5},
     ):
         with pytest.raises(InputError):
-            Limits(**bad)  # type: ignore[arg-type]
+            Limits(**bad)
 
 
 def _server_and_hooks(options: DeployOptions) -> Iterator[tuple[list[str], dict[str, Any]]]:

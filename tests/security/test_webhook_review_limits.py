@@ -21,6 +21,7 @@ from kubegpu.webhook.review import (
     MAX_NAME_CHARS,
     MAX_WARNING_CHARS,
     Decision,
+    Mode,
 )
 
 REVIEWS = Path(__file__).parents[1] / "webhook" / "reviews"
@@ -64,8 +65,8 @@ def inner(decision: Decision) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", ["mutate", "validate"])
-def test_a_review_past_its_deadline_is_admitted_with_a_warning_under_ignore(mode: str) -> None:
-    decision = review(gpu_review(3), mode, WebhookConfig(), Deadline.after(0.0))  # type: ignore[arg-type]
+def test_a_review_past_its_deadline_is_admitted_with_a_warning_under_ignore(mode: Mode) -> None:
+    decision = review(gpu_review(3), mode, WebhookConfig(), Deadline.after(0.0))
     answer = inner(decision)
     assert answer["allowed"] is True and "patch" not in answer and "status" not in answer
     assert decision.unfinished == "deadline" and decision.skipped == "deadline" and not decision.denied
@@ -74,9 +75,9 @@ def test_a_review_past_its_deadline_is_admitted_with_a_warning_under_ignore(mode
 
 
 @pytest.mark.parametrize("mode", ["mutate", "validate"])
-def test_a_review_past_its_deadline_is_denied_under_fail(mode: str) -> None:
+def test_a_review_past_its_deadline_is_denied_under_fail(mode: Mode) -> None:
     config = WebhookConfig(failure_policy="Fail")
-    decision = review(gpu_review(3), mode, config, Deadline.after(0.0))  # type: ignore[arg-type]
+    decision = review(gpu_review(3), mode, config, Deadline.after(0.0))
     answer = inner(decision)
     assert answer["allowed"] is False and decision.denied and decision.unfinished == "deadline"
     assert answer["status"]["code"] == 503 and answer["status"]["reason"] == "ServiceUnavailable"
@@ -87,7 +88,7 @@ def test_a_review_past_its_deadline_is_denied_under_fail(mode: str) -> None:
 def test_the_deadline_is_checked_for_every_container() -> None:
     """A rule's findings come one container at a time and each is a check: a long pod gives many chances."""
     deadline = expiring(10**9)
-    review(gpu_review(40), "validate", WebhookConfig(), deadline)  # type: ignore[arg-type]
+    review(gpu_review(40), "validate", WebhookConfig(), deadline)
     assert len(deadline.calls) >= 40
 
 
@@ -95,11 +96,11 @@ def test_mutate_stops_at_any_check_and_sends_no_partial_patch() -> None:
     """Wherever the deadline passes (in the first lint, between fix passes, in a re-lint) nothing half-done is sent."""
     body = gpu_review(20)
     counted = expiring(10**9)
-    whole = review(body, "mutate", WebhookConfig(), counted)  # type: ignore[arg-type]
+    whole = review(body, "mutate", WebhookConfig(), counted)
     checks = len(counted.calls)
     assert whole.patched and whole.unfinished == "" and checks > 40  # the first lint and at least one re-lint
     for allowed in sorted({0, 1, checks // 4, checks // 2, checks - 1}):
-        decision = review(body, "mutate", WebhookConfig(), expiring(allowed))  # type: ignore[arg-type]
+        decision = review(body, "mutate", WebhookConfig(), expiring(allowed))
         answer = inner(decision)
         assert decision.unfinished == "deadline" and answer["allowed"] is True, allowed
         assert "patch" not in answer and not decision.patch
@@ -107,21 +108,21 @@ def test_mutate_stops_at_any_check_and_sends_no_partial_patch() -> None:
 
 def test_a_deadline_that_is_not_reached_changes_nothing() -> None:
     body = gpu_review(3)
-    assert review(body, "mutate", WebhookConfig(), Deadline.after(600)) == review(body, "mutate", WebhookConfig())  # type: ignore[arg-type]
+    assert review(body, "mutate", WebhookConfig(), Deadline.after(600)) == review(body, "mutate", WebhookConfig())
 
 
 @pytest.mark.parametrize("mode", ["mutate", "validate"])
-def test_too_many_containers_is_not_reviewed(mode: str) -> None:
+def test_too_many_containers_is_not_reviewed(mode: Mode) -> None:
     over = gpu_review(MAX_CONTAINERS - 9, init=10)  # init containers count too
-    decision = review(over, mode, WebhookConfig())  # type: ignore[arg-type]
+    decision = review(over, mode, WebhookConfig())
     (warning,) = inner(decision)["warnings"]
     assert decision.unfinished == "containers" and inner(decision)["allowed"] is True and "patch" not in inner(decision)
     assert f"it has {MAX_CONTAINERS + 1} containers, over the limit of {MAX_CONTAINERS}" in warning
-    denied = review(over, mode, WebhookConfig(failure_policy="Fail"))  # type: ignore[arg-type]
+    denied = review(over, mode, WebhookConfig(failure_policy="Fail"))
     status = inner(denied)["status"]
     assert inner(denied)["allowed"] is False and status["code"] == 403 and status["reason"] == "Forbidden"
     assert f"over the limit of {MAX_CONTAINERS}" in status["message"]
-    at_limit = review(gpu_review(MAX_CONTAINERS), mode, WebhookConfig(failure_policy="Fail"))  # type: ignore[arg-type]
+    at_limit = review(gpu_review(MAX_CONTAINERS), mode, WebhookConfig(failure_policy="Fail"))
     assert at_limit.unfinished == ""  # reviewed: denied or patched for its findings, not for its size
 
 
@@ -129,12 +130,12 @@ def test_the_container_limit_leaves_pods_without_accelerators_alone() -> None:
     body = gpu_review(MAX_CONTAINERS * 4)
     for c in body["request"]["object"]["spec"]["containers"]:
         c["resources"] = {"requests": {"cpu": "1"}}
-    decision = review(body, "validate", WebhookConfig(failure_policy="Fail"))  # type: ignore[arg-type]
+    decision = review(body, "validate", WebhookConfig(failure_policy="Fail"))
     assert decision.skipped == "no accelerators" and inner(decision)["allowed"] is True
 
 
 def test_a_denial_lists_a_bounded_number_of_findings() -> None:
-    decision = review(gpu_review(200), "validate", WebhookConfig())  # type: ignore[arg-type]
+    decision = review(gpu_review(200), "validate", WebhookConfig())
     message: str = inner(decision)["status"]["message"]
     assert decision.denied and len(message) <= MAX_DENY_CHARS
     assert message.startswith("kubegpu denied pod ml/trainer: 200 finding(s) at or above error (")
@@ -148,7 +149,7 @@ def test_a_hostile_pod_name_is_cut_and_printable() -> None:
     name = "x" * 10_000 + "\n::error::\x1b[31m"
     for config in (WebhookConfig(), WebhookConfig(failure_policy="Fail")):
         for deadline in (None, Deadline.after(0.0)):
-            decision = review(gpu_review(2, name=name), "validate", config, deadline)  # type: ignore[arg-type]
+            decision = review(gpu_review(2, name=name), "validate", config, deadline)
             message: str = inner(decision).get("status", {}).get("message", "")
             if not message:
                 continue  # allowed with a warning, which names no pod
@@ -158,8 +159,8 @@ def test_a_hostile_pod_name_is_cut_and_printable() -> None:
 
 def test_every_warning_is_bounded() -> None:
     body = gpu_review(MAX_CONTAINERS + 1, name="n" * 5000)
-    for policy in ("Ignore", "Fail"):
-        decision = review(body, "mutate", WebhookConfig(failure_policy=policy))  # type: ignore[arg-type]
+    for config in (WebhookConfig(failure_policy="Ignore"), WebhookConfig(failure_policy="Fail")):
+        decision = review(body, "mutate", config)
         assert all(len(w) <= MAX_WARNING_CHARS for w in inner(decision).get("warnings", []))
 
 
