@@ -119,36 +119,37 @@ def test_a_head_trickled_a_byte_at_a_time_ends_at_the_request_deadline(tmp_path:
     one_line_error(code, stderr, "did not answer GET /api/v1/nodes within 1 s")
 
 
+class EndlessPages:
+    """Node list pages that never end: each carries a new continue token (after `delay` seconds)."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.served = 0
+        self.limits: set[str] = set()
+
+    def __call__(self, request: Request) -> Response:
+        self.served += 1
+        self.limits.add(request.args.get("limit", ""))
+        time.sleep(self.delay)
+        page = {"kind": "NodeList", "metadata": {"continue": f"token-{self.served}"}, "items": []}
+        return Response(json.dumps(page), content_type="application/json")
+
+
 def test_the_whole_read_ends_at_its_deadline(api: tuple[HTTPServer, Path]) -> None:
     """Every answer comes in time, but they never stop coming: the run's deadline ends it."""
     server, kubeconfig = api
-    pages = [0]
-
-    def slow_page(request: Request) -> Response:
-        pages[0] += 1
-        time.sleep(0.2)
-        page = {"kind": "NodeList", "metadata": {"continue": f"page-{pages[0]}"}, "items": []}
-        return Response(json.dumps(page), content_type="application/json")
-
-    server.expect_request("/api/v1/nodes").respond_with_handler(slow_page)
+    server.expect_request("/api/v1/nodes").respond_with_handler(EndlessPages(delay=0.2))
     code, _, stderr = audit(kubeconfig, "--timeout", "5", "--deadline", "1")
     one_line_error(code, stderr, "did not finish within 1 s (--deadline)")
 
 
 def test_an_endless_continue_token_stops_at_the_page_cap(api: tuple[HTTPServer, Path]) -> None:
     server, kubeconfig = api
-    served = [0]
-
-    def next_page(request: Request) -> Response:
-        served[0] += 1
-        assert request.args["limit"] == str(LIST_CHUNK)
-        page = {"kind": "NodeList", "metadata": {"continue": f"token-{served[0]}"}, "items": []}
-        return Response(json.dumps(page), content_type="application/json")
-
-    server.expect_request("/api/v1/nodes").respond_with_handler(next_page)
+    pages = EndlessPages()
+    server.expect_request("/api/v1/nodes").respond_with_handler(pages)
     with pytest.raises(InputError, match=r"GET /api/v1/nodes at .* did not end after 20 pages"):
         read_cluster(ClusterOptions(kubeconfig=kubeconfig, max_pages=20))
-    assert served[0] == 20
+    assert pages.served == 20 and pages.limits == {str(LIST_CHUNK)}
 
 
 def test_a_continue_token_given_twice_is_a_loop(api: tuple[HTTPServer, Path]) -> None:
