@@ -28,7 +28,7 @@ ALWAYS_EXCLUDED = frozenset({"kube-system"})
 MAX_WARNINGS = 10
 MAX_WARNING_CHARS = 250  # the API server may truncate warnings over 256 characters
 MAX_DENY_FINDINGS = 10  # findings a denial spells out; the rest are counted
-MAX_DENY_CHARS = 2048  # a denial's whole message (kubectl prints it; the Event that records it keeps 1 KiB)
+MAX_DENY_CHARS = 2048  # a denial's whole message, which kubectl prints and controllers repeat in their events
 MAX_NAME_CHARS = 253  # a pod name as the denial shows it (the longest valid name; /mutate runs before validation)
 # Containers, init containers and ephemeral containers a pod may have to be reviewed. Kubernetes sets no
 # number (the API server's 3 MiB request bound is the only one); 256 is far above real pods (sidecars and
