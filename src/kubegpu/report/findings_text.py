@@ -85,7 +85,7 @@ def _source_lines(file: str) -> list[str]:
     try:
         # a FIFO or device named like a manifest was refused when read: never open it again here
         return read_regular(Path(file), _SOURCE_MAX_BYTES).decode(errors="replace").splitlines()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL, from --stdin-filename)
         return []
 
 
