@@ -153,6 +153,7 @@ class _Internal(Exception):
 
 def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:
     items: list[InputFile] = []
+    seen: set[tuple[int, int]] = set()  # a file named twice, or inside two folders named, is fixed once
     for raw in paths:
         if raw == STDIN:
             data = sys.stdin.buffer.read(max_bytes + 1)
@@ -168,7 +169,7 @@ def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:
         elif not Path(raw).exists():
             items.append(InputFile(raw, Path(raw), None, error="no such file or directory"))
         else:
-            items.extend(read_inputs([raw], max_bytes))
+            items.extend(read_inputs([raw], max_bytes, seen))
     return items
 
 
