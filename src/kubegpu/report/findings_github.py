@@ -14,11 +14,16 @@ _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 def render_github(result: LintResult) -> str:
     lines = []
+    # A report repeats its file names, rules and messages: each is escaped once.
+    properties: dict[str, str] = {}
+    data: dict[str, str] = {}
     for f in result.findings:
         loc = f.location
-        title = workflow_property(f"{f.code} {f.name}")
+        rule = f"{f.code} {f.name}"
+        title = properties.get(rule) or properties.setdefault(rule, workflow_property(rule))
+        file = properties.get(loc.file) or properties.setdefault(loc.file, workflow_property(loc.file))
+        message = data.get(f.message) or data.setdefault(f.message, workflow_data(f.message))
         lines.append(
-            f"::{_COMMAND[f.severity.value]} file={workflow_property(loc.file)},line={loc.line},"
-            f"col={loc.column},title={title}::{workflow_data(f.message)}"
+            f"::{_COMMAND[f.severity.value]} file={file},line={loc.line},col={loc.column},title={title}::{message}"
         )
     return "\n".join(lines)
