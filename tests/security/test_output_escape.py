@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubegpu.report.escape import (
-    _UNSAFE_CHAR,
     json_defused,
     printable,
     unicode_text,
+    unsafe_char,
     workflow_data,
     workflow_property,
 )
@@ -24,7 +24,7 @@ from tests.security.logs import active, runner_parse_v2
 def test_every_control_format_and_separator_character_is_escaped() -> None:
     """The character class covers Cc (but tab), Cf, Cs, Zl and Zp of the running Python's Unicode database."""
     missed = [
-        hex(code) for code in range(sys.maxunicode + 1) if active(chr(code)) and not _UNSAFE_CHAR.match(chr(code))
+        hex(code) for code in range(sys.maxunicode + 1) if active(chr(code)) and not unsafe_char().match(chr(code))
     ]
     assert missed == []
 
@@ -32,7 +32,7 @@ def test_every_control_format_and_separator_character_is_escaped() -> None:
 def test_no_escaped_character_is_printable_to_the_fast_path() -> None:
     """printable() returns text that str.isprintable() accepts unchanged: that is only right if every character
     the class escapes is one isprintable() refuses."""
-    class_members = [chr(code) for code in range(sys.maxunicode + 1) if _UNSAFE_CHAR.match(chr(code))]
+    class_members = [chr(code) for code in range(sys.maxunicode + 1) if unsafe_char().match(chr(code))]
     assert class_members and not [hex(ord(c)) for c in class_members if c.isprintable()]
     assert "\ufffe" in class_members and "\uffff" in class_members  # not XML characters
 

@@ -11,6 +11,7 @@ ActionCommand.TryParseV2 and TryParse). `printable` turns each such character in
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Characters never printed as they are: C0 controls but tab (newline and carriage return included), DEL, C1
@@ -25,11 +26,23 @@ _UNSAFE_CLASS = (
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0001\U000e0020-\U000e007f\ud800-\udfff"
 )
-_UNSAFE_CHAR = re.compile(f"[{_UNSAFE_CLASS}]")
-# One search finds all three: an unsafe character, a version 1 workflow command (`##[name]data`, parsed anywhere
-# in a line) and a leading `::` (a version 2 workflow command once the runner trims leading whitespace).
-_UNSAFE = re.compile(rf"^\s*::|##\[|[{_UNSAFE_CLASS}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# Compiled when first needed (clean text never needs them): compiling the class costs a millisecond at start-up.
+@functools.cache
+def unsafe_char() -> re.Pattern[str]:
+    """One unsafe character."""
+    return re.compile(f"[{_UNSAFE_CLASS}]")
+
+
+@functools.cache
+def _unsafe() -> re.Pattern[str]:
+    """An unsafe character, a version 1 workflow command (`##[name]data`, parsed anywhere in a line) or a leading
+    `::` (a version 2 workflow command once the runner trims leading whitespace), found in one search."""
+    return re.compile(rf"^\s*::|##\[|[{_UNSAFE_CLASS}]")
+
+
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
@@ -54,7 +67,7 @@ def _visible(match: re.Match[str]) -> str:
     if len(found) == 1:
         return _visible_char(found)
     # `::` at the start once whitespace is trimmed: the first colon is escaped (and the whitespace too, if unsafe)
-    return _UNSAFE_CHAR.sub(lambda m: _visible_char(m.group()), found[:-2]) + "\\x3a:"
+    return unsafe_char().sub(lambda m: _visible_char(m.group()), found[:-2]) + "\\x3a:"
 
 
 def printable(text: str) -> str:
@@ -65,7 +78,7 @@ def printable(text: str) -> str:
     # line passes here.
     if text.isprintable() and "##[" not in text and "::" not in text:
         return text
-    return _UNSAFE.sub(_visible, text)
+    return _unsafe().sub(_visible, text)
 
 
 def workflow_data(text: str) -> str:
