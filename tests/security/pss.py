@@ -81,6 +81,21 @@ def _pod_context(spec: Spec) -> Spec:
     return spec.get("securityContext") or {}
 
 
+def _all_contexts(spec: Spec) -> list[Spec]:
+    """The pod's securityContext and each container's."""
+    return [_pod_context(spec), *(_context(c) for c in _containers(spec))]
+
+
+def _bad_profiles(spec: Spec, field: str) -> list[Any]:
+    """The types of the `field` profiles (appArmorProfile, seccompProfile) set to neither RuntimeDefault nor
+    Localhost, in the pod's or a container's securityContext."""
+    return [
+        ctx[field].get("type")
+        for ctx in _all_contexts(spec)
+        if ctx.get(field) is not None and ctx[field].get("type") not in _PROFILE_TYPES
+    ]
+
+
 def _windows(spec: Spec) -> bool:
     return (spec.get("os") or {}).get("name") == "windows"
 
@@ -127,12 +142,7 @@ def host_ports(spec: Spec, metadata: Spec) -> str | None:
 
 
 def app_armor_profile(spec: Spec, metadata: Spec) -> str | None:
-    contexts = [_pod_context(spec), *(_context(c) for c in _containers(spec))]
-    bad = [
-        ctx["appArmorProfile"].get("type")
-        for ctx in contexts
-        if ctx.get("appArmorProfile") is not None and ctx["appArmorProfile"].get("type") not in _PROFILE_TYPES
-    ]
+    bad = _bad_profiles(spec, "appArmorProfile")
     for key, value in (metadata.get("annotations") or {}).items():
         if key.startswith(_APPARMOR_ANNOTATION) and not (
             value in ("", "runtime/default") or value.startswith("localhost/")
@@ -142,8 +152,7 @@ def app_armor_profile(spec: Spec, metadata: Spec) -> str | None:
 
 
 def se_linux_options(spec: Spec, metadata: Spec) -> str | None:
-    contexts = [_pod_context(spec), *(_context(c) for c in _containers(spec))]
-    for ctx in contexts:
+    for ctx in _all_contexts(spec):
         options = ctx.get("seLinuxOptions")
         if options is None:
             continue
@@ -157,12 +166,7 @@ def proc_mount_baseline(spec: Spec, metadata: Spec) -> str | None:
 
 
 def seccomp_profile_baseline(spec: Spec, metadata: Spec) -> str | None:
-    contexts = [_pod_context(spec), *(_context(c) for c in _containers(spec))]
-    bad = [
-        ctx["seccompProfile"].get("type")
-        for ctx in contexts
-        if ctx.get("seccompProfile") is not None and ctx["seccompProfile"].get("type") not in _PROFILE_TYPES
-    ]
+    bad = _bad_profiles(spec, "seccompProfile")
     return f"seccomp profiles {bad}" if bad else None
 
 
@@ -172,8 +176,7 @@ def sysctls(spec: Spec, metadata: Spec) -> str | None:
 
 
 def windows_host_process(spec: Spec, metadata: Spec) -> str | None:
-    contexts = [_pod_context(spec), *(_context(c) for c in _containers(spec))]
-    if any((ctx.get("windowsOptions") or {}).get("hostProcess") is True for ctx in contexts):
+    if any((ctx.get("windowsOptions") or {}).get("hostProcess") is True for ctx in _all_contexts(spec)):
         return "windowsOptions.hostProcess"
     return None
 
@@ -228,8 +231,7 @@ def run_as_non_root(spec: Spec, metadata: Spec) -> str | None:
 def run_as_user(spec: Spec, metadata: Spec) -> str | None:
     if _user_namespace(spec):
         return None
-    contexts = [_pod_context(spec), *(_context(c) for c in _containers(spec))]
-    return "runAsUser: 0" if any(ctx.get("runAsUser") == 0 for ctx in contexts) else None
+    return "runAsUser: 0" if any(ctx.get("runAsUser") == 0 for ctx in _all_contexts(spec)) else None
 
 
 def seccomp_profile_restricted(spec: Spec, metadata: Spec) -> str | None:
