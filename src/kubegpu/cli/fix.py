@@ -26,6 +26,7 @@ from kubegpu.cli.common import (
 from kubegpu.errors import ConfigError, KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode, remove_leftovers
+from kubegpu.report.escape import printable
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
 from kubegpu.rules.config import rule_names_option
 from kubegpu.rules.engine import internal_error
@@ -111,7 +112,7 @@ def fix(
     if write:  # temp files of an earlier run killed mid-write
         for folder in dict.fromkeys(item.path.parent for item in items if item.path is not None):
             for leftover in remove_leftovers(folder):
-                typer.echo(f"kubegpu: removed {leftover}, left by an interrupted fix", err=True)
+                typer.echo(printable(f"kubegpu: removed {leftover}, left by an interrupted fix"), err=True)
     internal: list[str] = []
     for item in items:
         try:
@@ -130,7 +131,7 @@ def fix(
             try:
                 write_outcome(item, outcome)
             except KubegpuError as err:
-                typer.echo(f"kubegpu: error: {err}", err=True)
+                typer.echo(printable(f"kubegpu: error: {err}"), err=True)
                 outcomes[-1] = replace(outcome, error=str(err), fixed=outcome.original)
         if diff and outcome.changed and outcome.error is None:
             typer.echo("".join(unified_diff(outcome)), nl=False)
@@ -152,6 +153,7 @@ class _Internal(Exception):
 
 def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:
     items: list[InputFile] = []
+    seen: set[tuple[int, int]] = set()  # a file named twice, or inside two folders named, is fixed once
     for raw in paths:
         if raw == STDIN:
             data = sys.stdin.buffer.read(max_bytes + 1)
@@ -167,18 +169,20 @@ def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:
         elif not Path(raw).exists():
             items.append(InputFile(raw, Path(raw), None, error="no such file or directory"))
         else:
-            items.extend(read_inputs([raw], max_bytes))
+            items.extend(read_inputs([raw], max_bytes, seen))
     return items
 
 
 def unified_diff(outcome: FileOutcome) -> list[str]:
-    """The change to one file as a unified diff (a/ and b/ prefixes, like git)."""
+    """The change to one file as a unified diff (a/ and b/ prefixes, like git). The file's name is printable (a
+    name with a newline cannot add lines); its lines are printed as they are, as git diff prints them."""
+    name = printable(outcome.name.lstrip("/"))
     lines = list(
         difflib.unified_diff(
             outcome.original.splitlines(keepends=True),
             outcome.fixed.splitlines(keepends=True),
-            f"a/{outcome.name.lstrip('/')}",
-            f"b/{outcome.name.lstrip('/')}",
+            f"a/{name}",
+            f"b/{name}",
         )
     )
     return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
@@ -199,7 +203,7 @@ def _report(outcomes: Sequence[FileOutcome], write: bool, check: bool, unsafe: b
     remaining_total = 0
     for outcome in outcomes:
         if outcome.error is not None:
-            typer.echo(f"{outcome.name}: not fixed: {outcome.error}", err=True)
+            typer.echo(printable(f"{outcome.name}: not fixed: {outcome.error}"), err=True)
         if outcome.changed and outcome.error is None:
             files_changed += 1
             counts = Counter((a.code, a.name, a.description) for a in outcome.applied)
@@ -207,18 +211,19 @@ def _report(outcomes: Sequence[FileOutcome], write: bool, check: bool, unsafe: b
             for a in outcome.applied:
                 dropped.setdefault((a.code, a.name, a.description), []).extend(a.dropped_comments)
             applied_total += len(counts)
-            typer.echo(f"{outcome.name}: {verb}:", err=to_stderr)
+            typer.echo(printable(f"{outcome.name}: {verb}:"), err=to_stderr)
             for key in counts:
                 code, name, description = key
-                typer.echo(f"  {code} {name}: {description}{_dropped_note(dropped[key])}", err=to_stderr)
+                typer.echo(printable(f"  {code} {name}: {description}{_dropped_note(dropped[key])}"), err=to_stderr)
         for rest in outcome.remaining:
             remaining_total += 1
             withheld += rest.reason.startswith("unsafe fix withheld")
             typer.echo(
-                f"{outcome.name}:{rest.line}: {rest.code} {rest.name}: {rest.message} [{rest.reason}]", err=to_stderr
+                printable(f"{outcome.name}:{rest.line}: {rest.code} {rest.name}: {rest.message} [{rest.reason}]"),
+                err=to_stderr,
             )
         if not outcome.converged:
-            typer.echo(f"{outcome.name}: fixes did not settle within {outcome.passes} passes", err=to_stderr)
+            typer.echo(printable(f"{outcome.name}: fixes did not settle within {outcome.passes} passes"), err=to_stderr)
     summary = f"{applied_total} fix(es) {'applied' if write else 'to apply'} in {files_changed} file(s)"
     summary += f"; {remaining_total} finding(s) remain"
     if withheld and not unsafe:

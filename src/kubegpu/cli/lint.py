@@ -23,6 +23,7 @@ from kubegpu.cli.common import (
 )
 from kubegpu.errors import KubegpuError
 from kubegpu.manifests.render import HelmSettings
+from kubegpu.report.escape import printable
 from kubegpu.rules import (
     LintConfig,
     LintResult,
@@ -159,7 +160,7 @@ def lint(
         raise fail(err) from err
     _report(result, output, config.fail_on, verbose)
     for line in result.internal_errors:
-        typer.echo(f"kubegpu: {line}", err=True)
+        typer.echo(printable(f"kubegpu: {line}"), err=True)
     if result.internal_errors:
         raise typer.Exit(EXIT_INTERNAL)
     if result.unreadable:
@@ -172,7 +173,7 @@ def lint(
 def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose: bool) -> None:
     """Print the result; each format's reporter is imported only when asked for (rich is slow to import)."""
     for notice in result.notices:
-        typer.echo(f"kubegpu: notice: {notice}", err=True)
+        typer.echo(printable(f"kubegpu: notice: {notice}"), err=True)
     if output is OutputFormat.text:
         import sys
 
@@ -187,7 +188,7 @@ def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose
         return
     if verbose:
         for skipped in result.skipped:
-            typer.echo(f"kubegpu: skipped: {skipped.file}: {skipped.reason}", err=True)
+            typer.echo(printable(f"kubegpu: skipped: {skipped.file}: {skipped.reason}"), err=True)
     if output is OutputFormat.json:
         import sys
 
