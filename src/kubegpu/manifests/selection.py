@@ -102,7 +102,7 @@ class Selector:
 
     def _git_ignored(self, path: Path, is_dir: bool) -> bool:
         """Git's answer: a pattern of a `.gitignore` above matches it, or a folder above it is ignored."""
-        top = _work_tree(path if is_dir else path.parent)
+        top = work_tree(path if is_dir else path.parent)
         if top is None or path == top:
             return False
         if is_dir and path in self._ignored_dirs:
@@ -142,7 +142,7 @@ class Selector:
 
 
 @lru_cache(maxsize=4096)
-def _work_tree(folder: Path) -> Path | None:
+def work_tree(folder: Path) -> Path | None:
     """The top folder of the git work tree holding `folder`, or None outside one."""
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
