@@ -30,7 +30,8 @@ class Root:
         try:
             inside = target.relative_to(self.path).parts
         except ValueError:
-            return f"outside {display(self.path)}"
+            shown = display(self.path)
+            return f"outside {shown}{'' if shown.endswith('/') else '/'}"
         for part in inside:
             if part.startswith(".") or part in TOOL_DIRS:
                 return f"into {part}, a hidden or tool folder or file"

@@ -343,8 +343,16 @@ def _helm_settings(table: Any, base: Path, where: str, root: Root, path: tuple[s
     """Values files are relative to `base` (the config's folder; a chart's own folder for its table) and must
     lie in `root` (the config's folder); `path`: the keys of this table under [helm], for errors."""
     known = {"values", "set", "release", "namespace"}
-    if not isinstance(table, dict) or set(table) - known:
+    if not isinstance(table, dict):
         raise _OptionProblem(f"{where}: must be a table of {sorted(known)}", *path)
+    unknown = sorted(str(key) for key in set(table) - known)
+    if unknown:
+        raise _OptionProblem(
+            f"{where}: unknown setting {unknown[0]!r}: a chart's settings are {', '.join(sorted(known))} "
+            "(the configuration names no program, plugin or flag)",
+            *path,
+            unknown[0],
+        )
     lists: dict[str, tuple[str, ...]] = {}
     for key in ("values", "set"):
         value = table.get(key, [])
