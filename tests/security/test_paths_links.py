@@ -215,3 +215,31 @@ def test_an_overlay_given_alone_reaches_its_base_only_through_the_work_tree(tmp_
     named = lint(["overlay/kustomization.yaml", "-o", "json"], repo, env)
     assert named.code == 1, named.text
     assert json.loads(named.out)["summary"]["notices"] == []
+
+
+def test_origin_annotations_cannot_point_outside_the_root(tmp_path: Path, outside: Path) -> None:
+    """kustomize's origin and transformer annotations are text in the build output: one naming a file outside the
+    lint root (or a kustomization there whose patches would be read) is not followed."""
+    from kubegpu.manifests import load_text
+    from kubegpu.manifests.origins import KustomizeOrigins
+    from kubegpu.manifests.roots import Root
+
+    repo = tmp_path / "repo"
+    (repo / "app").mkdir(parents=True)
+    (repo / "app" / "pod.yaml").write_text(GPU_POD)
+    (outside / "kustomization.yaml").write_text("patches:\n- path: secret.yaml\n")
+    workdir = repo / "app"
+    annotations = (
+        "  annotations:\n"
+        "    config.kubernetes.io/origin: 'path: ../../outside/secret.yaml'\n"
+        "    alpha.config.kubernetes.io/transformations: '[{configuredIn: ../../outside/kustomization.yaml,"
+        " configuredBy: {kind: PatchTransformer}}]'\n"
+    )
+    rendered = GPU_POD.replace("metadata: {name: train}\n", "metadata:\n  name: train\n" + annotations)
+    [doc] = load_text("rendered", rendered).documents
+    confined = KustomizeOrigins(workdir, Root.of(repo))
+    assert confined.origin_file(doc) is None and confined.pieces(doc) == []
+    assert confined.locate(doc, ("spec",)) is None
+    inside = rendered.replace("../../outside/secret.yaml", "pod.yaml")
+    [doc] = load_text("rendered", inside).documents
+    assert confined.origin_file(doc) == (workdir / "pod.yaml").resolve()

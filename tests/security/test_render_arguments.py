@@ -125,3 +125,29 @@ def test_flag_named_kustomization_folders_are_built_as_kustomizations(tmp_path: 
     assert done.code == 0, done.text
     summary = json.loads(done.out)["summary"]
     assert (summary["documents"], summary["notices"]) == (1, [])
+
+
+def test_the_configuration_cannot_lift_the_size_limit(tmp_path: Path) -> None:
+    """max-file-size also bounds what a render may print: a repository's file may not raise it past 64 MiB (the
+    command line may)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pod.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (repo / "kubegpu.toml").write_text("max-file-size = 1073741824\n")
+    done = lint(["."], repo)
+    assert done.code == 2 and "kubegpu.toml:1: 'max-file-size' is at most 67108864 bytes" in done.err, done.err
+    assert lint([".", "--config", str(repo / "kubegpu.toml"), "--max-file-size", "1073741824"], repo).code == 2
+    (repo / "kubegpu.toml").write_text("max-file-size = 1048576\n")
+    assert lint([".", "--max-file-size", "1073741824"], repo).code == 0
+
+
+def test_a_huge_or_special_configuration_file_is_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pod.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (repo / "kubegpu.toml").write_text("# padding\n" * 500_000)
+    done = lint(["."], repo)
+    assert done.code == 2 and "kubegpu.toml" in done.err and "limit" in done.err, done.err
+    (repo / "kubegpu.toml").unlink()
+    (repo / "pyproject.toml").symlink_to("/dev/zero")
+    assert lint(["."], repo).code == 0  # not a regular file: not a configuration

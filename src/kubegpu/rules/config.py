@@ -21,6 +21,9 @@ from kubegpu.rules.base import Rule, Severity
 from kubegpu.rules.options import OptionValueError, toml_text
 
 CONFIG_FILE = "kubegpu.toml"
+MAX_CONFIGURED_FILE_BYTES = 64 * 1024 * 1024
+"""The largest max-file-size a configuration file may set: the file is the repository's, and every file read and
+every render's output may take that much memory (several times that once parsed)."""
 _EXAMPLES = {
     "select": '"KG1", "dshm-missing"',
     "ignore": '"KG002"',
@@ -119,9 +122,27 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and "[tool.kubegpu" in pyproject.read_text(errors="replace"):
+        if pyproject.is_file() and "[tool.kubegpu" in _config_text(pyproject, errors="replace"):
             return pyproject
     return None
+
+
+_CONFIG_BYTES = 4 * 1024 * 1024  # a configuration file larger than this is refused (pyproject.toml included)
+
+
+def _config_text(path: Path, errors: str = "strict") -> str:
+    """The text of a configuration file, at most _CONFIG_BYTES of a regular file; "" when it cannot be read
+    (`errors="replace"`), else the OSError or UnicodeDecodeError."""
+    from kubegpu.manifests.sources import NotReadable, read_regular
+
+    try:
+        return read_regular(path, _CONFIG_BYTES).decode("utf-8", errors)
+    except OSError as err:
+        if errors == "replace":
+            return ""
+        if isinstance(err, NotReadable):  # its words name --max-file-size, which is not this file's limit
+            raise NotReadable(str(err).split(" (raise it")[0]) from None
+        raise
 
 
 def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
@@ -131,7 +152,7 @@ def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
     import tomllib  # only runs with a config file parse TOML: its import was 2 % of a one-file lint's instructions
 
     try:
-        text = path.read_text()
+        text = _config_text(path)
         raw = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"cannot read configuration: {err}", file=str(path)) from err
@@ -234,6 +255,12 @@ def parse_config(
         raise error(
             f"'max-file-size' must be a positive whole number of bytes, like max-file-size = 20971520; "
             f"got {toml_text(max_bytes)}",
+            "max-file-size",
+        )
+    if max_bytes > MAX_CONFIGURED_FILE_BYTES:
+        raise error(
+            f"'max-file-size' is at most {MAX_CONFIGURED_FILE_BYTES} bytes in a configuration file (a repository's "
+            f"file cannot lift the bound on memory); got {max_bytes}; --max-file-size on the command line can",
             "max-file-size",
         )
     base = Path(source).parent
