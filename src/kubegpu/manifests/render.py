@@ -36,22 +36,20 @@ MAX_NAMESPACE_LENGTH = 63
 
 def release_problem(name: str) -> str | None:
     """Why `name` is not a release name helm accepts, or None."""
-    if len(name) > MAX_RELEASE_LENGTH or not _RELEASE.match(name):
-        return (
-            f"{name!r} is not a release name: lower-case letters, digits, '-' and '.', starting and ending with a "
-            f"letter or digit, at most {MAX_RELEASE_LENGTH} characters"
-        )
-    return None
+    return _name_problem(
+        name, _RELEASE, MAX_RELEASE_LENGTH, "a release name", "lower-case letters, digits, '-' and '.'"
+    )
 
 
 def namespace_problem(name: str) -> str | None:
     """Why `name` is not a namespace (a DNS-1123 label), or None."""
-    if len(name) > MAX_NAMESPACE_LENGTH or not _LABEL.match(name):
-        return (
-            f"{name!r} is not a namespace name: lower-case letters, digits and '-', starting and ending with a "
-            f"letter or digit, at most {MAX_NAMESPACE_LENGTH} characters"
-        )
-    return None
+    return _name_problem(name, _LABEL, MAX_NAMESPACE_LENGTH, "a namespace name", "lower-case letters, digits and '-'")
+
+
+def _name_problem(name: str, pattern: re.Pattern[str], limit: int, what: str, letters: str) -> str | None:
+    if len(name) <= limit and pattern.match(name):
+        return None
+    return f"{name!r} is not {what}: {letters}, starting and ending with a letter or digit, at most {limit} characters"
 
 
 def set_problem(pair: str) -> str | None:
