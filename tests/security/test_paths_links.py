@@ -243,3 +243,31 @@ def test_origin_annotations_cannot_point_outside_the_root(tmp_path: Path, outsid
     inside = rendered.replace("../../outside/secret.yaml", "pod.yaml")
     [doc] = load_text("rendered", inside).documents
     assert confined.origin_file(doc) == (workdir / "pod.yaml").resolve()
+
+
+def test_the_walk_stops_after_its_bound_on_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree of more names than the walk lists (1,000,000; 50 here) is read up to the bound, with a notice."""
+    from kubegpu.manifests import sources
+    from kubegpu.manifests.sources import WalkReport, discover
+
+    monkeypatch.setattr(sources, "MAX_ENTRIES", 50)
+    for folder in range(10):
+        (tmp_path / f"f{folder}").mkdir()
+        for name in range(10):
+            (tmp_path / f"f{folder}" / f"m{name}.yaml").write_text(GPU_POD)
+    report = WalkReport()
+    found = list(discover([str(tmp_path)], report=report))
+    assert 0 < len(found) < 100
+    assert report.notices == ["the walk stopped after 50 names: the rest was not read"]
+
+
+def test_a_gitignore_of_too_many_patterns_is_read_in_part_with_a_notice(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".gitignore").write_text("".join(f"ignored-{i}.yaml\n" for i in range(2500)) + "late.yaml\n")
+    (repo / "late.yaml").write_text(GPU_POD)
+    (repo / "ignored-1.yaml").write_text(GPU_POD)
+    done = lint([".", "-o", "json", "--exit-zero"], repo)
+    report = json.loads(done.out)
+    assert {f["file"] for f in report["findings"]} == {"late.yaml"}  # the 2,501st pattern is not read
+    assert any("only the first 2000 patterns are read" in n for n in report["summary"]["notices"])

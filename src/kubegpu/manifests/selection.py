@@ -131,7 +131,10 @@ class Selector:
                     lines.extend(read_regular(file, _IGNORE_FILE_BYTES).decode(errors="replace").splitlines())
                 except OSError:
                     continue
-            self._ignores[folder] = self._rules(lines, f"{folder / '.gitignore'}") if lines else None
+            shown = folder / ".gitignore"
+            if shown.is_relative_to(self._root):  # as messages name files: relative to the configuration's folder
+                shown = shown.relative_to(self._root)
+            self._ignores[folder] = self._rules(lines, str(shown)) if lines else None
         return self._ignores[folder]
 
     def _rules(self, lines: Iterable[str], what: str) -> IgnoreRules:
