@@ -112,7 +112,7 @@ MAX_DEPTH = 128
 """Folders nested deeper than this below a path on the command line are not walked (a notice names them):
 repositories nest a few dozen levels; a hostile tree of thousands would only cost time."""
 MAX_ENTRIES = 1_000_000
-"""Names a run lists in folders (files and folders, hidden and tool folders left out): past it the walk stops."""
+"""Names (files and folders) a run may list in the folders it walks: past it the walk stops, with a notice."""
 
 
 @dataclass
