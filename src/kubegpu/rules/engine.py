@@ -35,7 +35,7 @@ from kubegpu.manifests.embedded import embedded
 from kubegpu.manifests.expand import bind_runtimes, with_embedded
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
-from kubegpu.manifests.sources import HELM, KUSTOMIZE, read_regular
+from kubegpu.manifests.sources import HELM, KUSTOMIZE, WalkReport, read_regular
 from kubegpu.manifests.workloads import release
 from kubegpu.rules import inputs
 from kubegpu.rules.base import (
@@ -117,7 +117,10 @@ class LoadedSource:
 
 def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource]:
     """Read and parse every input the user named (directories recursively, `-` for stdin)."""
-    return [load_source(name, path, kind, max_file_bytes) for name, path, kind in discover(paths)]
+    walk = WalkReport()
+    inputs = list(discover(paths, report=walk))
+    render = RenderOptions().for_run(walk.roots)
+    return [load_source(name, path, kind, max_file_bytes, render) for name, path, kind in inputs]
 
 
 def load_source(
@@ -129,7 +132,7 @@ def load_source(
 ) -> LoadedSource:
     """Read and parse one input found by `discover` (path None: stdin); charts and kustomizations are rendered."""
     if kind in (HELM, KUSTOMIZE) and path is not None:
-        return _load_rendered(name, path, kind, render or RenderOptions())
+        return _load_rendered(name, path, kind, render or RenderOptions(), max_file_bytes)
     source = read_source(name, path, kind, max_file_bytes)
     if source.text is None:
         problem = InputProblem("unreadable-file", name, 1, 1, source.error or "unreadable")
@@ -140,13 +143,17 @@ def load_source(
     return LoadedSource(source, tuple(result.documents), tuple(result.problems), result.other_documents)
 
 
-def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions) -> LoadedSource:
+def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions, max_file_bytes: int) -> LoadedSource:
     """Render a chart or kustomization with the real program; its objects keep where they came from."""
     # origins (3 dataclasses) is imported by the functions of rendered inputs only: 1 % of a one-file lint's start-up
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
 
     label = f"chart {display(folder)}" if kind == HELM else f"kustomization {display(folder)}"
-    rendered = render_chart(folder, render) if kind == HELM else render_kustomization(folder)
+    rendered = (
+        render_chart(folder, render, max_file_bytes)
+        if kind == HELM
+        else render_kustomization(folder, render, max_file_bytes)
+    )
     if rendered.text is None:
         source = SourceText(name, None, kind, rendered.error or rendered.notice, folder)
         problems: tuple[InputProblem, ...] = ()
@@ -156,7 +163,9 @@ def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions) ->
         return LoadedSource(source, (), problems, label=label, notice=rendered.notice)
     result = load_text(name, rendered.text)
     origins: HelmOrigins | KustomizeOrigins = (
-        HelmOrigins(folder, rendered.text) if kind == HELM else KustomizeOrigins(rendered.workdir or folder)
+        HelmOrigins(folder, rendered.text)
+        if kind == HELM
+        else KustomizeOrigins(rendered.workdir or folder, rendered.root)
     )
     return LoadedSource(
         SourceText(name, rendered.text, kind, None, folder),
@@ -194,12 +203,24 @@ def lint_paths(
     `keep_documents=False` (reports only: no fixes) streams the input file by file, keeping only the
     objects that cross-object checks read, so that memory does not grow with the input.
     """
-    inputs = list(discover(paths, selection if selection is not None else config.selection, stdin_name))
+    walk = WalkReport()
+    inputs = list(discover(paths, selection if selection is not None else config.selection, stdin_name, walk))
     if not inputs:
         raise NoInputError(
             "no input: the paths hold no YAML, JSON, Dockerfile, chart or kustomization "
-            "(or all of it is excluded or git-ignored)"
+            "(or all of it is excluded or git-ignored)" + "".join(f"; {notice}" for notice in walk.notices)
         )
+    config = replace(config, render=config.render.for_run(walk.roots))
+    return _with_walk(_lint_inputs(inputs, config, jobs, keep_documents, target), walk)
+
+
+def _lint_inputs(
+    inputs: Sequence[tuple[str, Path | None, str]],
+    config: LintConfig,
+    jobs: int,
+    keep_documents: bool,
+    target: NodeTarget | None,
+) -> LintResult:
     if not keep_documents:
         with gc_paused():
             prepared = prepare_streaming(inputs, config)
@@ -223,6 +244,14 @@ def lint_paths(
     with gc_paused():
         loaded = [load_source(name, path, kind, config.max_file_bytes, config.render) for name, path, kind in inputs]
         return lint_loaded(loaded, config, target=target)
+
+
+def _with_walk(result: LintResult, walk: WalkReport) -> LintResult:
+    """The result with what the walk left out: links and folders not read first among the skipped, its
+    notices first among the notices."""
+    result.skipped[:0] = [Skipped(name, reason, what) for name, reason, what in walk.skipped]
+    result.notices[:0] = walk.notices
+    return result
 
 
 # Searched in the raw bytes, starting at the literal `kind` (which the regex engine finds fast): a quote before
