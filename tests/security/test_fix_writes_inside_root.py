@@ -88,9 +88,10 @@ def test_a_hostile_repository_is_fixed_inside_only(hostile: tuple[Path, Path], m
     assert _snapshot(outside) == before_outside  # nothing outside written, no link split, no mode changed
     assert "hunter2" not in done.stdout + done.stderr  # nor read into the output (--diff)
     refused = {line.split(":")[0]: line for line in done.stderr.splitlines() if ": not fixed: " in line}
-    # the two links to one file are one input (the first by name)
-    assert set(refused) == {"link.yaml", "hard.yaml", "read-only.yaml"}
-    assert "symbolic link out of its root" in refused["link.yaml"]
+    # links out of the root are never followed: the walk refuses each (a folder behind a link is never walked)
+    assert set(refused) == {"link.yaml", "relative-link.yaml", "hard.yaml", "read-only.yaml"}
+    for link in ("link.yaml", "relative-link.yaml"):
+        assert "a symbolic link leading outside ./: not followed" in refused[link]
     assert "has 2 hard links" in refused["hard.yaml"]
     assert "is read-only (mode -r--r--r--)" in refused["read-only.yaml"]
     after_repo = _snapshot(repo)

@@ -25,6 +25,7 @@ from kubegpu.fix.model import FileOutcome, FixOptions
 from kubegpu.fix.protocols import LintFunction
 from kubegpu.manifests import NotReadable, discover, read_regular_stat
 from kubegpu.manifests.atomic import TEMP_SUFFIX, editable, replace_in_place
+from kubegpu.manifests.sources import WalkReport
 
 BOM = "\ufeff"
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -76,31 +77,21 @@ def read_inputs(
 
     Each path is a root: what is found under it is fixed only if it is a regular file inside it. A link found
     there that points to a regular file inside the same root stands for that file (fixed once, under its own
-    name); any other link is refused, and so is a named path that is a link. `seen` holds the (device, inode)
-    of the files already read, across calls.
+    name); any other link is refused with the walk's reason, and so is a named path that is a link. `seen`
+    holds the (device, inode) of the files already read, across calls.
     """
     seen = set() if seen is None else seen
     for root in paths:
         if root == "-":
             continue
-        folder = Path(root).is_dir()  # a named file is its own root
+        walk = WalkReport()
         real_root = Path(root).resolve()
-        for name, path, kind in discover([root]):
+        for name, path, kind in discover([root], report=walk):
             if path is None or kind != "manifest":
                 continue
-            if folder:
-                real = path.resolve()
-                if not real.is_relative_to(real_root):
-                    yield InputFile(
-                        name,
-                        path,
-                        None,
-                        error="is a symbolic link out of its root (the folder named on the command line)",
-                    )
-                    continue
-                if os.path.islink(path):  # to a file inside the root: fixed under its own name
-                    name = os.path.join(root, real.relative_to(real_root))
-                    path = Path(name)
+            if os.path.islink(path) and Path(root).is_dir():  # to a file inside the root: fixed under its own name
+                name = os.path.join(root, path.resolve().relative_to(real_root))
+                path = Path(name)
             item = read_input(name, path, max_bytes)
             if item.status is not None:
                 key = (item.status.st_dev, item.status.st_ino)
@@ -108,6 +99,9 @@ def read_inputs(
                     continue
                 seen.add(key)
             yield item
+        for name, why, what in walk.skipped:  # the walk followed no link out of the root: each is refused
+            if what == "link":
+                yield InputFile(name, Path(name), None, error=why)
 
 
 def read_input(name: str, path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> InputFile:
