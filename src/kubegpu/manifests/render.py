@@ -16,11 +16,11 @@ import json
 import os
 import re
 import shutil
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from kubegpu.deadline import Deadline
 from kubegpu.manifests.roots import Root, display
 from kubegpu.manifests.selection import work_tree
 
@@ -99,7 +99,7 @@ class HelmSettings:
 class RenderOptions:
     """How charts and kustomizations are rendered: helm settings for every chart (`--helm-values`, `--helm-set`)
     and per chart folder (the config), and, from the command line only, whether remote resources may be fetched,
-    the limit of one render and of all of a run's renders. `roots` and `ends_at` are set for each run."""
+    the limit of one render and of all of a run's renders. `roots` and `ends` are set for each run."""
 
     helm: HelmSettings = field(default_factory=HelmSettings)
     charts: Mapping[Path, HelmSettings] = field(default_factory=dict)  # resolved chart folder -> settings
@@ -107,7 +107,7 @@ class RenderOptions:
     timeout_s: float = DEFAULT_RENDER_TIMEOUT_S
     deadline_s: float = DEFAULT_RENDER_DEADLINE_S
     roots: Mapping[Path, Root] = field(default_factory=dict)  # kustomization folder (resolved) -> its root
-    ends_at: float | None = None  # time.monotonic() past which no render starts
+    ends: Deadline | None = None  # past it no render starts
 
     def for_chart(self, chart: Path) -> HelmSettings:
         own = self.charts.get(chart.resolve())
@@ -115,7 +115,7 @@ class RenderOptions:
 
     def for_run(self, roots: Mapping[Path, Root]) -> RenderOptions:
         """These options for one run: the roots its walk found, and its deadline starting now."""
-        return replace(self, roots=roots, ends_at=time.monotonic() + self.deadline_s)
+        return replace(self, roots=roots, ends=Deadline.after(self.deadline_s))
 
     def root_of(self, folder: Path) -> Root:
         """The root a kustomization may read in: the one its walk found, else its git work tree or itself."""
@@ -134,9 +134,9 @@ class RenderOptions:
 
     def time_left(self) -> float | None:
         """Seconds the next render may take (its limit, or less before the run's deadline); None past it."""
-        if self.ends_at is None:
+        if self.ends is None:
             return self.timeout_s
-        left = self.ends_at - time.monotonic()
+        left = self.ends.remaining()
         return None if left <= 0 else min(self.timeout_s, left)
 
 
