@@ -42,6 +42,7 @@ from kubegpu.sim.traces.openb import (
 from kubegpu.topology.model import NodeTopology
 
 if TYPE_CHECKING:  # the simulator is imported when a run needs it
+    from kubegpu.sim.bound import BoundSummary
     from kubegpu.sim.events import EventsPlan, SyntheticJobs
 
 
@@ -117,24 +118,32 @@ def _static(
     plot: Path | None,
     report: Path | None,
     title: str,
+    bound: bool = False,
 ) -> None:
     total = len(traces) * len(policies) * len(seeds)
     with _progress(total, "simulating") as tick:
         results: list[RunResult] = run_matrix(
             nodes, traces, policies, seeds, arrival, workers, tie_break, on_done=lambda _r: tick()
         )
+    bounds: dict[str, BoundSummary] | None = None
+    if bound:
+        from kubegpu.sim.bound import bound_curves, summarize_bounds  # HiGHS only when the bound is asked for
+
+        with _progress(len(traces) * len(seeds), "bounding") as tick:
+            bounds = summarize_bounds(bound_curves(nodes, traces, seeds, arrival, on_done=lambda _c: tick()))
     published = None
     source = None if data is None else published_file(data)
     if source is not None and round(arrival * 100) <= 130:
         published = read_published(source, round(arrival * 100))
     summaries = summarize(results, published)
-    _print(summaries_text(summaries, fmt, title))
+    _print(summaries_text(summaries, fmt, title, bounds))
     if plot is not None:
         for workload in traces:
             target = plot if len(traces) == 1 else plot.with_name(f"{plot.stem}-{workload}{plot.suffix}")
-            plot_allocation([r for r in results if r.workload == workload], target, f"{title}: {workload}")
+            curve = None if bounds is None else bounds[workload].curve
+            plot_allocation([r for r in results if r.workload == workload], target, f"{title}: {workload}", curve)
     if report is not None:
-        _write_report(report, summaries_markdown(summaries, title))
+        _write_report(report, summaries_markdown(summaries, title, bounds))
 
 
 def _load_nodes(path: Path) -> tuple[list[NodeSpec], list[NodeTopology | None] | None, tuple[str, ...] | None]:
@@ -188,6 +197,14 @@ def simulate_main(
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
     plot: Annotated[Path | None, typer.Option(help="Write a PNG plot here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
+    bound: Annotated[
+        bool,
+        typer.Option(
+            "--bound",
+            help="Static mode: also compute the packing bound — the most GPU any placement of the same arrivals "
+            "could allocate — and print it beside every policy.",
+        ),
+    ] = False,
     snapshot: Annotated[
         list[Path] | None,
         typer.Option(
@@ -234,6 +251,7 @@ def simulate_main(
                 plot,
                 report,
                 "kubegpu simulate",
+                bound,
             )
             return
         from kubegpu.sim.events import SyntheticJobs
@@ -361,6 +379,14 @@ def fgd_repro(
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
     plot: Annotated[Path | None, typer.Option(help="Write a PNG (one per workload) here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
+    bound: Annotated[
+        bool,
+        typer.Option(
+            "--bound",
+            help="Static mode: also compute the packing bound — the most GPU any placement of the same arrivals "
+            "could allocate — and print it beside every policy.",
+        ),
+    ] = False,
 ) -> None:
     """Run the FGD paper's method on the openb trace and print our ratio beside the published one."""
     try:
@@ -395,6 +421,7 @@ def fgd_repro(
             plot,
             report,
             "FGD reproduction (openb, GPU allocation at arrival)",
+            bound,
         )
     except KubegpuError as err:
         raise fail(err) from None
