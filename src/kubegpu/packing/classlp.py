@@ -17,11 +17,10 @@ import numpy.typing as npt
 
 from kubegpu.errors import ModelError
 from kubegpu.packing.highs import new_solver, set_row_bounds
-from kubegpu.packing.model import MILLI, PackingProblem
+from kubegpu.packing.model import MILLI, PENALTY, PackingProblem
 from kubegpu.packing.pricing import FloatArray, fillings
 
 IntArray = npt.NDArray[np.int64]
-ROWS_PER_CLASS = 4  # cpu, memory, pod slots, GPUs
 
 
 @dataclass(frozen=True)
@@ -109,6 +108,13 @@ class ClassLP:
                     if n:
                         index.append(size_row[sizes[i]])
                         value.append(-float(n))
+        for t, task in enumerate(problem.types):
+            if task.required:  # stands in for a required task no class can take, so the LP stays feasible
+                cost.append(-PENALTY)
+                upper.append(float(task.required))
+                starts.append(len(index))
+                index.append(t)
+                value.append(1.0)
         n_cols = len(cost)
         lp = highspy.HighsLp()
         lp.num_col_ = n_cols

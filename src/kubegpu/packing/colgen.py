@@ -9,6 +9,7 @@ maximum exactly (or an upper bound on it), so the bound is sound for any y; at t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,11 +19,10 @@ import numpy.typing as npt
 
 from kubegpu.errors import ModelError
 from kubegpu.packing.highs import new_solver, set_row_bounds
-from kubegpu.packing.model import PackingProblem, fits
+from kubegpu.packing.model import PENALTY, PackingProblem, fits
 from kubegpu.packing.pricing import FloatArray, Priced, Pricer
 
 IntArray = npt.NDArray[np.int64]
-PENALTY = 1e6  # cost of an artificial column that stands in for a required task no pattern has placed yet
 REDUCED_EPS = 1e-6  # a pattern joins the master when its reduced cost is above this (objective units)
 SMOOTHING = 0.7  # weight of the best prices so far in the prices the pricers see
 SLACK = 1e-6  # relative safety margin added to every dual bound against floating-point error
@@ -141,9 +141,11 @@ class ColumnGeneration:
         y = np.where(lower > 0, y, np.maximum(y, 0.0))
         return float(master.getInfo().objective_function_value), y, duals[self.n_types :]
 
-    def solve(self, lower: IntArray, upper: IntArray, tolerance: float, max_rounds: int = 200) -> Bound:
+    def solve(
+        self, lower: IntArray, upper: IntArray, tolerance: float, max_rounds: int = 200, budget: float = 0.0
+    ) -> Bound:
         """Generate columns until the dual bound is within `tolerance` of the master's value (or no pattern
-        improves it, or `max_rounds` pass); the returned bound is sound in every case.
+        improves it, or `max_rounds` pass, or `budget` seconds when given); the bound is sound in every case.
 
         Prices are smoothed towards the prices of the best bound so far (Wentges): the master's own prices
         swing from round to round, and pricing at a point between the two converges in far fewer rounds.
@@ -161,7 +163,8 @@ class ColumnGeneration:
         primal = 0.0
         rounds = 0
         smoothing = SMOOTHING
-        while rounds < max_rounds:
+        deadline = time.monotonic() + budget if budget > 0 else float("inf")
+        while rounds < max_rounds and time.monotonic() < deadline:
             rounds += 1
             primal, y, pi = self._master(lower)
             if best - primal <= tolerance:

@@ -14,6 +14,7 @@ from kubegpu.errors import ModelError
 
 MILLI = 1000
 MAX_GPUS = 32  # per node; GpuCluster refuses more too
+PENALTY = 1e6  # objective cost of leaving out a task that must be placed: keeps every LP feasible, bounds sound
 
 
 @dataclass(frozen=True)
