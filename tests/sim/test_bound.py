@@ -4,19 +4,26 @@ column; on the shipped openb trace it is above every published and measured allo
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from kubegpu.cli.main import app
 from kubegpu.scheduler.gpu.registry import ALL_POLICIES
 from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
 from kubegpu.sim.bound import bound_curve, column_events, pod_key, summarize_bounds, trace_problem
 from kubegpu.sim.experiment import discretize, inflate, read_published, run_policy
 from kubegpu.sim.traces.openb import BUNDLED_DIR, node_list, published_file, read_nodes, read_pods, variant_files
 from tests.packing.brute import optimum
+from tests.paths import REPO_ROOT
 
 MODELS = ("A", "B")
+runner = CliRunner()
 
 
 @st.composite
@@ -124,3 +131,29 @@ def test_openb_bound_is_above_a_measured_run_at_every_column(default_curve: tupl
     assert all(value <= curve.discrete[k] for k, value in result.discrete.items())
     # the offline bound is well above what FGD allocates once the cluster is full
     assert curve.discrete[130] - result.discrete[130] > 2.0
+
+
+def test_fgd_repro_prints_the_bound_beside_every_policy(tmp_path: Path) -> None:
+    plot = tmp_path / "alloc.png"
+    report = tmp_path / "report.md"
+    args = ["simulate", "fgd-repro", "--policy", "bestfit", "--seeds", "42", "--workers", "1", "--bound"]
+    result = runner.invoke(app, [*args, "-o", "json", "--plot", str(plot), "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    assert 99.0 < row["bound_mean"] <= 100.0
+    assert row["gap_to_bound"] == pytest.approx(row["bound_mean"] - row["gpu_alloc_ratio_mean"], abs=0.002)
+    assert plot.stat().st_size > 1000 and "| bound | gap to bound |" in report.read_text()
+    csv_out = runner.invoke(app, [*args, "-o", "csv"])
+    header, line = csv_out.output.strip().splitlines()[:2]
+    assert header.endswith(",bound_mean,gap_to_bound") and line.startswith("default,bestfit,42")
+
+
+def test_snapshot_what_if_prints_the_repacking_bound() -> None:
+    cluster = REPO_ROOT / "tests" / "fixtures" / "cluster"
+    args = ["simulate", "--snapshot", str(cluster / "nodes.json"), "--snapshot", str(cluster / "pods.json")]
+    args += ["--snapshot", str(cluster / "kueue-workloads.json"), "--policy", "fgd", "--bound"]
+    result = runner.invoke(app, [*args, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[0]["bound_placeable_pending_gpus"] == 4
+    text = runner.invoke(app, args)
+    assert "could place at most 4 of the 16 pending GPUs" in text.output

@@ -201,8 +201,9 @@ def simulate_main(
         bool,
         typer.Option(
             "--bound",
-            help="Static mode: also compute the packing bound — the most GPU any placement of the same arrivals "
-            "could allocate — and print it beside every policy.",
+            help="Also compute the packing bound and print it beside every policy: static mode, the most GPU "
+            "any placement of the same arrivals could allocate; --snapshot, the most pending GPUs any "
+            "repacking of the running pods could place.",
         ),
     ] = False,
     snapshot: Annotated[
@@ -225,6 +226,7 @@ def simulate_main(
                 parse_seeds(seeds),
                 tie_break or "random",
                 fmt,
+                bound,
             )
             return
         if nodes is None:
@@ -285,21 +287,30 @@ def simulate_main(
         raise fail(err) from None
 
 
-def _whatif(paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int], tie_break: str, fmt: Format) -> None:
-    """Place a snapshot's pending GPU pods on its running cluster under each policy and seed."""
+def _whatif(
+    paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int], tie_break: str, fmt: Format, bound: bool
+) -> None:
+    """Place a snapshot's pending GPU pods on its running cluster under each policy and seed; with `bound`,
+    beside the most pending GPUs any repacking of the running pods could place."""
     from kubegpu.live.simstart import simulation_start
     from kubegpu.live.snapshot import load_snapshot
     from kubegpu.report.simulation import whatif_text
     from kubegpu.sim.whatif import place_pending
 
-    start = simulation_start(load_snapshot(list(paths)))
+    snap = load_snapshot(list(paths))
+    start = simulation_start(snap)
     running = [placement.pod for placement in start.placed]
     results = [
         place_pending(start.cluster(), running, start.pending, name, seed, tie_break)
         for name in policies
         for seed in seeds
     ]
-    _print(whatif_text(results, fmt))
+    repack = None
+    if bound:
+        from kubegpu.live.bound import repack_bound  # HiGHS only when the bound is asked for
+
+        repack = repack_bound(snap)
+    _print(whatif_text(results, fmt, repack))
     if fmt is not Format.text:
         return
     for note in start.left_out:
@@ -383,8 +394,9 @@ def fgd_repro(
         bool,
         typer.Option(
             "--bound",
-            help="Static mode: also compute the packing bound — the most GPU any placement of the same arrivals "
-            "could allocate — and print it beside every policy.",
+            help="Also compute the packing bound and print it beside every policy: static mode, the most GPU "
+            "any placement of the same arrivals could allocate; --snapshot, the most pending GPUs any "
+            "repacking of the running pods could place.",
         ),
     ] = False,
 ) -> None:

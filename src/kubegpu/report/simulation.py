@@ -17,6 +17,7 @@ from rich.table import Table
 from kubegpu.sim.outputs import BOUND_COLUMNS, COLUMNS, bound_fields, rows_csv, summaries_markdown
 
 if TYPE_CHECKING:  # read through their attributes only: the simulator is imported by the runs that need it
+    from kubegpu.live.bound import RepackBound
     from kubegpu.sim.bound import BoundSummary
     from kubegpu.sim.events import EventsRun
     from kubegpu.sim.experiment import Summary
@@ -126,10 +127,12 @@ _WHATIF_HEADER = (
 )
 
 
-def whatif_text(results: Sequence[WhatIfResult], fmt: Format) -> str | Table:
-    """Pending pods placed per policy and seed, with GPU allocation and fragmentation before and after."""
+def whatif_text(results: Sequence[WhatIfResult], fmt: Format, bound: RepackBound | None = None) -> str | Table:
+    """Pending pods placed per policy and seed, with GPU allocation and fragmentation before and after, and
+    the most pending GPUs any repacking of the running pods could place when the bound is given."""
+    extra = {} if bound is None else {"bound_placeable_pending_gpus": bound.placeable_pending}
     if fmt is Format.json:
-        return json.dumps([r.to_dict() for r in results], indent=2)
+        return json.dumps([{**r.to_dict(), **extra} for r in results], indent=2)
     rows = [
         (
             r.policy,
@@ -155,7 +158,13 @@ def whatif_text(results: Sequence[WhatIfResult], fmt: Format) -> str | Table:
         if first
         else ""
     )
-    table = Table(*_WHATIF_HEADER, title=title)
+    caption = None
+    if bound is not None:
+        caption = (
+            f"any repacking of the running pods could place at most {bound.placeable_pending} of the "
+            f"{bound.pending} pending GPUs (packing bound)"
+        )
+    table = Table(*_WHATIF_HEADER, title=title, caption=caption)
     for row in rows:
         table.add_row(*row)
     return table
