@@ -46,6 +46,17 @@ if TYPE_CHECKING:  # the simulator is imported when a run needs it
     from kubegpu.sim.events import EventsPlan, SyntheticJobs
 
 
+BoundOption = Annotated[
+    bool,
+    typer.Option(
+        "--bound",
+        help="Also compute the packing bound and print it beside every policy: static mode, the most GPU "
+        "any placement of the same arrivals could allocate; --snapshot, the most pending GPUs any "
+        "repacking of the running pods could place.",
+    ),
+]
+
+
 class Mode(StrEnum):
     static = "static"
     events = "events"
@@ -197,15 +208,7 @@ def simulate_main(
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
     plot: Annotated[Path | None, typer.Option(help="Write a PNG plot here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
-    bound: Annotated[
-        bool,
-        typer.Option(
-            "--bound",
-            help="Also compute the packing bound and print it beside every policy: static mode, the most GPU "
-            "any placement of the same arrivals could allocate; --snapshot, the most pending GPUs any "
-            "repacking of the running pods could place.",
-        ),
-    ] = False,
+    bound: BoundOption = False,
     snapshot: Annotated[
         list[Path] | None,
         typer.Option(
@@ -390,15 +393,7 @@ def fgd_repro(
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
     plot: Annotated[Path | None, typer.Option(help="Write a PNG (one per workload) here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
-    bound: Annotated[
-        bool,
-        typer.Option(
-            "--bound",
-            help="Also compute the packing bound and print it beside every policy: static mode, the most GPU "
-            "any placement of the same arrivals could allocate; --snapshot, the most pending GPUs any "
-            "repacking of the running pods could place.",
-        ),
-    ] = False,
+    bound: BoundOption = False,
 ) -> None:
     """Run the FGD paper's method on the openb trace and print our ratio beside the published one."""
     try:

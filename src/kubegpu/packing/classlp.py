@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from kubegpu.errors import ModelError
 from kubegpu.packing.highs import new_solver, set_row_bounds
-from kubegpu.packing.model import MILLI, PENALTY, PackingProblem
+from kubegpu.packing.model import PENALTY, PackingProblem, per_node_limit
 from kubegpu.packing.pricing import FloatArray, fillings
 
 IntArray = npt.NDArray[np.int64]
@@ -31,23 +31,6 @@ class ClassBound:
     value: float
     primal: float
     prices: FloatArray
-
-
-def per_node_limit(problem: PackingProblem, c: int, t: int) -> int:
-    """Most copies of type t one node of class c holds by each resource alone (0 when not eligible)."""
-    node, task = problem.classes[c], problem.types[t]
-    if not problem.eligible[c][t]:
-        return 0
-    limit = node.pods
-    if task.cpu_milli:
-        limit = min(limit, node.cpu_milli // task.cpu_milli)
-    if task.memory_mib:
-        limit = min(limit, node.memory_mib // task.memory_mib)
-    if task.whole_gpus:
-        limit = min(limit, node.gpus // task.whole_gpus)
-    elif task.shares_gpu:
-        limit = min(limit, node.gpus * (MILLI // task.gpu_milli))
-    return max(0, limit)
 
 
 class ClassLP:

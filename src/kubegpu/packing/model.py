@@ -91,6 +91,23 @@ class PackingProblem:
         return sum(c.count * c.gpus * MILLI for c in self.classes)
 
 
+def per_node_limit(problem: PackingProblem, c: int, t: int) -> int:
+    """Most copies of type t one node of class c holds by each resource alone (0 when not eligible)."""
+    node, task = problem.classes[c], problem.types[t]
+    if not problem.eligible[c][t]:
+        return 0
+    limit = node.pods
+    if task.cpu_milli:
+        limit = min(limit, node.cpu_milli // task.cpu_milli)
+    if task.memory_mib:
+        limit = min(limit, node.memory_mib // task.memory_mib)
+    if task.whole_gpus:
+        limit = min(limit, node.gpus // task.whole_gpus)
+    elif task.shares_gpu:
+        limit = min(limit, node.gpus * (MILLI // task.gpu_milli))
+    return max(0, limit)
+
+
 def pack_shares(shares: Sequence[int], bins: int) -> bool:
     """Can these per-GPU milli requests (each on one GPU) be packed onto `bins` GPUs of 1000 milli?
 

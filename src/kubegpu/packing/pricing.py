@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from kubegpu.errors import ModelError
 from kubegpu.packing.highs import new_solver
-from kubegpu.packing.model import MILLI, NodeClass, PackingProblem, TaskType, fits
+from kubegpu.packing.model import MILLI, NodeClass, PackingProblem, TaskType, fits, per_node_limit
 
 FloatArray = npt.NDArray[np.float64]
 MAX_FILLINGS = 50_000  # more distinct sharing sizes than this allows are refused (openb: 1,871 at most)
@@ -74,19 +74,7 @@ class Pricer:
     def __init__(self, problem: PackingProblem, index: int, caps: Sequence[int], time_limit: float = 0.0) -> None:
         self.node: NodeClass = problem.classes[index]
         self.types: tuple[TaskType, ...] = problem.types
-        node = self.node
-        limits: list[int] = []
-        for t, task in enumerate(problem.types):
-            limit = min(int(caps[t]), node.pods) if problem.eligible[index][t] else 0
-            if task.cpu_milli:
-                limit = min(limit, node.cpu_milli // task.cpu_milli)
-            if task.memory_mib:
-                limit = min(limit, node.memory_mib // task.memory_mib)
-            if task.whole_gpus:
-                limit = min(limit, node.gpus // task.whole_gpus)
-            elif task.shares_gpu:
-                limit = min(limit, node.gpus * (MILLI // task.gpu_milli))
-            limits.append(max(0, limit))
+        limits = [min(int(caps[t]), per_node_limit(problem, index, t)) for t in range(len(problem.types))]
         self.limits = np.array(limits, dtype=np.int64)
         self.solver = new_solver()
         self.solver.setOptionValue("mip_rel_gap", MIP_GAP)
