@@ -115,7 +115,11 @@ class ClassLP:
         self.cost = lp.col_cost_.copy()
         self.col_upper = lp.col_upper_.copy()
         self.row_upper = lp.row_upper_.copy()
-        self.matrix = (np.array([*starts, len(index)]), np.array(index), np.array(value))
+        self.entries = (
+            np.repeat(np.arange(n_cols), np.diff(np.array([*starts, len(index)]))),
+            np.array(index, dtype=np.int64),
+            np.array(value),
+        )
         solver = new_solver()
         solver.passModel(lp)
         self.solver = solver
@@ -125,10 +129,8 @@ class ClassLP:
         its upper bound (zero when y is dual feasible)."""
         rhs = self.row_upper.copy()
         rhs[: self.n_types] = np.where(y[: self.n_types] >= 0, upper, lower)
-        starts, index, value = self.matrix
-        col_of = np.repeat(np.arange(len(self.cost)), np.diff(starts))
-        used = np.zeros(len(self.cost))
-        np.add.at(used, col_of, value * y[index])
+        col_of, index, value = self.entries
+        used = np.bincount(col_of, weights=value * y[index], minlength=len(self.cost))
         reduced = np.maximum(self.cost - used, 0.0)
         return float(rhs @ y + reduced @ self.col_upper)
 
