@@ -100,14 +100,6 @@ class ColumnGeneration:
         self.master.addCol(cost, 0.0, highspy.kHighsInf, len(index), index, value)
         return True
 
-    def seed(self) -> None:
-        """Start the master with every pattern of one task type alone, as many copies as fit."""
-        for c, pricer in enumerate(self.pricers):
-            for index in np.flatnonzero(pricer.limits > 0):
-                counts = pricer.single(int(index))
-                if any(counts):
-                    self.add_pattern(c, counts)
-
     def price(self, y: FloatArray) -> list[Priced]:
         """Exact pricing of every node class at task prices y."""
         profit = self.worth - y

@@ -8,7 +8,7 @@ less than 1000 milli shares one GPU with others, a task of whole GPUs takes that
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kubegpu.errors import ModelError
 
@@ -69,7 +69,6 @@ class PackingProblem:
     classes: tuple[NodeClass, ...]
     types: tuple[TaskType, ...]
     eligible: tuple[tuple[bool, ...], ...]
-    notes: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if len(self.eligible) != len(self.classes) or any(len(row) != len(self.types) for row in self.eligible):

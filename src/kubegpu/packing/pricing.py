@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from kubegpu.errors import ModelError
 from kubegpu.packing.highs import new_solver
-from kubegpu.packing.model import MILLI, NodeClass, PackingProblem, TaskType, fits, per_node_limit
+from kubegpu.packing.model import MILLI, NodeClass, PackingProblem, TaskType, per_node_limit
 
 FloatArray = npt.NDArray[np.float64]
 MAX_FILLINGS = 50_000  # more distinct sharing sizes than this allows are refused (openb: 1,871 at most)
@@ -82,17 +82,6 @@ class Pricer:
         self.solver.setOptionValue("presolve", "off")  # the models are small; presolve costs more than it saves
         if time_limit > 0:  # stopped early, the search still gives a sound upper bound (its dual bound)
             self.solver.setOptionValue("time_limit", time_limit)
-
-    def single(self, t: int) -> tuple[int, ...]:
-        """The most copies of type t alone that one node holds (all zeros when none)."""
-        counts = [0] * len(self.types)
-        n = int(self.limits[t])
-        while n > 0:
-            counts[t] = n
-            if fits(self.node, self.types, counts):
-                return tuple(counts)
-            n -= 1
-        return tuple(0 for _ in self.types)
 
     def best(self, profit: FloatArray) -> Priced:
         """The most profitable pattern for `profit` per copy (types with no positive profit are left out)."""

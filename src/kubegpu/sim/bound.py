@@ -182,16 +182,6 @@ class BoundSummary:
     curve: dict[int, float]
     seconds: float
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "workload": self.workload,
-            "seeds": list(self.seeds),
-            "arrival": self.arrival,
-            "bound_mean": round(self.mean, 3),
-            "bound_std": round(self.std, 3),
-            "seconds": round(self.seconds, 2),
-        }
-
 
 def summarize_bounds(curves: Sequence[BoundCurve]) -> dict[str, BoundSummary]:
     """Per workload: the mean bound at the target column and the mean curve over the seeds."""
