@@ -157,3 +157,9 @@ def test_snapshot_what_if_prints_the_repacking_bound() -> None:
     assert json.loads(result.output)[0]["bound_placeable_pending_gpus"] == 4
     text = runner.invoke(app, args)
     assert "could place at most 4 of the 16 pending GPUs" in text.output
+
+
+def test_bound_in_events_mode_is_refused_in_one_line() -> None:
+    spec = REPO_ROOT / "tests" / "sim" / "data" / "cluster-small.yaml"
+    result = runner.invoke(app, ["simulate", "--nodes", str(spec), "--synthetic", "5", "--bound"])
+    assert result.exit_code == 2 and "--bound needs static mode" in result.output

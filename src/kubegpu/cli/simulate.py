@@ -259,6 +259,8 @@ def simulate_main(
                 bound,
             )
             return
+        if bound:
+            raise InputError("--bound needs static mode (openb pod CSVs) or --snapshot")
         from kubegpu.sim.events import SyntheticJobs
 
         jobs = (
