@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.live.bound import RepackBound, repack_bound
 from kubegpu.live.fgd import Fragmentation, cluster_fragmentation
 from kubegpu.live.fit import GPU_PRODUCT_LABEL, NodeFree, node_free, usable_gpus
 from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL, ClusterSnapshot, PodInfo, PodShape
@@ -29,6 +30,7 @@ class AuditOptions:
     domain_labels: tuple[str, ...] = (DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL)
     namespace: str | None = None
     accelerators: AcceleratorRegistry = DEFAULT_REGISTRY  # lint's accelerator-resources setting
+    bound: bool = True  # the packing bound: how many pending GPUs any repacking could place
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class AuditReport:
     lint: tuple[Issue, ...] = ()
     kubelet: tuple[Issue, ...] = ()
     checks_skipped: tuple[str, ...] = field(default=())
+    packing: RepackBound | None = None
 
     @property
     def free_gpus(self) -> int:
@@ -218,6 +221,7 @@ class AuditReport:
                 }
                 for q in self.queues
             ],
+            "packing_bound": None if self.packing is None else self.packing.to_dict(),
             "numa_misplaced": [
                 {"node": f.node, "zone": f.zone, "pods": list(f.pods), "definite": f.definite, "message": f.message}
                 for f in self.numa
@@ -425,6 +429,7 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
         notes=snapshot.notes,
         source=snapshot.source,
         queues=queues,
+        packing=repack_bound(snapshot, registry) if options.bound else None,
     )
 
 
