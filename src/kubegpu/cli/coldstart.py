@@ -83,10 +83,7 @@ def coldstart(
     """Predict how long each GPU inference container of the manifest takes to become ready (image pull, weights
     download and load, server start) and whether its startup or liveness probe gives it that long (exit 1 if not)."""
     from kubegpu.live.registry import layout_images, match_layout, registry_image
-    from kubegpu.manifests import pod_templates
-    from kubegpu.manifests.expand import expand_input
     from kubegpu.manifests.objects import read_objects
-    from kubegpu.manifests.partial import partial_object
     from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
     from kubegpu.rules.base import RuleContext
     from kubegpu.rules.coldstart_model import (
@@ -101,6 +98,9 @@ def coldstart(
     )
     from kubegpu.rules.models import recognise
     from kubegpu.rules.resources_util import gpu_containers
+    from kubegpu.workloads import pod_templates
+    from kubegpu.workloads.expand import expand_input
+    from kubegpu.workloads.partial import partial_object
 
     try:
         defaults = Rates()

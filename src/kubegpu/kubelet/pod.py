@@ -14,9 +14,10 @@ from typing import Any
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
-from kubegpu.manifests import Document, pod_spec, pod_templates
-from kubegpu.manifests.expand import bind_runtimes, by_kind, makes_no_pods, runtime_users, with_embedded
+from kubegpu.manifests import Document, pod_spec
 from kubegpu.manifests.pod import CPU, KIND_APP, KIND_INIT, KIND_SIDECAR, MEMORY
+from kubegpu.workloads import pod_templates
+from kubegpu.workloads.expand import bind_runtimes, by_kind, makes_no_pods, runtime_users, with_embedded
 
 __all__ = [
     "CPU",

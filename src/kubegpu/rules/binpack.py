@@ -14,9 +14,10 @@ from typing import Any
 from kubegpu.manifests import Document, FieldPath, PodTemplate, as_mapping
 from kubegpu.manifests.resources import is_accelerator
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.gang import is_volcano_job
+from kubegpu.workloads import kind_of
 
 _PRACTICE = "bin-packing"
+
 API_GROUP = "kubescheduler.config.k8s.io"
 DEFAULT_SCHEDULER = "default-scheduler"
 FIT = "NodeResourcesFit"
@@ -231,7 +232,8 @@ def _check_unused(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindin
     configs = ctx.documents_of("KubeSchedulerConfiguration")
     if not configs:
         return  # no scheduler configuration in the input (most runs): no profile to name
-    if template.metadata_path is None or is_volcano_job(template.document) or template.kind == "InferenceService":
+    adapter = kind_of(template.document)
+    if template.metadata_path is None or (adapter is not None and not adapter.scheduler_settable):
         return  # TrainJob's trainer and KServe components set no schedulerName here; Volcano Jobs use volcano
     current = template.spec.get("schedulerName")
     if current and current != DEFAULT_SCHEDULER:

@@ -21,21 +21,17 @@ from kubegpu.manifests import (
     Location,
     SourceText,
     as_mapping,
-    crds,
     discover,
     format_path,
     load_text,
-    pod_templates,
     read_source,
-    trainjob,
     uses_accelerators,
 )
 from kubegpu.manifests.embedded import embedded
-from kubegpu.manifests.expand import bind_runtimes, with_embedded
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
 from kubegpu.manifests.sources import HELM, KUSTOMIZE, read_regular
-from kubegpu.manifests.workloads import release
+from kubegpu.manifests.template import release
 from kubegpu.rules import inputs
 from kubegpu.rules.base import (
     LOOKED_UP_KINDS,
@@ -54,6 +50,8 @@ from kubegpu.rules.config import LintConfig
 from kubegpu.rules.inventory import Skipped, partial_object, skipped_file, unchecked_kind
 from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
+from kubegpu.workloads import Coverage, coverage, generic_note, kind_of, pod_templates
+from kubegpu.workloads.expand import bind_runtimes, with_embedded
 
 if TYPE_CHECKING:
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins
@@ -419,7 +417,7 @@ def lint_loaded(
             target,
         )
     )
-    bind_runtimes(own_documents, ctx.documents_of)  # the one expansion admit and gen use (manifests.expand)
+    bind_runtimes(own_documents, ctx.documents_of)  # the one expansion admit and gen use (workloads.expand)
     result = LintResult(files=len(loaded), documents=len(own_documents))
     rendered: list[tuple[LoadedSource, int, int]] = []
     for item in loaded:
@@ -597,10 +595,11 @@ def _lint_document(
     templates = tuple(pod_templates(doc))
     result.templates += len(templates)
     # A kind read generically says so in its findings; a synthesised pod (an operator's CR) takes no pod-spec fix.
-    generic = bool(templates) and crds.coverage(doc) is crds.Coverage.GENERIC
+    generic = bool(templates) and coverage(doc) is Coverage.GENERIC
     result.generic += generic
-    synthesised = doc.kind in crds.SYNTHESISED_KINDS or trainjob.bound_runtime(doc) is not None
-    read_from = trainjob.pod_note(doc)
+    adapter = kind_of(doc)
+    synthesised = adapter is not None and adapter.synthesised(doc)
+    read_from = "" if adapter is None else adapter.pod_note(doc)
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
@@ -613,7 +612,7 @@ def _lint_document(
             for raw in rule.check(template, ctx):  # type: ignore[misc]
                 message = raw.message
                 if generic:
-                    message = f"{message} ({crds.generic_note(doc)} at {format_path(template.path)})"
+                    message = f"{message} ({generic_note(doc)} at {format_path(template.path)})"
                 if read_from:
                     message = f"{message} ({read_from})"
                 if synthesised and raw.fix is not None:

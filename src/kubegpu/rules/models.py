@@ -24,11 +24,11 @@ from kubegpu.manifests import (
     get_path,
     is_mapping,
     memoised,
-    pod_templates,
     uses_accelerators,
 )
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
+from kubegpu.workloads import pod_templates
 
 _PRACTICE = "model loading"
 
