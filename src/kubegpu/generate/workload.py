@@ -15,7 +15,7 @@ from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
 from kubegpu.manifests import Document, pod_spec
 from kubegpu.manifests.objects import objects_of_text, read_manifest
-from kubegpu.workloads import kind_of, pod_templates
+from kubegpu.workloads import WorkloadKind, kind_of, pod_templates
 from kubegpu.workloads.expand import expand_input
 from kubegpu.workloads.partial import partial_object
 
@@ -54,6 +54,7 @@ class Workload:
     templates: tuple[PodSpecRef, ...]
     context: tuple[Mapping[str, Any], ...] = ()
     text: str | None = None  # the file's text (its `# kubegpu: ignore[...]` comments count for the fixes)
+    adapter: WorkloadKind | None = field(default=None, compare=False)  # its kind's answers (kubegpu.workloads)
 
     @property
     def kind(self) -> str:
@@ -142,7 +143,13 @@ def load_workloads(paths: Iterable[str]) -> list[Workload]:
         if templates:
             found.append(
                 Workload(
-                    doc.source, doc.start_line, doc.data, templates, context.get(doc.source, ()), texts.get(doc.source)
+                    doc.source,
+                    doc.start_line,
+                    doc.data,
+                    templates,
+                    context.get(doc.source, ()),
+                    texts.get(doc.source),
+                    kind_of(doc),
                 )
             )
     return found
