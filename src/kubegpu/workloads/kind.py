@@ -190,5 +190,7 @@ class WorkloadKind:
     pod_note: Note = _no_note
     # Kinds of other objects the adapter reads (runtimes), which lint's context must hand out.
     looked_up: frozenset[str] = field(default_factory=frozenset)
-    # The home directory of the kind's containers when their image does not say (KubeRay runs as user ray).
+    # The home directory of the kind's containers, whatever their image (KubeRay runs as user ray).
     home: str | None = None
+    # Where the object holds its driver's command line, beside its containers' (a RayJob's entrypoint).
+    entrypoint: FieldPath | None = None

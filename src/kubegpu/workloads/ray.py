@@ -91,5 +91,10 @@ RAY_SERVICE = WorkloadKind(
     home=HOME,
 )
 RAY_JOB = WorkloadKind(
-    kinds=frozenset({"RayJob"}), templates=_templates, gang=counted_gang, own_gang=_own_gang, kai_gangs=True
+    kinds=frozenset({"RayJob"}),
+    templates=_templates,
+    gang=counted_gang,
+    own_gang=_own_gang,
+    kai_gangs=True,
+    entrypoint=("spec", "entrypoint"),
 )
