@@ -15,7 +15,7 @@ from kubegpu.live.fit import GPU_PRODUCT_LABEL, NodeFree, node_free, usable_gpus
 from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL, ClusterSnapshot, PodInfo, PodShape
 from kubegpu.live.parse import pod_shape
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
-from kubegpu.manifests.pod import GUARANTEED, qos_class
+from kubegpu.manifests.pod import GUARANTEED, exclusive_cpus_of_millis, pod_level_resources_set, qos_class
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 GANG_SIZES = (1, 2, 4, 8)
@@ -285,10 +285,11 @@ def _guaranteed(pod: PodInfo) -> bool:
 
 
 def exclusive_cpus(pod: PodInfo) -> bool:
-    """A Guaranteed pod with an integral CPU request gets exclusive CPUs under the static policy."""
-    return _guaranteed(pod) and any(
-        c.requests.get("cpu", 0) >= 1000 and c.requests.get("cpu", 0) % 1000 == 0 for c in pod.containers if not c.init
-    )
+    """The static policy pins CPUs for one of the pod's containers (the pod model's exclusive_cpus: a Guaranteed
+    pod without pod-level resources, and a whole number of CPUs)."""
+    qos = GUARANTEED if _guaranteed(pod) else ""
+    pod_level = pod.spec is not None and pod_level_resources_set(pod.spec)
+    return any(exclusive_cpus_of_millis(qos, c.requests.get("cpu", 0), pod_level) for c in pod.containers if not c.init)
 
 
 def numa_misplacement(snapshot: ClusterSnapshot, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> list[NumaFinding]:

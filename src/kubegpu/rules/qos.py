@@ -293,8 +293,8 @@ def _cpu_edits(res: Any, value: Decimal) -> tuple[Edit, ...]:
 
 def _check_cpu_integer(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     for container, res, value in _cpu_value(ctx, template):
-        if value == value.to_integral_value():
-            continue
+        if value <= 0 or podmodel.exclusive_cpus(podmodel.GUARANTEED, value):
+            continue  # whole CPUs: pinned once the pod is Guaranteed
         rounded = value.to_integral_value(rounding=ROUND_CEILING)
         yield RawFinding(
             res.resources_path,
@@ -362,16 +362,17 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         return
     smt, assumed = check
     for container, res, value in _cpu_value(ctx, template):
-        if value != value.to_integral_value() or int(value) % smt == 0:
+        pinned = podmodel.exclusive_cpus(podmodel.GUARANTEED, value)  # the CPUs it pins once the pod is Guaranteed
+        if not pinned or pinned % smt == 0:
             continue
         # Asked only here, where most pods never get: pods with pod-level resources get no exclusive CPUs, so no
         # SMT alignment check either.
         if _pod_level(template) is not None:
             return
-        rounded = (int(value) + smt - 1) // smt * smt
+        rounded = (pinned + smt - 1) // smt * smt
         # Only Guaranteed pods get exclusive CPUs, so only they are rejected; a Burstable pod will be once
         # gpu-pod-not-guaranteed is fixed, so it is still reported, as a warning.
-        guaranteed = qos_class(template) == "Guaranteed"
+        guaranteed = qos_class(template) == podmodel.GUARANTEED
         when = (
             "the kubelet rejects the pod"
             if guaranteed
@@ -392,7 +393,7 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         )
         yield RawFinding(
             res.resources_path,
-            f"container '{_label(container)}' asks for {int(value)} CPUs, not a multiple of {node}: {option} "
+            f"container '{_label(container)}' asks for {pinned} CPUs, not a multiple of {node}: {option} "
             f"{when} (SMTAlignmentError); use {rounded}",
             Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE, _cpu_edits(res, Decimal(rounded))),
             None if guaranteed and not assumed else Severity.WARNING,
