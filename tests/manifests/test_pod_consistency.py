@@ -24,7 +24,7 @@ from kubegpu.rules import LintConfig
 from kubegpu.rules.base import Severity
 from kubegpu.rules.qos import qos_class as lint_qos
 from kubegpu.scheduler.gang import Binding
-from kubegpu.scheduler.resources import pod_request_of
+from kubegpu.scheduler.resources import resource_request_of
 from kubegpu.sim.simulation import _Kubelets
 from kubegpu.sim.workload import jobs_from_manifest
 from kubegpu.webhook.review import WebhookConfig, review
@@ -151,7 +151,7 @@ def test_every_consumer_sees_the_same_requests_qos_and_gpu_containers(
     assert kubelet_qos(kubelet_pod) == qos
 
     # scheduler
-    assert dict(pod_request_of(model).requests) == requests
+    assert dict(resource_request_of(model).requests) == requests
 
     # simulator: the workload reader, and the pod its kubelets admit
     job = {

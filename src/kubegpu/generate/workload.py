@@ -202,7 +202,7 @@ def pod_gpus(spec: Mapping[str, Any]) -> int:
     return podmodel.device_count(podmodel.read_pod_spec(spec, strict=False))
 
 
-def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
+def spec_requests(spec: Mapping[str, Any]) -> dict[str, int]:
     """One pod's effective requests (PodRequests: init containers a maximum, sidecars, pod-level resources,
     overhead), cpu in millicores and everything else in whole units; unreadable values are left out."""
     return podmodel.canonical_amounts(podmodel.pod_requests(podmodel.read_pod_spec(spec, strict=False)))
