@@ -9,7 +9,7 @@ and kubernetes v1.35 HPA (minReplicas default 1).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -857,90 +857,116 @@ _COLD = "the next request waits for a GPU node, the image pull and the model loa
 
 
 def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
-    kind = doc.kind
     spec = doc.data.get("spec") if is_mapping(doc.data) else None
     if not is_mapping(spec):
         return
-    group = doc.api_version.split("/")[0]
-    if kind == "HorizontalPodAutoscaler" and group == "autoscaling":
-        minimum = _int_value(spec.get("minReplicas"))
-        target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
-        if minimum == 0 and target is not None and _gpu_templates(target, ctx):
+    check = _SCALERS.get((doc.api_version.split("/")[0], doc.kind))
+    if check is not None:
+        yield from check(doc, spec, ctx)
+
+
+def _hpa_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    minimum = _int_value(spec.get("minReplicas"))
+    target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
+    if minimum == 0 and target is not None and _gpu_templates(target, ctx):
+        yield RawFinding(
+            ("spec", "minReplicas"),
+            f"HPA minReplicas 0 scales the GPU {target.kind} '{target.ref.name}' to zero "
+            f"(HPAScaleToZero): {_COLD}; keep at least one warm replica",
+            Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicas"), 1),)),
+        )
+
+
+def _keda_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
+    if target is None or not _gpu_templates(target, ctx):
+        return
+    minimum = _int_value(spec.get("minReplicaCount"))
+    name = f"the GPU {target.kind} '{target.ref.name}'"
+    if "minReplicaCount" not in spec:
+        yield RawFinding(
+            ("spec",),
+            f"KEDA ScaledObject has no minReplicaCount, and KEDA's default is 0: it scales "
+            f"{name} to zero when idle; {_COLD}; set minReplicaCount: 1 or more",
+            Fix("keep one warm replica", Safety.UNSAFE, (Edit("add", ("spec", "minReplicaCount"), 1),)),
+        )
+    elif minimum == 0:
+        yield RawFinding(
+            ("spec", "minReplicaCount"),
+            f"KEDA minReplicaCount 0 scales {name} to zero when idle; {_COLD}",
+            Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicaCount"), 1),)),
+        )
+    if _int_value(spec.get("idleReplicaCount")) == 0 and (minimum or 0) > 0:
+        yield RawFinding(
+            ("spec", "idleReplicaCount"),
+            f"KEDA idleReplicaCount 0 scales {name} to zero whenever "
+            f"no trigger is active, below minReplicaCount; {_COLD}",
+            Fix("drop idleReplicaCount", Safety.UNSAFE, (Edit("remove", ("spec", "idleReplicaCount")),)),
+        )
+
+
+def _vllm_runtime_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    # vllm-project/production-stack vllmruntime_types.go: autoscalingConfig (KEDA) minReplicas, default 1
+    scaling = spec.get("autoscalingConfig")
+    if (
+        isinstance(scaling, Mapping)
+        and scaling.get("enabled") is True
+        and _int_value(scaling.get("minReplicas")) == 0
+        and _gpu_templates(doc, ctx)
+    ):
+        yield RawFinding(
+            ("spec", "autoscalingConfig", "minReplicas"),
+            f"VLLMRuntime '{doc.ref.name}' autoscalingConfig.minReplicas 0 lets KEDA scale its GPU "
+            f"pods to zero when idle: {_COLD}; keep at least one warm replica",
+            Fix(
+                "keep one warm replica",
+                Safety.UNSAFE,
+                (Edit("replace", ("spec", "autoscalingConfig", "minReplicas"), 1),),
+            ),
+        )
+
+
+def _knative_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    for template in _gpu_templates(doc, ctx):
+        yield from _knative(template)
+
+
+def _kserve_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    for template in _gpu_templates(doc, ctx):
+        component = template.spec
+        if template.path[-1] == "workerSpec":
+            continue
+        if _int_value(component.get("minReplicas")) == 0:
             yield RawFinding(
-                ("spec", "minReplicas"),
-                f"HPA minReplicas 0 scales the GPU {target.kind} '{target.ref.name}' to zero "
-                f"(HPAScaleToZero): {_COLD}; keep at least one warm replica",
-                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicas"), 1),)),
+                (*template.path, "minReplicas"),
+                f"KServe {template.role} minReplicas 0 lets the autoscaler (Knative in Serverless "
+                f"mode, KEDA in Standard mode) scale the GPU model server to zero; {_COLD}; keep at "
+                "least 1 (KServe's default)",
+                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", (*template.path, "minReplicas"), 1),)),
             )
-    elif kind == "ScaledObject" and group == "keda.sh":
-        target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
-        if target is None or not _gpu_templates(target, ctx):
-            return
-        minimum = _int_value(spec.get("minReplicaCount"))
-        name = f"the GPU {target.kind} '{target.ref.name}'"
-        if "minReplicaCount" not in spec:
-            yield RawFinding(
-                ("spec",),
-                f"KEDA ScaledObject has no minReplicaCount, and KEDA's default is 0: it scales "
-                f"{name} to zero when idle; {_COLD}; set minReplicaCount: 1 or more",
-                Fix("keep one warm replica", Safety.UNSAFE, (Edit("add", ("spec", "minReplicaCount"), 1),)),
-            )
-        elif minimum == 0:
-            yield RawFinding(
-                ("spec", "minReplicaCount"),
-                f"KEDA minReplicaCount 0 scales {name} to zero when idle; {_COLD}",
-                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicaCount"), 1),)),
-            )
-        if _int_value(spec.get("idleReplicaCount")) == 0 and (minimum or 0) > 0:
-            yield RawFinding(
-                ("spec", "idleReplicaCount"),
-                f"KEDA idleReplicaCount 0 scales {name} to zero whenever "
-                f"no trigger is active, below minReplicaCount; {_COLD}",
-                Fix("drop idleReplicaCount", Safety.UNSAFE, (Edit("remove", ("spec", "idleReplicaCount")),)),
-            )
-    elif kind == "VLLMRuntime" and group == "production-stack.vllm.ai":
-        # vllm-project/production-stack vllmruntime_types.go: autoscalingConfig (KEDA) minReplicas, default 1
-        scaling = spec.get("autoscalingConfig")
-        if (
-            isinstance(scaling, Mapping)
-            and scaling.get("enabled") is True
-            and _int_value(scaling.get("minReplicas")) == 0
-            and _gpu_templates(doc, ctx)
-        ):
-            yield RawFinding(
-                ("spec", "autoscalingConfig", "minReplicas"),
-                f"VLLMRuntime '{doc.ref.name}' autoscalingConfig.minReplicas 0 lets KEDA scale its GPU "
-                f"pods to zero when idle: {_COLD}; keep at least one warm replica",
-                Fix(
-                    "keep one warm replica",
-                    Safety.UNSAFE,
-                    (Edit("replace", ("spec", "autoscalingConfig", "minReplicas"), 1),),
-                ),
-            )
-    elif kind == "Service" and group == "serving.knative.dev":
-        for template in _gpu_templates(doc, ctx):
-            yield from _knative(template)
-    elif kind == "InferenceService" and group == "serving.kserve.io":
-        for template in _gpu_templates(doc, ctx):
-            component = template.spec
-            if template.path[-1] == "workerSpec":
-                continue
-            if _int_value(component.get("minReplicas")) == 0:
-                yield RawFinding(
-                    (*template.path, "minReplicas"),
-                    f"KServe {template.role} minReplicas 0 lets the autoscaler (Knative in Serverless "
-                    f"mode, KEDA in Standard mode) scale the GPU model server to zero; {_COLD}; keep at "
-                    "least 1 (KServe's default)",
-                    Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", (*template.path, "minReplicas"), 1),)),
-                )
-    elif kind == "RayService" and group == "ray.io" and _gpu_templates(doc, ctx):
-        for name in _ray_serve_scale_to_zero(spec.get("serveConfigV2")):
-            yield RawFinding(
-                ("spec", "serveConfigV2"),
-                f"Ray Serve deployment '{name}' asks for GPUs with autoscaling_config.min_replicas 0: "
-                f"Serve drops its last replica when idle and the GPU worker can be released; {_COLD}; "
-                "set min_replicas: 1",
-            )
+
+
+def _ray_service_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    if not _gpu_templates(doc, ctx):
+        return
+    for name in _ray_serve_scale_to_zero(spec.get("serveConfigV2")):
+        yield RawFinding(
+            ("spec", "serveConfigV2"),
+            f"Ray Serve deployment '{name}' asks for GPUs with autoscaling_config.min_replicas 0: "
+            f"Serve drops its last replica when idle and the GPU worker can be released; {_COLD}; "
+            "set min_replicas: 1",
+        )
+
+
+# Each autoscaler (and each serving kind with its own), by API group and kind: what scales GPU pods to zero.
+_SCALERS: Mapping[tuple[str, str], Callable[[Document, Mapping[str, Any], RuleContext], Iterator[RawFinding]]] = {
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa_to_zero,
+    ("keda.sh", "ScaledObject"): _keda_to_zero,
+    ("production-stack.vllm.ai", "VLLMRuntime"): _vllm_runtime_to_zero,
+    ("serving.knative.dev", "Service"): _knative_to_zero,
+    ("serving.kserve.io", "InferenceService"): _kserve_to_zero,
+    ("ray.io", "RayService"): _ray_service_to_zero,
+}
 
 
 def _ray_serve_scale_to_zero(config: Any) -> Iterator[str]:
