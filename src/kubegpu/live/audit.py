@@ -354,21 +354,7 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
         free = node_free(snapshot, node)
         for resource in node.accelerator_resources(registry):
             frees.append((free, resource))
-    resources = sorted({r for _, r in frees})
-    frag_by_node: dict[str, float] = {}
-    fragmentation: Fragmentation | None = None
-    for resource in resources:
-        frag = cluster_fragmentation([f for f, r in frees if r == resource], resource, shapes)
-        frag_by_node.update(frag.per_node)
-        if fragmentation is None:
-            fragmentation = frag
-        else:
-            fragmentation = Fragmentation(
-                fragmentation.milli + frag.milli,
-                fragmentation.idle_milli + frag.idle_milli,
-                fragmentation.per_node + frag.per_node,
-                fragmentation.typical + frag.typical,
-            )
+    fragmentation, frag_by_node = _fragmentation(frees, shapes)
     for free, resource in frees:
         node = free.node
         allocatable = node.allocatable.get(resource, 0)
@@ -391,19 +377,7 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
             )
         )
     domains = _domains(reports, frees, labels, distinct)
-    pending = [
-        p
-        for p in snapshot.pods
-        if p.pending and p.accelerators(registry) and (options.namespace is None or p.namespace == options.namespace)
-    ]
-    pending_gpus = sum(sum(p.accelerators(registry).values()) for p in pending)
-    pending_gpus += sum(
-        ps.count * ps.shape.gpus
-        for w in snapshot.kueue_workloads
-        if w.pending
-        for ps in w.pod_sets
-        if ps.shape is not None and (options.namespace is None or w.namespace == options.namespace)
-    )
+    pending, pending_gpus = _pending(snapshot, options)
     numa = [
         f
         for f in numa_misplacement(snapshot, registry)
@@ -427,6 +401,46 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
         source=snapshot.source,
         queues=queues,
     )
+
+
+def _fragmentation(
+    frees: Sequence[tuple[NodeFree, str]], shapes: Sequence[PodShape]
+) -> tuple[Fragmentation | None, dict[str, float]]:
+    """The cluster's fragmentation summed over its accelerator resources, and each node's."""
+    frag_by_node: dict[str, float] = {}
+    fragmentation: Fragmentation | None = None
+    for resource in sorted({r for _, r in frees}):
+        frag = cluster_fragmentation([f for f, r in frees if r == resource], resource, shapes)
+        frag_by_node.update(frag.per_node)
+        if fragmentation is None:
+            fragmentation = frag
+        else:
+            fragmentation = Fragmentation(
+                fragmentation.milli + frag.milli,
+                fragmentation.idle_milli + frag.idle_milli,
+                fragmentation.per_node + frag.per_node,
+                fragmentation.typical + frag.typical,
+            )
+    return fragmentation, frag_by_node
+
+
+def _pending(snapshot: ClusterSnapshot, options: AuditOptions) -> tuple[list[PodInfo], int]:
+    """The pending GPU pods (of the namespace asked for), and the GPUs they and pending Kueue workloads want."""
+    registry = options.accelerators
+    pending = [
+        p
+        for p in snapshot.pods
+        if p.pending and p.accelerators(registry) and (options.namespace is None or p.namespace == options.namespace)
+    ]
+    pending_gpus = sum(sum(p.accelerators(registry).values()) for p in pending)
+    pending_gpus += sum(
+        ps.count * ps.shape.gpus
+        for w in snapshot.kueue_workloads
+        if w.pending
+        for ps in w.pod_sets
+        if ps.shape is not None and (options.namespace is None or w.namespace == options.namespace)
+    )
+    return pending, pending_gpus
 
 
 def domain_labels(snapshot: ClusterSnapshot, options: AuditOptions) -> tuple[str, ...]:

@@ -145,16 +145,7 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         strategy_path = (*profile.args_path, "scoringStrategy")
         strategy = as_mapping(as_mapping(_path_get(doc.data, profile.args_path)).get("scoringStrategy"))
         raw = _list(strategy.get("resources"))
-        for k, resource in enumerate(raw):
-            weight = as_mapping(resource).get("weight")
-            if isinstance(weight, int) and not isinstance(weight, bool) and (weight < 0 or weight > MAX_WEIGHT):
-                yield RawFinding(
-                    (*strategy_path, "resources", k, "weight"),
-                    f"profile '{profile.name}': resource weight {weight} of "
-                    f"{as_mapping(resource).get('name')} is not in (0, {MAX_WEIGHT}]: kube-scheduler "
-                    "rejects the configuration and does not start",
-                    severity=Severity.ERROR,
-                )
+        yield from _bad_weights(profile, strategy_path, raw)
         type_path = (*strategy_path, "type")
         if profile.strategy in (LEAST, RTCR) and not profile.packs and profile.gpu_weighted(accelerators):
             fix = (
@@ -205,6 +196,20 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         "weighting nvidia.com/gpu (a gpu-binpack profile, as `kubegpu gen scheduler` writes) and "
         "point GPU pods at it",
     )
+
+
+def _bad_weights(profile: ProfileScoring, strategy_path: FieldPath, resources: list[Any]) -> Iterator[RawFinding]:
+    """Resource weights outside (0, 100], which kube-scheduler's configuration validation rejects."""
+    for k, resource in enumerate(resources):
+        weight = as_mapping(resource).get("weight")
+        if isinstance(weight, int) and not isinstance(weight, bool) and (weight < 0 or weight > MAX_WEIGHT):
+            yield RawFinding(
+                (*strategy_path, "resources", k, "weight"),
+                f"profile '{profile.name}': resource weight {weight} of "
+                f"{as_mapping(resource).get('name')} is not in (0, {MAX_WEIGHT}]: kube-scheduler "
+                "rejects the configuration and does not start",
+                severity=Severity.ERROR,
+            )
 
 
 def _resource_names(profile: ProfileScoring) -> str:

@@ -404,7 +404,6 @@ def lint_loaded(
     """
     if plan is None:
         plan = _RulePlan.of(config)
-    rules, by_name = plan.enabled, plan.by_name
     # Objects an Argo resource template creates from its manifest text are objects of the input too.
     own_documents = with_embedded(doc for item in loaded for doc in item.documents)
     ctx = (
@@ -423,42 +422,7 @@ def lint_loaded(
     for item in loaded:
         first = len(result.findings)
         try:
-            lines = _Lines(item.source.text)
-            if item.notice is not None:
-                result.notices.append(f"{item.label}: {item.notice}")
-            skipped = (
-                None
-                if item.origins is not None or item.source.text is None
-                else skipped_file(item.source.name, len(item.documents), len(item.problems), item.other_documents)
-            )
-            if skipped is not None:
-                result.skipped.append(skipped)
-            for problem in item.problems:
-                rule = by_name[problem.code]
-                if config.enabled(rule):
-                    location = Location(problem.file, problem.line, problem.column)
-                    _add(result, config, rule, location, problem.message, None, None, None, lines)
-            if item.source.kind == "dockerfile" and item.source.text is not None:
-                for rule in rules:
-                    if rule.target is Target.DOCKERFILE and rule.check is not None:
-                        for raw in rule.check(item.source, ctx):
-                            line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
-                            location = Location(item.source.name, line, 1)
-                            _add(result, config, rule, location, raw.message, raw, None, None, lines)
-            # Rendered inputs keep their objects until their findings are moved to the files people edit.
-            keep = keep_documents or item.origins is not None
-            for doc in item.documents:
-                _lint_document(doc, plan, ctx, config, result, lines, keep, messages)
-                inner = embedded(doc)
-                for embedded_doc in inner.documents:
-                    _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages)
-                    if not keep:
-                        embedded_doc.drop_nodes()
-                if inner.unread:
-                    result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
-                if not keep:  # streamed: its findings are located, and nothing reads its nodes again
-                    doc.drop_nodes()
-            _record_checked(result, item)
+            _lint_item(item, plan, ctx, config, result, keep_documents, messages)
             if item.origins is not None:
                 rendered.append((item, first, len(result.findings)))
         except Exception as err:  # a bug, not the input's fault: say so, and go on with the other files
@@ -471,6 +435,55 @@ def lint_loaded(
 # A monorepo's run sorts tens of thousands of findings: attrgetter builds each key in C, a lambda in Python.
 _FINDING_ORDER = attrgetter("location.file", "location.line", "location.column", "code")
 
+
+
+def _lint_item(
+    item: LoadedSource,
+    plan: _RulePlan,
+    ctx: RuleContext,
+    config: LintConfig,
+    result: LintResult,
+    keep_documents: bool,
+    messages: dict[str, str] | None,
+) -> None:
+    """Lint one loaded input: its notice, why it is skipped, its parse problems, a Dockerfile's rules, and each of
+    its objects (those an Argo resource template creates included)."""
+    lines = _Lines(item.source.text)
+    if item.notice is not None:
+        result.notices.append(f"{item.label}: {item.notice}")
+    skipped = (
+        None
+        if item.origins is not None or item.source.text is None
+        else skipped_file(item.source.name, len(item.documents), len(item.problems), item.other_documents)
+    )
+    if skipped is not None:
+        result.skipped.append(skipped)
+    for problem in item.problems:
+        rule = plan.by_name[problem.code]
+        if config.enabled(rule):
+            location = Location(problem.file, problem.line, problem.column)
+            _add(result, config, rule, location, problem.message, None, None, None, lines)
+    if item.source.kind == "dockerfile" and item.source.text is not None:
+        for rule in plan.enabled:
+            if rule.target is Target.DOCKERFILE and rule.check is not None:
+                for raw in rule.check(item.source, ctx):
+                    line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
+                    location = Location(item.source.name, line, 1)
+                    _add(result, config, rule, location, raw.message, raw, None, None, lines)
+    # Rendered inputs keep their objects until their findings are moved to the files people edit.
+    keep = keep_documents or item.origins is not None
+    for doc in item.documents:
+        _lint_document(doc, plan, ctx, config, result, lines, keep, messages)
+        inner = embedded(doc)
+        for embedded_doc in inner.documents:
+            _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages)
+            if not keep:
+                embedded_doc.drop_nodes()
+        if inner.unread:
+            result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
+        if not keep:  # streamed: its findings are located, and nothing reads its nodes again
+            doc.drop_nodes()
+    _record_checked(result, item)
 
 def _context(
     config: LintConfig, documents: tuple[Document, ...], whole_input_shared: bool, target: NodeTarget | None

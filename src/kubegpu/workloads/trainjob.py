@@ -123,25 +123,16 @@ def templates_with_runtime(doc: Document, runtime: Document) -> tuple[PodTemplat
             continue
         name = str(job.get("name") or f"job-{i}")
         is_trainer = i == trainer_index
-        count = int_field(job_spec.get("parallelism"), 1)
-        if ancestors[i] == TRAINER_STEP and isinstance(ml_policy, Mapping):
-            count = int_field(ml_policy.get("numNodes"), 1)
-        if is_trainer and trainer.get("numNodes") is not None:
-            nodes = int_field(trainer.get("numNodes"), None)
-            count = None if nodes is None else (max(nodes - 1, 1) if launcher_as_node and name == NODE else nodes)
+        count = _pods_per_copy(
+            job_spec, ancestors[i], ml_policy, trainer if is_trainer else None, launcher_as_node, name
+        )
         replicas = 1 if is_trainer else int_field(job.get("replicas"), 1)
         takes_resources = is_trainer or (launcher_as_node and name == NODE)
+        refs = _containers(pod, trainer, is_trainer, takes_resources, here)
         merged = dict(pod)
-        refs: list[ContainerRef] = []
-        for ref in containers_of(pod, ("spec", "runtimeRef")):
-            data = ref.data
-            path = ref.path[:2]
-            if ref.kind == "container" and ref.name == NODE and (is_trainer or takes_resources):
-                data = _override(data, trainer, is_trainer, takes_resources)
-                path = here
-            refs.append(ContainerRef(path, data, ref.kind))
         merged["initContainers"] = [r.data for r in refs if r.kind != "container"]
         merged["containers"] = [r.data for r in refs if r.kind == "container"]
+        role = TRAINER_STEP if is_trainer else name
         out.append(
             PodTemplate(
                 doc,
@@ -149,13 +140,47 @@ def templates_with_runtime(doc: Document, runtime: Document) -> tuple[PodTemplat
                 merged,
                 None,
                 as_mapping(pod_template.get("metadata")),
-                TRAINER_STEP if is_trainer else name,
+                role,
                 None if count is None or replicas is None else count * replicas,
-                tuple(refs),
-                has_volumes=(TRAINER_STEP if is_trainer else name) != TRAINER_STEP,
+                refs,
+                has_volumes=role != TRAINER_STEP,
             )
         )
     return tuple(out)
+
+
+def _pods_per_copy(
+    job_spec: Mapping[str, Any],
+    ancestor: str | None,
+    ml_policy: Any,
+    trainer: Mapping[str, Any] | None,
+    launcher_as_node: bool,
+    name: str,
+) -> int | None:
+    """A replicated job's pods: its parallelism; the trainer step's, mlPolicy.numNodes; the trainer job's, the
+    TrainJob's numNodes (less the launcher when MPI runs it as a node)."""
+    count = int_field(job_spec.get("parallelism"), 1)
+    if ancestor == TRAINER_STEP and isinstance(ml_policy, Mapping):
+        count = int_field(ml_policy.get("numNodes"), 1)
+    if trainer is not None and trainer.get("numNodes") is not None:
+        nodes = int_field(trainer.get("numNodes"), None)
+        count = None if nodes is None else (max(nodes - 1, 1) if launcher_as_node and name == NODE else nodes)
+    return count
+
+
+def _containers(
+    pod: Mapping[str, Any], trainer: Mapping[str, Any], is_trainer: bool, takes_resources: bool, here: FieldPath
+) -> tuple[ContainerRef, ...]:
+    """The job's containers, its `node` container with the TrainJob's trainer settings (found at `here`)."""
+    refs: list[ContainerRef] = []
+    for ref in containers_of(pod, ("spec", "runtimeRef")):
+        data = ref.data
+        path = ref.path[:2]
+        if ref.kind == "container" and ref.name == NODE and (is_trainer or takes_resources):
+            data = _override(data, trainer, is_trainer, takes_resources)
+            path = here
+        refs.append(ContainerRef(path, data, ref.kind))
+    return tuple(refs)
 
 
 # Lists of the patchable fields that merge item by item, and the key that matches items (Kubernetes v1.35 core/v1
