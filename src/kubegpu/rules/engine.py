@@ -436,7 +436,6 @@ def lint_loaded(
 _FINDING_ORDER = attrgetter("location.file", "location.line", "location.column", "code")
 
 
-
 def _lint_item(
     item: LoadedSource,
     plan: _RulePlan,
@@ -484,6 +483,7 @@ def _lint_item(
         if not keep:  # streamed: its findings are located, and nothing reads its nodes again
             doc.drop_nodes()
     _record_checked(result, item)
+
 
 def _context(
     config: LintConfig, documents: tuple[Document, ...], whole_input_shared: bool, target: NodeTarget | None

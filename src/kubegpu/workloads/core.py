@@ -142,14 +142,25 @@ def _job_groups(data: Mapping[str, Any], name: str, source: str) -> Iterator[tup
     yield template, tuple(f"{name}-{i}" for i in range(count))
 
 
+def _replicas_floor(data: Mapping[str, Any]) -> list[tuple[FieldPath, Any]]:
+    return [(("spec", "replicas"), (data.get("spec") or {}).get("replicas", 1))]
+
+
 POD = WorkloadKind(kinds=frozenset({"Pod"}), templates=_pod, validated_in=_CORE)
 POD_TEMPLATE = WorkloadKind(kinds=frozenset({"PodTemplate"}), templates=_pod_template, validated_in=_CORE)
-DEPLOYMENT = WorkloadKind(kinds=frozenset({"Deployment", "ReplicaSet"}), templates=_replicated, validated_in=_APPS)
+DEPLOYMENT = WorkloadKind(
+    kinds=frozenset({"Deployment"}), templates=_replicated, validated_in=_APPS, replica_floors=_replicas_floor
+)
+REPLICA_SET = WorkloadKind(kinds=frozenset({"ReplicaSet"}), templates=_replicated, validated_in=_APPS)
 REPLICATION_CONTROLLER = WorkloadKind(
     kinds=frozenset({"ReplicationController"}), templates=_replicated, validated_in=_CORE
 )
 STATEFUL_SET = WorkloadKind(
-    kinds=frozenset({"StatefulSet"}), templates=_replicated, gang=_stateful_set_gang, validated_in=_APPS
+    kinds=frozenset({"StatefulSet"}),
+    templates=_replicated,
+    gang=_stateful_set_gang,
+    validated_in=_APPS,
+    replica_floors=_replicas_floor,
 )
 DAEMON_SET = WorkloadKind(kinds=frozenset({"DaemonSet"}), templates=_daemon_set, validated_in=_APPS)
 JOB = WorkloadKind(

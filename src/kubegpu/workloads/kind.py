@@ -88,6 +88,8 @@ Bind = Callable[[Document, DocumentsOf], None]
 Runtimes = Callable[[Document], Iterable[Document]]
 Note = Callable[[Document], str]
 Test = Callable[[Document], bool]
+# (where a count of replicas that keeps pods up is written, its value now), for each such field
+Floors = Callable[[Mapping[str, Any]], list[tuple[FieldPath, Any]]]
 Wrapped = Callable[[Document], Iterable[Document]]
 
 
@@ -117,6 +119,10 @@ def _no_note(doc: Document) -> str:
 
 def _nothing_wrapped(doc: Document) -> Iterable[Document]:
     return ()
+
+
+def _no_floors(data: Mapping[str, Any]) -> list[tuple[FieldPath, Any]]:
+    return []
 
 
 def _never(doc: Document) -> bool:
@@ -194,3 +200,5 @@ class WorkloadKind:
     home: str | None = None
     # Where the object holds its driver's command line, beside its containers' (a RayJob's entrypoint).
     entrypoint: FieldPath | None = None
+    # Where the replicas that stay up whatever the load are written (a warm pool raises them), with their values.
+    replica_floors: Floors = _no_floors

@@ -17,6 +17,7 @@ model and rules, `admit`, `gen`, `simulate`, the Python API) takes these facts f
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path, is_mapping, mapping_items
 from kubegpu.manifests.memo import recalled, remember
@@ -298,6 +299,12 @@ def _llm_gang(doc: Document, templates: tuple[PodTemplate, ...], gpu: tuple[PodT
     )
 
 
+def _predictor_floor(data: Mapping[str, Any]) -> list[tuple[FieldPath, Any]]:
+    """The predictor's minReplicas (KServe's default 1)."""
+    predictor = as_mapping(data.get("spec")).get("predictor")
+    return [(("spec", "predictor", "minReplicas"), predictor.get("minReplicas"))] if is_mapping(predictor) else []
+
+
 INFERENCE_SERVICE = WorkloadKind(
     kinds=frozenset({"InferenceService"}),
     templates=_inference_service,
@@ -308,6 +315,7 @@ INFERENCE_SERVICE = WorkloadKind(
     bind=_bind,
     runtimes=_runtimes,
     looked_up=frozenset(RUNTIME_KINDS),
+    replica_floors=_predictor_floor,
 )
 LLM_INFERENCE_SERVICE = WorkloadKind(
     kinds=frozenset({"LLMInferenceService"}),

@@ -31,6 +31,7 @@ ADAPTERS: tuple[WorkloadKind, ...] = (
     core.POD,
     core.POD_TEMPLATE,
     core.DEPLOYMENT,
+    core.REPLICA_SET,
     core.REPLICATION_CONTROLLER,
     core.STATEFUL_SET,
     core.DAEMON_SET,
