@@ -95,7 +95,11 @@ def object_annotations(doc: Document) -> Mapping[str, Any]:
 
 def kueue_managed(doc: Document) -> bool:
     """Kueue admits the workload: the queue-name label (or the deprecated annotation) on the job object."""
-    return bool(object_labels(doc).get(KUEUE_QUEUE_LABEL) or object_annotations(doc).get(KUEUE_QUEUE_LABEL))
+    meta = _object_metadata(doc)
+    return bool(
+        as_mapping(meta.get("labels")).get(KUEUE_QUEUE_LABEL)
+        or as_mapping(meta.get("annotations")).get(KUEUE_QUEUE_LABEL)
+    )
 
 
 def _scheduler(template: PodTemplate) -> str:

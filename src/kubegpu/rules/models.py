@@ -298,7 +298,7 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
         kind not in _MODEL_NAMING_KINDS
         and not _mentions(raw, _SERVER_HINTS)
         and not _mentions_loader(raw)
-        and not _mentions_loader(_entrypoint(template))
+        and not (_entrypoint_field(template) is not None and _mentions_loader(_entrypoint(template)))
     ):
         return None  # cheap exit before shell-splitting: most GPU containers are not inference servers
     tokens = _tokens(container)

@@ -83,9 +83,25 @@ def api_group(doc: Document) -> str:
 
 
 def kind_of(doc: Document) -> WorkloadKind | None:
-    """The adapter that reads this object (by kind, and API group where two kinds share a name), if any."""
+    """The adapter that reads this object (by kind, and API group where two kinds share a name), if any; found once
+    per object and kept with it (every rule asks, several times)."""
+    state = doc.__dict__
+    found = state.get(_ADAPTER, _UNKNOWN)
+    if found is _UNKNOWN:
+        found = state[_ADAPTER] = _lookup(doc)
+    return found  # type: ignore[no-any-return]
+
+
+_ADAPTER = "_kubegpu_adapter"
+_UNKNOWN = object()
+
+
+def _lookup(doc: Document) -> WorkloadKind | None:
     candidates = _BY_KIND.get(doc.kind)
     if candidates is None:
         return None
-    group = api_group(doc) if len(candidates) > 1 or candidates[0].groups is not None else ""
-    return next((a for a in candidates if a.groups is None or group in a.groups), None)
+    group = api_group(doc)
+    for adapter in candidates:
+        if adapter.groups is None or group in adapter.groups:
+            return adapter
+    return None
