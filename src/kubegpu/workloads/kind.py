@@ -134,7 +134,7 @@ def always(doc: Document) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # compared by identity: one object per adapter (cheaper to build)
 class WorkloadKind:
     """One kind family's answers (see the module docstring); each field's default is the answer of a kind that
     does not have the feature."""
