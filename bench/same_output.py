@@ -277,36 +277,17 @@ def _plan(stage: Stage, sets: list[str]) -> None:
         "--exit-zero",
         stdin=(root / "examples" / "vllm-inference.yaml").read_text(),
     )
+
+    def lint_kubelet(name: str, rel: str) -> None:  # a KubeletConfiguration, linted as the --node nodes' own
+        add(name, "lint", rel, "--node", "dgx-h100", "--kubelet-config", rel, "-o", "json", "--exit-zero")
+
     for kubelet in _manifests(root / "kubelet-data"):
         if kubelet.name.startswith("kubelet-"):
-            rel = kubelet.relative_to(root)
-            add(
-                f"lint-kubelet-{kubelet.stem}",
-                "lint",
-                str(rel),
-                "--node",
-                "dgx-h100",
-                "--kubelet-config",
-                str(rel),
-                "-o",
-                "json",
-                "--exit-zero",
-            )
+            lint_kubelet(f"lint-kubelet-{kubelet.stem}", str(kubelet.relative_to(root)))
     if (root / "real").is_dir():
         for kubelet in sorted((root / "real").rglob("kubelet-config*.yaml")):
             rel = kubelet.relative_to(root)
-            add(
-                f"lint-real-kubelet-{kubelet.parent.name}",
-                "lint",
-                str(rel),
-                "--node",
-                "dgx-h100",
-                "--kubelet-config",
-                str(rel),
-                "-o",
-                "json",
-                "--exit-zero",
-            )
+            lint_kubelet(f"lint-real-kubelet-{kubelet.parent.name}", str(rel))
             add(
                 f"admit-real-kubelet-{kubelet.parent.name}",
                 "admit",

@@ -74,16 +74,9 @@ def _own_gang(doc: Document) -> GangVerdict | None:
     return None
 
 
+# A RayCluster, and a RayService's cluster: long-running clusters, one program across them only when fixed-size.
 RAY_CLUSTER = WorkloadKind(
-    kinds=frozenset({"RayCluster"}),
-    templates=_templates,
-    gang=_fixed_cluster_gang,
-    own_gang=_own_gang,
-    kai_gangs=True,
-    home=HOME,
-)
-RAY_SERVICE = WorkloadKind(
-    kinds=frozenset({"RayService"}),
+    kinds=frozenset({"RayCluster", "RayService"}),
     templates=_templates,
     gang=_fixed_cluster_gang,
     own_gang=_own_gang,

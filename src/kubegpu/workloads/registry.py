@@ -51,7 +51,6 @@ ADAPTERS: tuple[WorkloadKind, ...] = (
     lws.LEADER_WORKER_SET,
     ray.RAY_CLUSTER,
     ray.RAY_JOB,
-    ray.RAY_SERVICE,
     kserve.INFERENCE_SERVICE,
     kserve.LLM_INFERENCE_SERVICE,
     knative.KNATIVE_SERVICE,
