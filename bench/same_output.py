@@ -3,7 +3,7 @@
 A refactoring that must not change behaviour is checked by recording the outputs of the code before it and of
 the code after it over the same inputs, then comparing the folders:
 
-    python bench/same_output.py record OUT [--src SRC] [--inputs REPO] [--shared DIR] [--workers N]
+    python bench/same_output.py record OUT [--src SRC] [--inputs REPO] [--shared DIR] [--workers N] [--only GLOB]
     python bench/same_output.py compare BEFORE AFTER [--intended GLOB ...]
 
 `record` runs `python -m kubegpu ...` with PYTHONPATH=SRC (default: this checkout's `src`; another checkout's
@@ -798,7 +798,9 @@ def _webhook(stage: Path, src: Path, env: dict[str, str], out: Path) -> None:
             server.wait()
 
 
-def record(out: Path, src: Path, inputs: Path, shared: Path, workers: int, dry_run: bool = False) -> int:
+def record(
+    out: Path, src: Path, inputs: Path, shared: Path, workers: int, dry_run: bool = False, only: Sequence[str] = ()
+) -> int:
     src = src.resolve()
     probe = subprocess.run(
         [sys.executable, "-c", "import kubegpu; print(kubegpu.__file__)"],
@@ -818,13 +820,15 @@ def record(out: Path, src: Path, inputs: Path, shared: Path, workers: int, dry_r
         stage = Stage(Path(folder))
         sets = _stage_inputs(stage, inputs, shared)
         _plan(stage, sets)
+        if only:  # a subset, by output name (the webhook's reviews are left out)
+            stage.runs = [r for r in stage.runs if any(fnmatch.fnmatch(f"{r.name}.txt", g) for g in only)]
         names = [r.name for r in stage.runs]
         duplicates = {n for n in names if names.count(n) > 1}
         if duplicates:
             print(f"duplicate output names: {sorted(duplicates)[:5]}", file=sys.stderr)
             return 2
         if dry_run:
-            print(f"{len(stage.runs)} commands, and the webhook's reviews")
+            print(f"{len(stage.runs)} commands" + ("" if only else ", and the webhook's reviews"))
             return 0
         env = _environment(src, stage.root)
         started = time.monotonic()
@@ -833,7 +837,8 @@ def record(out: Path, src: Path, inputs: Path, shared: Path, workers: int, dry_r
             texts = pool.map(lambda run: (run.name, _run_one(run, stage.root, src, env)), stage.runs)
             for name, text in texts:
                 (out / f"{name}.txt").write_text(text)
-        _webhook(stage.root, src, env, out)
+        if not only:
+            _webhook(stage.root, src, env, out)
         (out / "README").write_text(
             f"kubegpu outputs recorded by bench/same_output.py\nsource: {src}\ninputs: {inputs}\n"
             f"real corpus: {'yes' if 'real' in sets else 'absent'}\n"
@@ -901,13 +906,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     rec.add_argument("--shared", type=Path, default=Path("/work/shared"), help="folder holding corpus/real")
     rec.add_argument("--workers", type=int, default=2, help="commands run at once")
     rec.add_argument("--dry-run", action="store_true", help="stage the inputs and count the commands only")
+    rec.add_argument("--only", action="append", default=[], help="record only the outputs this glob names")
     cmp = commands.add_parser("compare", help="compare two recorded folders byte for byte")
     cmp.add_argument("before", type=Path)
     cmp.add_argument("after", type=Path)
     cmp.add_argument("--intended", action="append", default=[], help="glob of outputs whose change is intended")
     args = parser.parse_args(argv)
     if args.command == "record":
-        return record(args.out, args.src, args.inputs.resolve(), args.shared, args.workers, args.dry_run)
+        return record(args.out, args.src, args.inputs.resolve(), args.shared, args.workers, args.dry_run, args.only)
     return compare(args.before, args.after, args.intended)
 
 
