@@ -86,7 +86,7 @@ def run_app(app: typer.Typer, prog: str, fast_exit: bool = False, command: str =
         typer.echo(printable(f"kubegpu: error: {err}"), err=True)
         code = EXIT_USAGE
     except ModuleNotFoundError as err:
-        from kubegpu.cli.extras import missing_extra  # extras builds on this module
+        from kubegpu.cli.extras import missing_extra  # only when a module is missing
 
         problem = missing_extra(err, command or None)
         if problem is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -89,12 +89,7 @@ def fix(
 ) -> None:
     """Apply rule fixes in place, keeping comments, key order, quoting, indentation and untouched documents."""
     try:
-        selected = rule_names_option(select, all_rules(), "--select")
-        ignored = rule_names_option(ignore, all_rules(), "--ignore")
-        found = config_file or find_config(Path(paths[0]) if paths and paths[0] != STDIN else Path.cwd())
-        config = load_config(found, all_rules()) if found else LintConfig()
-        config = config.with_overrides(select=selected, ignore=ignored, fail_on=fail_on_severity(fail_on))
-        config = replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
+        config = _config(paths, config_file, select, ignore, fail_on, queue, topology_level)
         target = node_target(node, kubelet_config, smt)
     except KubegpuError as err:
         raise fail(err) from err
@@ -107,12 +102,56 @@ def fix(
         return result.findings
 
     write = not diff and not check
-    outcomes: list[FileOutcome] = []
     items = _inputs(paths, config.max_file_bytes)
     if write:  # temp files of an earlier run killed mid-write
-        for folder in dict.fromkeys(item.path.parent for item in items if item.path is not None):
-            for leftover in remove_leftovers(folder):
-                typer.echo(printable(f"kubegpu: removed {leftover}, left by an interrupted fix"), err=True)
+        _remove_leftovers(items)
+    outcomes, internal = _fix_inputs(items, lint, options, write, diff)
+    to_stderr = (write and any(item == STDIN for item in paths)) or diff
+    _report(outcomes, write, check, unsafe_fixes, to_stderr)
+    if internal:
+        raise typer.Exit(EXIT_INTERNAL)
+    if any(o.error is not None for o in outcomes):
+        raise typer.Exit(EXIT_USAGE)
+    if check or diff:
+        raise typer.Exit(EXIT_FINDINGS if any(o.changed for o in outcomes) else EXIT_OK)
+    failing = [r for o in outcomes for r in o.remaining if Severity(r.severity).rank >= config.fail_on.rank]
+    raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+
+
+def _config(
+    paths: Sequence[str],
+    config_file: Path | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    fail_on: str | None,
+    queue: str | None,
+    topology_level: str | None,
+) -> LintConfig:
+    """The lint configuration the fixes run with: the file found (or given), then the command line over it."""
+    selected = rule_names_option(select, all_rules(), "--select")
+    ignored = rule_names_option(ignore, all_rules(), "--ignore")
+    found = config_file or find_config(Path(paths[0]) if paths and paths[0] != STDIN else Path.cwd())
+    config = load_config(found, all_rules()) if found else LintConfig()
+    config = config.with_overrides(select=selected, ignore=ignored, fail_on=fail_on_severity(fail_on))
+    return replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
+
+
+def _remove_leftovers(items: Sequence[InputFile]) -> None:
+    """Remove the temporary files an earlier run killed mid-write left beside the inputs."""
+    for folder in dict.fromkeys(item.path.parent for item in items if item.path is not None):
+        for leftover in remove_leftovers(folder):
+            typer.echo(printable(f"kubegpu: removed {leftover}, left by an interrupted fix"), err=True)
+
+
+def _fix_inputs(
+    items: Sequence[InputFile],
+    lint: Callable[[str, str], Sequence[FindingLike]],
+    options: FixOptions,
+    write: bool,
+    diff: bool,
+) -> tuple[list[FileOutcome], list[str]]:
+    """Fix each input (written, printed or diffed as asked); the outcomes and the internal errors met."""
+    outcomes: list[FileOutcome] = []
     internal: list[str] = []
     for item in items:
         try:
@@ -135,16 +174,7 @@ def fix(
                 outcomes[-1] = replace(outcome, error=str(err), fixed=outcome.original)
         if diff and outcome.changed and outcome.error is None:
             typer.echo("".join(unified_diff(outcome)), nl=False)
-    to_stderr = (write and any(item == STDIN for item in paths)) or diff
-    _report(outcomes, write, check, unsafe_fixes, to_stderr)
-    if internal:
-        raise typer.Exit(EXIT_INTERNAL)
-    if any(o.error is not None for o in outcomes):
-        raise typer.Exit(EXIT_USAGE)
-    if check or diff:
-        raise typer.Exit(EXIT_FINDINGS if any(o.changed for o in outcomes) else EXIT_OK)
-    failing = [r for o in outcomes for r in o.remaining if Severity(r.severity).rank >= config.fail_on.rank]
-    raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+    return outcomes, internal
 
 
 class _Internal(Exception):

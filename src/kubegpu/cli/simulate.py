@@ -40,6 +40,7 @@ from kubegpu.sim.traces.openb import (
     workload_name,
 )
 from kubegpu.topology.model import NodeTopology
+from kubegpu.workloads import simulated_kinds
 
 if TYPE_CHECKING:  # the simulator is imported when a run needs it
     from kubegpu.sim.bound import BoundSummary
@@ -177,7 +178,7 @@ def simulate_main(
     pods: Annotated[
         list[Path] | None,
         typer.Option(
-            "--pods", help="openb pod CSV, or YAML files with Job / PyTorchJob / JobSet (kubegpu.io/duration)."
+            "--pods", help=f"openb pod CSV, or YAML files with {' / '.join(simulated_kinds())} (kubegpu.io/duration)."
         ),
     ] = None,
     synthetic: Annotated[int, typer.Option(help="Generate this many synthetic jobs instead of --pods.")] = 0,
@@ -337,7 +338,7 @@ def _events(plan: EventsPlan, fmt: Format, plot: Path | None, report: Path | Non
 
 def _fragment_notices(pods: Sequence[Path]) -> None:
     """Name each partial object (a patch fragment) the manifests hold and count them: they are not simulated, as
-    lint counts them and does not lint them (kubegpu.manifests.partial)."""
+    lint counts them and does not lint them (kubegpu.workloads.partial)."""
     from kubegpu.sim.workload import read_job_manifests
 
     _, fragments = read_job_manifests(pods)

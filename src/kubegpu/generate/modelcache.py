@@ -311,22 +311,13 @@ def _mount_patch(
 
 
 def _warm_pool(builder: PatchBuilder, workload: Workload, minimum: int) -> None:
-    """At least `minimum` replicas always up.
-
-    Deployment/StatefulSet: spec.replicas; KServe InferenceService: the predictor's minReplicas.
-    """
+    """At least `minimum` replicas always up, where the workload's kind keeps them (its adapter's replica_floors:
+    a Deployment's spec.replicas, an InferenceService predictor's minReplicas)."""
     why = (
         f"Warm pool: at least {minimum} replica(s) always loaded, so a request never waits\n"
         "for a cold start (an autoscaler must keep its minimum at this too)."
     )
-    if workload.kind in ("Deployment", "StatefulSet"):
-        replicas = (workload.obj.get("spec") or {}).get("replicas", 1)
-        if not isinstance(replicas, int) or replicas < minimum:
-            builder.set(("spec", "replicas"), minimum, why)
-    elif workload.kind == "InferenceService":
-        for ref in workload.templates:
-            if len(ref.spec_path) != 2 or ref.spec_path[1] != "predictor":
-                continue
-            current = workload.pod_spec(ref).get("minReplicas")
-            if not isinstance(current, int) or current < minimum:
-                builder.set((*ref.spec_path, "minReplicas"), minimum, why)
+    floors = workload.adapter.replica_floors(workload.obj) if workload.adapter is not None else []
+    for path, current in floors:
+        if not isinstance(current, int) or current < minimum:
+            builder.set(path, minimum, why)

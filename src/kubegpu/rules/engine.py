@@ -22,21 +22,17 @@ from kubegpu.manifests import (
     Location,
     SourceText,
     as_mapping,
-    crds,
     discover,
     format_path,
     load_text,
-    pod_templates,
     read_source,
-    trainjob,
     uses_accelerators,
 )
 from kubegpu.manifests.embedded import embedded
-from kubegpu.manifests.expand import bind_runtimes, with_embedded
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
 from kubegpu.manifests.sources import HELM, KUSTOMIZE, WalkReport, read_regular
-from kubegpu.manifests.workloads import release
+from kubegpu.manifests.template import release
 from kubegpu.rules import inputs
 from kubegpu.rules.base import (
     LOOKED_UP_KINDS,
@@ -55,6 +51,8 @@ from kubegpu.rules.config import LintConfig
 from kubegpu.rules.inventory import Skipped, partial_object, skipped_file, unchecked_kind
 from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
+from kubegpu.workloads import Coverage, coverage, generic_note, kind_of, pod_templates
+from kubegpu.workloads.expand import bind_runtimes, with_embedded
 
 if TYPE_CHECKING:
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins
@@ -461,7 +459,6 @@ def lint_loaded(
     """
     if plan is None:
         plan = _RulePlan.of(config)
-    rules, by_name = plan.enabled, plan.by_name
     # Objects an Argo resource template creates from its manifest text are objects of the input too.
     own_documents = with_embedded(doc for item in loaded for doc in item.documents)
     ctx = (
@@ -474,48 +471,13 @@ def lint_loaded(
             target,
         )
     )
-    bind_runtimes(own_documents, ctx.documents_of)  # the one expansion admit and gen use (manifests.expand)
+    bind_runtimes(own_documents, ctx.documents_of)  # the one expansion admit and gen use (workloads.expand)
     result = LintResult(files=len(loaded), documents=len(own_documents))
     rendered: list[tuple[LoadedSource, int, int]] = []
     for item in loaded:
         first = len(result.findings)
         try:
-            lines = _Lines(item.source.text)
-            if item.notice is not None:
-                result.notices.append(f"{item.label}: {item.notice}")
-            skipped = (
-                None
-                if item.origins is not None or item.source.text is None
-                else skipped_file(item.source.name, len(item.documents), len(item.problems), item.other_documents)
-            )
-            if skipped is not None:
-                result.skipped.append(skipped)
-            for problem in item.problems:
-                rule = by_name[problem.code]
-                if config.enabled(rule):
-                    location = Location(problem.file, problem.line, problem.column)
-                    _add(result, config, rule, location, problem.message, None, None, None, lines)
-            if item.source.kind == "dockerfile" and item.source.text is not None:
-                for rule in rules:
-                    if rule.target is Target.DOCKERFILE and rule.check is not None:
-                        for raw in rule.check(item.source, ctx):
-                            line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
-                            location = Location(item.source.name, line, 1)
-                            _add(result, config, rule, location, raw.message, raw, None, None, lines)
-            # Rendered inputs keep their objects until their findings are moved to the files people edit.
-            keep = keep_documents or item.origins is not None
-            for doc in item.documents:
-                _lint_document(doc, plan, ctx, config, result, lines, keep, messages, deadline)
-                inner = embedded(doc)
-                for embedded_doc in inner.documents:
-                    _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages, deadline)
-                    if not keep:
-                        embedded_doc.drop_nodes()
-                if inner.unread:
-                    result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
-                if not keep:  # streamed: its findings are located, and nothing reads its nodes again
-                    doc.drop_nodes()
-            _record_checked(result, item)
+            _lint_item(item, plan, ctx, config, result, keep_documents, messages, deadline)
             if item.origins is not None:
                 rendered.append((item, first, len(result.findings)))
         except DeadlineExceeded:
@@ -529,6 +491,56 @@ def lint_loaded(
 
 # A monorepo's run sorts tens of thousands of findings: attrgetter builds each key in C, a lambda in Python.
 _FINDING_ORDER = attrgetter("location.file", "location.line", "location.column", "code")
+
+
+def _lint_item(
+    item: LoadedSource,
+    plan: _RulePlan,
+    ctx: RuleContext,
+    config: LintConfig,
+    result: LintResult,
+    keep_documents: bool,
+    messages: dict[str, str] | None,
+    deadline: Deadline | None,
+) -> None:
+    """Lint one loaded input: its notice, why it is skipped, its parse problems, a Dockerfile's rules, and each of
+    its objects (those an Argo resource template creates included)."""
+    lines = _Lines(item.source.text)
+    if item.notice is not None:
+        result.notices.append(f"{item.label}: {item.notice}")
+    skipped = (
+        None
+        if item.origins is not None or item.source.text is None
+        else skipped_file(item.source.name, len(item.documents), len(item.problems), item.other_documents)
+    )
+    if skipped is not None:
+        result.skipped.append(skipped)
+    for problem in item.problems:
+        rule = plan.by_name[problem.code]
+        if config.enabled(rule):
+            location = Location(problem.file, problem.line, problem.column)
+            _add(result, config, rule, location, problem.message, None, None, None, lines)
+    if item.source.kind == "dockerfile" and item.source.text is not None:
+        for rule in plan.enabled:
+            if rule.target is Target.DOCKERFILE and rule.check is not None:
+                for raw in rule.check(item.source, ctx):
+                    line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
+                    location = Location(item.source.name, line, 1)
+                    _add(result, config, rule, location, raw.message, raw, None, None, lines)
+    # Rendered inputs keep their objects until their findings are moved to the files people edit.
+    keep = keep_documents or item.origins is not None
+    for doc in item.documents:
+        _lint_document(doc, plan, ctx, config, result, lines, keep, messages, deadline)
+        inner = embedded(doc)
+        for embedded_doc in inner.documents:
+            _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages, deadline)
+            if not keep:
+                embedded_doc.drop_nodes()
+        if inner.unread:
+            result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
+        if not keep:  # streamed: its findings are located, and nothing reads its nodes again
+            doc.drop_nodes()
+    _record_checked(result, item)
 
 
 def _context(
@@ -659,10 +671,11 @@ def _lint_document(
     templates = tuple(pod_templates(doc))
     result.templates += len(templates)
     # A kind read generically says so in its findings; a synthesised pod (an operator's CR) takes no pod-spec fix.
-    generic = bool(templates) and crds.coverage(doc) is crds.Coverage.GENERIC
+    generic = bool(templates) and coverage(doc) is Coverage.GENERIC
     result.generic += generic
-    synthesised = doc.kind in crds.SYNTHESISED_KINDS or trainjob.bound_runtime(doc) is not None
-    read_from = trainjob.pod_note(doc)
+    adapter = kind_of(doc)
+    synthesised = adapter is not None and adapter.synthesised(doc)
+    read_from = "" if adapter is None else adapter.pod_note(doc)
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
@@ -679,7 +692,7 @@ def _lint_document(
                     deadline.check("linting")
                 message = raw.message
                 if generic:
-                    message = f"{message} ({crds.generic_note(doc)} at {format_path(template.path)})"
+                    message = f"{message} ({generic_note(doc)} at {format_path(template.path)})"
                 if read_from:
                     message = f"{message} ({read_from})"
                 if synthesised and raw.fix is not None:
