@@ -26,12 +26,22 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 def _uri(file: str) -> str:
     """A relative, percent-encoded URI under the working directory (code scanning's checkout root)."""
     if file.startswith("<"):
-        return quote(os.fsencode(file.strip("<>")))
+        return quote(_name_bytes(file.strip("<>")))
     path = Path(file)
     with contextlib.suppress(ValueError):  # outside the working directory: keep it absolute
         path = path.resolve().relative_to(Path.cwd().resolve())
-    # the name's bytes (a name that is not UTF-8 keeps them, as os.fsdecode held them), percent-encoded
-    return quote(os.fsencode(path.as_posix())) if not path.is_absolute() else path.as_uri()
+    if path.is_absolute():
+        return "file://" + quote(_name_bytes(path.as_posix()))
+    return quote(_name_bytes(path.as_posix()))
+
+
+def _name_bytes(name: str) -> bytes:
+    """The name's bytes: a name that is not UTF-8 keeps them, as os.fsdecode held them; a surrogate no file
+    name can hold (a name given as text, not read from a folder) is encoded as itself."""
+    try:
+        return os.fsencode(name)
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogatepass")
 
 
 def _fingerprint(finding: Finding) -> str:
