@@ -21,13 +21,9 @@ from kubegpu.report.simulation import Format, summaries_text
 from kubegpu.scheduler.gpu.registry import PROFILES, parse_policies
 from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
 from kubegpu.scheduler.tas import Algorithm
-from kubegpu.sim.experiment import (
-    RunResult,
-    read_published,
-    run_matrix,
-    summarize,
-)
+from kubegpu.sim.experiment import RunResult, run_matrix, summarize
 from kubegpu.sim.outputs import plot_allocation, plot_timeline, summaries_markdown
+from kubegpu.sim.published import read_published
 from kubegpu.sim.traces.files import is_csv
 from kubegpu.sim.traces.openb import (
     ENV_VAR,
@@ -126,7 +122,7 @@ def _static(
     published = None
     source = None if data is None else published_file(data)
     if source is not None and round(arrival * 100) <= 130:
-        published = read_published(source, round(arrival * 100))
+        published = read_published(source)
     summaries = summarize(results, published)
     _print(summaries_text(summaries, fmt, title))
     if plot is not None:
@@ -376,8 +372,7 @@ def fgd_repro(
                 raise InputError(
                     "no published results here (analysis_allo_discrete.csv) to pick the variants from", file=str(folder)
                 )
-            published = read_published(source)
-            names = sorted({w for w, _ in published.values}, key=lambda w: (w != "default", w))
+            names = read_published(source).workloads()
         for name in names:
             if name not in files:
                 raise InputError(f"unknown workload {name!r}; choose from {', '.join(files)} or all", file=str(folder))
