@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubegpu.scheduler.framework import Framework, Weighted
-from kubegpu.scheduler.gpu.fragmentation import FragModel, StateCache, typical_pods
+from kubegpu.scheduler.gpu.fragmentation import FloatArray, FragModel, StateCache, typical_pods
 from kubegpu.scheduler.gpu.policies import FGDScore
 from kubegpu.scheduler.gpu.registry import make_policy
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, IntArray, NodeSpec
@@ -81,18 +81,19 @@ def node_name_ranks(size: int, rand: GoRand) -> IntArray:
     return np.array(rand.perm(size), dtype=np.int64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunResult:
-    """One (policy, workload, seed) run: per-arrival curves and the discrete table row."""
+    """One (policy, workload, seed) run: per-event curves (numpy arrays, small to keep and send between
+    processes: a thousand runs fit in memory) and the discrete table row."""
 
     policy: str
     workload: str
     seed: int
     arrival: float
     capacity_milli: int
-    arrived_milli: tuple[int, ...]
-    allocated_milli: tuple[int, ...]
-    frag_milli: tuple[float, ...]
+    arrived_milli: IntArray
+    allocated_milli: IntArray
+    frag_milli: FloatArray
     failed_pods: int
     pods: int
     discrete: dict[int, float] = field(default_factory=dict)
@@ -100,7 +101,7 @@ class RunResult:
     @property
     def final_alloc_ratio(self) -> float:
         """Allocated GPU milli over capacity, percent, after the last arrival."""
-        return 100.0 * self.allocated_milli[-1] / self.capacity_milli if self.allocated_milli else 0.0
+        return 100.0 * int(self.allocated_milli[-1]) / self.capacity_milli if len(self.allocated_milli) else 0.0
 
     @property
     def alloc_at_arrival(self) -> float:
@@ -111,7 +112,7 @@ class RunResult:
     @property
     def unallocated_gpus(self) -> float:
         """GPUs left unallocated after the last arrival."""
-        return (self.capacity_milli - (self.allocated_milli[-1] if self.allocated_milli else 0)) / 1000
+        return (self.capacity_milli - (int(self.allocated_milli[-1]) if len(self.allocated_milli) else 0)) / 1000
 
 
 def run_policy(
@@ -143,11 +144,10 @@ def run_policy(
         else StateCache(cluster, FragModel(typical, cluster.model_names))
     )
     node_frag = metric.node_frag()
-    frag_total = float(node_frag.sum())
+    changes: list[tuple[int, int, tuple[int, ...]]] = []  # (event, node, its state after): F_n(M) comes later
     arrived = allocated = failed = 0
     arrived_curve: list[int] = []
     alloc_curve: list[int] = []
-    frag_curve: list[float] = []
     for i, pod in enumerate(pods):
         arrived += pod.total_gpu_milli
         rand.intn(PLUGIN_METRICS_DRAW)
@@ -162,14 +162,10 @@ def run_policy(
             gpus = plugin.select_gpus(cluster, node, pod, framework.rng)
             cluster.bind(node, pod, gpus)
             plugin.bound(cluster, node)
-            metric.update(cluster, node)
-            new = metric.frag_of[int(metric.node_state[node])]
-            frag_total += new - node_frag[node]
-            node_frag[node] = new
+            changes.append((i, node, StateCache.key(cluster, node)))
             allocated += pod.total_gpu_milli
         arrived_curve.append(arrived)
         alloc_curve.append(allocated)
-        frag_curve.append(frag_total)
         if progress is not None and i % 500 == 0:
             progress(i)
     cap = cluster.total_gpu_milli
@@ -179,13 +175,32 @@ def run_policy(
         seed,
         arrival,
         cap,
-        tuple(arrived_curve),
-        tuple(alloc_curve),
-        tuple(frag_curve),
+        np.array(arrived_curve, dtype=np.int64),
+        np.array(alloc_curve, dtype=np.int64),
+        _frag_curve(metric, node_frag, changes, len(pods)),
         failed,
         len(pods),
         discretize(arrived_curve, alloc_curve, int(cluster.gpu_count.sum()), max(TOP_COLUMN, round(arrival * 100))),
     )
+
+
+def _frag_curve(
+    states: StateCache, node_frag: FloatArray, changes: Sequence[tuple[int, int, tuple[int, ...]]], events: int
+) -> FloatArray:
+    """The cluster's F(M) after each event, from its start and each bound node's new state (whose F_n(M)
+    are computed in one vectorised call here rather than one per pod)."""
+    after = states.intern_many([key for _, _, key in changes])
+    total = float(node_frag.sum())
+    curve = np.empty(events, dtype=np.float64)
+    start = 0
+    for (event, node, _), state in zip(changes, after, strict=True):
+        curve[start:event] = total
+        new = states.frag_of[state]
+        total += new - float(node_frag[node])
+        node_frag[node] = new
+        start = event
+    curve[start:] = total
+    return curve
 
 
 @dataclass(frozen=True)
@@ -250,7 +265,9 @@ def summarize(results: Sequence[RunResult], published: PublishedRuns | None = No
     out: list[Summary] = []
     for (workload, policy), runs in groups.items():
         ratios = np.array([r.alloc_at_arrival for r in runs])
-        frag = np.array([100.0 * r.frag_milli[-1] / r.capacity_milli if r.frag_milli else 0.0 for r in runs])
+        frag = np.array(
+            [100.0 * float(r.frag_milli[-1]) / r.capacity_milli if len(r.frag_milli) else 0.0 for r in runs]
+        )
         column = round(runs[0].arrival * 100)
         pub = published.mean(workload, policy, column) if published is not None else None
         out.append(

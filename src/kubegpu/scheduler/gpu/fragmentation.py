@@ -164,9 +164,8 @@ class StateCache:
         self.ids: dict[tuple[int, ...], int] = {}
         self.rows: list[tuple[int, ...]] = []
         self.frag_of: list[float] = []
-        self.node_state = np.zeros(cluster.size, dtype=np.int64)
-        for node in range(cluster.size):
-            self.node_state[node] = self.intern(self.key(cluster, node))
+        keys = [self.key(cluster, node) for node in range(cluster.size)]
+        self.node_state = np.array(self.intern_many(keys), dtype=np.int64)
 
     @staticmethod
     def key(cluster: GpuCluster, node: int) -> tuple[int, ...]:
