@@ -17,7 +17,7 @@ from rich.table import Table
 
 from kubegpu.cli.common import fail, positive_ints
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.report.simulation import Format, summaries_text
+from kubegpu.report.simulation import Format, published_runs_note, summaries_text
 from kubegpu.scheduler.gpu.registry import PROFILES, parse_policies
 from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
 from kubegpu.scheduler.tas import Algorithm
@@ -125,6 +125,9 @@ def _static(
         published = read_published(source)
     summaries = summarize(results, published)
     _print(summaries_text(summaries, fmt, title))
+    note = published_runs_note(summaries) if fmt is Format.text else None
+    if note is not None:
+        _print(note)
     if plot is not None:
         for workload in traces:
             target = plot if len(traces) == 1 else plot.with_name(f"{plot.stem}-{workload}{plot.suffix}")

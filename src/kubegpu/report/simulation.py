@@ -93,6 +93,7 @@ def summaries_text(summaries: Sequence[Summary], fmt: Format, title: str) -> str
         "Δ",
         "unallocated GPUs",
         "failed pods",
+        "identical runs",
     ):
         table.add_column(col, justify="right" if col not in ("workload", "policy") else "left")
     for s in summaries:
@@ -107,8 +108,25 @@ def summaries_text(summaries: Sequence[Summary], fmt: Format, title: str) -> str
             "" if pub is None else f"{s.gpu_alloc_ratio_mean - pub:+.2f}",
             f"{s.unallocated_gpus_mean:.0f}",
             f"{s.failed_pods_mean:.0f}",
+            f"{s.identical_runs}/{len(s.runs)}" if s.runs else "",
         )
     return table
+
+
+def published_runs_note(summaries: Sequence[Summary]) -> str | None:
+    """One line under the table: how many runs equal the authors' published row in every column."""
+    runs = [r for s in summaries for r in s.runs]
+    if not runs:
+        return None
+    same = sum(r.matches for r in runs)
+    text = f"{same} of {len(runs)} runs are identical to the authors' published row in every column."
+    random = [r for r in runs if r.policy == "random" and not r.matches]
+    if random:
+        text += (
+            f" The random policy's runs ({len(random)} here) cannot be: the original picks a random index into a"
+            " node list whose order depends on thread timing (docs/commands/simulate.md)."
+        )
+    return text
 
 
 # -- what-if on a snapshot -----------------------------------------------------------------------------------

@@ -257,6 +257,14 @@ def compare_runs(runs: Sequence[RunResult], published: PublishedRuns) -> tuple[R
     return tuple(out)
 
 
+def _published_mean(published: PublishedRuns, runs: Sequence[RunResult]) -> float | None:
+    """The published mean over the seeds run, where they were published; else over every published seed."""
+    column = round(runs[0].arrival * 100)
+    rows = [published.row(r.workload, r.policy, r.arrival, r.seed) for r in runs]
+    values = [row[column] for row in rows if row is not None and column in row]
+    return sum(values) / len(values) if values else published.mean(runs[0].workload, runs[0].policy, column)
+
+
 def summarize(results: Sequence[RunResult], published: PublishedRuns | None = None) -> list[Summary]:
     """Group runs by (workload, policy) in first-seen order, average over seeds, compare with published runs."""
     groups: dict[tuple[str, str], list[RunResult]] = {}
@@ -268,8 +276,7 @@ def summarize(results: Sequence[RunResult], published: PublishedRuns | None = No
         frag = np.array(
             [100.0 * float(r.frag_milli[-1]) / r.capacity_milli if len(r.frag_milli) else 0.0 for r in runs]
         )
-        column = round(runs[0].arrival * 100)
-        pub = published.mean(workload, policy, column) if published is not None else None
+        pub = _published_mean(published, runs) if published is not None else None
         out.append(
             Summary(
                 policy,
