@@ -30,6 +30,9 @@ class Outcome:
     failed_pods: int
     pods: int
     seconds: float
+    cpu_seconds: float
+    ours: float  # allocation % at the last column (130 % arrival)
+    published: float
 
 
 @cache
@@ -44,10 +47,20 @@ def _trace(folder: str, workload: str) -> list[GpuPod]:
 
 def _run(job: tuple[str, str, str, float, int, tuple[tuple[int, float], ...]]) -> Outcome:
     folder, workload, policy, tune, seed, row = job
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = run_policy(_nodes(folder), _trace(folder, workload), policy, seed, tune, workload)
-    comparison = compare_row(workload, policy, seed, result.discrete, dict(row))
-    return Outcome(comparison, result.failed_pods, result.pods, time.perf_counter() - start)
+    published = dict(row)
+    comparison = compare_row(workload, policy, seed, result.discrete, published)
+    column = round(tune * 100)
+    return Outcome(
+        comparison,
+        result.failed_pods,
+        result.pods,
+        time.perf_counter() - start,
+        time.process_time() - cpu,
+        result.alloc_at_arrival,
+        published.get(column, float("nan")),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=None, help="an openb folder (default: the shipped trace)")
     parser.add_argument("--policy", action="append", choices=PAPER_POLICIES, help="only these policies")
     parser.add_argument("--workload", action="append", help="only these workloads")
+    parser.add_argument("--markdown", type=Path, help="also write the mean per workload and policy here")
     args = parser.parse_args(argv)
     folder = args.data or default_openb_dir()
     source = published_file(folder)
@@ -93,7 +107,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
     wall = time.perf_counter() - start
     _report(outcomes, wall, args.workers)
+    if args.markdown is not None:
+        args.markdown.write_text(_means_markdown(outcomes))
     return 0
+
+
+def _means_markdown(outcomes: Sequence[Outcome]) -> str:
+    """Per workload: ours / published mean over the seeds (difference) for each policy, at 130 % arrival."""
+    policies = [p for p in PAPER_POLICIES if any(o.comparison.policy == p for o in outcomes)]
+    lines = ["| workload | " + " | ".join(policies) + " |", "|---|" + "---|" * len(policies)]
+    for workload in sorted({o.comparison.workload for o in outcomes}, key=lambda w: (w != "default", w)):
+        cells = []
+        for policy in policies:
+            mine = [o for o in outcomes if o.comparison.workload == workload and o.comparison.policy == policy]
+            ours = sum(o.ours for o in mine) / len(mine)
+            published = sum(o.published for o in mine) / len(mine)
+            cells.append(f"{ours:.2f} / {published:.2f} ({ours - published:+.2f})")
+        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def _report(outcomes: Sequence[Outcome], wall: float, workers: int) -> None:
@@ -121,9 +152,12 @@ def _report(outcomes: Sequence[Outcome], wall: float, workers: int) -> None:
                 f"(median {firsts[len(firsts) // 2]}), largest difference {largest:.2f} points"
             )
     busy = sum(o.seconds for o in outcomes)
+    cpu = sum(o.cpu_seconds for o in outcomes)
     print(
         f"\nwall time {wall:.0f} s ({wall / 60:.1f} min) on {workers} worker(s); "
-        f"{busy:.0f} s of runs, {busy / max(1, len(outcomes)):.2f} s per run",
+        f"{busy:.0f} s of runs, {busy / max(1, len(outcomes)):.2f} s per run; "
+        f"CPU time {cpu:.0f} s ({cpu / max(1, len(outcomes)):.2f} s per run, {cpu / 60 / max(1, workers):.1f} min "
+        f"of {workers} cores when nothing else runs)",
         flush=True,
     )
 

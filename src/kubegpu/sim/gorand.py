@@ -94,24 +94,23 @@ class GoRand:
         """Int63n: a mask for powers of two, else rejection above the largest multiple of n."""
         if n <= 0:
             raise ValueError("invalid argument to Int63n")
-        if n & (n - 1) == 0:
-            return self.int63() & (n - 1)
-        top = _MASK63 - (1 << 63) % n
-        v = self.int63()
-        while v > top:
-            v = self.int63()
-        return v % n
+        return self._below(n, self.int63, 63)
 
     def int31n(self, n: int) -> int:
         """Int31n: a mask for powers of two, else rejection above the largest multiple of n."""
         if n <= 0 or n > INT32_MAX:
             raise ValueError("invalid argument to Int31n")
+        return self._below(n, self.int31, 31)
+
+    @staticmethod
+    def _below(n: int, draw: Callable[[], int], bits: int) -> int:
+        """Int31n's and Int63n's shared body over a draw of `bits` bits."""
         if n & (n - 1) == 0:
-            return self.int31() & (n - 1)
-        top = INT32_MAX - (1 << 31) % n
-        v = self.int31()
+            return draw() & (n - 1)
+        top = (1 << bits) - 1 - (1 << bits) % n
+        v = draw()
         while v > top:
-            v = self.int31()
+            v = draw()
         return v % n
 
     def _int31n_lemire(self, n: int) -> int:
