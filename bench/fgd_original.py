@@ -215,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--tune", type=float, default=1.3)
     parser.add_argument("--timeout", type=float, default=3 * 3600, help="seconds for the original's run")
+    parser.add_argument("--binary", type=Path, help="the original's binary: built there if absent, else reused")
     args = parser.parse_args(argv)
     if shutil.which("go") is None:
         print("go is not installed (apt-get install golang-go); skipping the original's run")
@@ -230,9 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     version = subprocess.run(["go", "version"], capture_output=True, text=True, check=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="fgd-original-") as tmp:
         work = Path(tmp)
-        binary = work / "simon"
-        seconds = build(source.resolve(), binary)
-        print(f"built the original with {version} in {seconds:.0f} s", flush=True)
+        binary = args.binary.resolve() if args.binary is not None else work / "simon"
+        if binary.is_file():
+            print(f"reusing the original's binary {binary} ({version} installed)", flush=True)
+        else:
+            seconds = build(source.resolve(), binary)
+            print(f"built the original with {version} in {seconds:.0f} s", flush=True)
         cluster = work / "cluster"
         cluster.mkdir()
         shutil.copy(source / "data" / "node_yaml" / "openb_node_list_gpu_node.yaml", cluster)
