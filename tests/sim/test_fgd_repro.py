@@ -109,6 +109,13 @@ def test_tuning_prunes_above_the_target_and_leaves_gpu_less_work_alone() -> None
     assert len(tune_workload(pods, 0, 1.3, GoRand(1))) == 10  # no GPU to tune against
 
 
+def test_tuning_is_bounded() -> None:
+    # one tiny GPU request against a large cluster would need millions of clones: refused in one line
+    pods = [GpuPod("tiny", 100, 0, 1, 1), *(GpuPod(f"c{i}", 100) for i in range(3))]
+    with pytest.raises(InputError, match="takes more than"):
+        tune_workload(pods, 10_000_000, 1.3, GoRand(1), max_pods=1000)
+
+
 def test_columns_round_as_pandas_and_numpy_do() -> None:
     # 10,871 milli of 6,212 GPUs is 0.175 %: Python's round gives 0.17 per event (Series.apply), numpy's
     # round would give 0.18; the column mean is rounded by numpy (round of a float64)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kubegpu.errors import InputError
 from kubegpu.scheduler.framework import Framework, Weighted
 from kubegpu.scheduler.gpu.fragmentation import FloatArray, FragModel, StateCache, typical_pods
 from kubegpu.scheduler.gpu.policies import FGDScore
@@ -31,9 +32,12 @@ DEFAULT_SEEDS = tuple(range(42, 52))
 # before the seed) draws rand.Float64 for its watch timeout (client-go tools/cache/reflector.go ListAndWatch)
 INFORMER_WATCH_DRAWS = 10
 PLUGIN_METRICS_DRAW = 100  # scheduler.go scheduleOne: rand.Intn(100) < pluginMetricsSamplePercent, every cycle
+MAX_TUNED_PODS = 2_000_000  # a bound on the tuned workload (the paper's have about 10,000 pods)
 
 
-def tune_workload(pods: Sequence[GpuPod], capacity_milli: int, ratio: float, rand: GoRand) -> list[GpuPod]:
+def tune_workload(
+    pods: Sequence[GpuPod], capacity_milli: int, ratio: float, rand: GoRand, max_pods: int = MAX_TUNED_PODS
+) -> list[GpuPod]:
     """The pods in arrival order: shuffled, then cloned or pruned to `ratio` × GPU capacity.
 
     SortClusterPods with shufflePod: sort by name, rand.Shuffle. TunePodsByNodeTotalResource: below the
@@ -55,6 +59,8 @@ def tune_workload(pods: Sequence[GpuPod], capacity_milli: int, ratio: float, ran
     trace = sorted(pods, key=lambda p: p.name)
     serial = 0
     while True:
+        if len(ordered) >= max_pods:
+            raise InputError(f"tuning the workload to {ratio:g} × GPU capacity takes more than {max_pods} pods")
         clone = trace[rand.intn(len(trace))]
         if float(total + clone.gpu_milli) > target:
             return ordered
