@@ -224,6 +224,7 @@ class Summary:
     frag_ratio_mean: float
     published_mean: float | None
     runs: tuple[RowComparison, ...] = ()  # each seed against its published row, where there is one
+    by_seed: tuple[float, ...] = ()  # each seed's allocation % at the arrival column, in `seeds` order
 
     @property
     def identical_runs(self) -> int:
@@ -242,6 +243,7 @@ class Summary:
             "unallocated_gpus_mean": round(self.unallocated_gpus_mean, 1),
             "failed_pods_mean": round(self.failed_pods_mean, 1),
             "frag_pct_of_capacity_mean": round(self.frag_ratio_mean, 3),
+            "gpu_alloc_ratio_by_seed": list(self.by_seed),
         }
         if self.published_mean is not None:
             out["published_mean"] = round(self.published_mean, 3)
@@ -296,6 +298,7 @@ def summarize(results: Sequence[RunResult], published: PublishedRuns | None = No
                 float(frag.mean()),
                 pub,
                 compare_runs(runs, published) if published is not None else (),
+                tuple(float(r) for r in ratios),
             )
         )
     return out
