@@ -67,8 +67,9 @@ def free_port() -> int:
         return port
 
 
-def start_server(cert: Path, key: Path, port: int) -> subprocess.Popen[bytes]:
-    """`kubegpu webhook serve` in its own process, so the load generator does not share its GIL."""
+def start_server(cert: Path, key: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
+    """`kubegpu webhook serve` in its own process, so the load generator does not share its GIL; `extra`: more
+    arguments."""
     cmd = [
         sys.executable,
         "-m",
@@ -83,6 +84,7 @@ def start_server(cert: Path, key: Path, port: int) -> subprocess.Popen[bytes]:
         "127.0.0.1",
         "--port",
         str(port),
+        *extra,
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     context = ssl.create_default_context(cafile=str(cert))

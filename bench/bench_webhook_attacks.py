@@ -14,6 +14,17 @@
 4. The largest reviews at once: as many clients as workers + queue each send a GPU pod of
    thousands of small env entries just under the body limit (the shape that costs the most memory
    per byte): the server's peak RSS against the generated memory limit, and errors.
+5. The slowest pod to review: a pod of 4,800 GPU containers (437 KiB, under the body limit) sent to
+   /mutate and to /validate: seconds until the answer, its status, what it said and its size. The
+   API server gives up at the webhook's timeoutSeconds (5 s by default). Then the same against
+   servers whose container limit is lifted (`--max-containers 100000`): with the default review
+   deadline (4 s), with `--timeout-seconds 1` (deadline 0.5 s, shorter than the review), and with
+   that and `--failure-policy Fail`.
+6. Reviews that keep the workers busy: six such pods at once on /mutate, and 0.2 s later one normal
+   GPU pod: seconds until the normal pod is answered, and how; on the default server, then on the
+   first two servers with the container limit lifted (queue wait 2 s and 0.25 s from arrival).
+
+`--scenarios 5,6` runs only those (1-6; default all).
 """
 
 from __future__ import annotations
@@ -257,12 +268,87 @@ async def largest(port: int, context: ssl.SSLContext, pid: int, clients: int) ->
     return len(body), peak, errors, shed[0]
 
 
+def many_containers_review(containers: int = 4800) -> bytes:
+    """A recorded GPU pod review whose pod has `containers` small GPU containers (433 KiB for 4,800)."""
+    review = json.loads((REVIEWS / "gpu-request-no-limit.json").read_text())
+    review["request"]["object"]["spec"]["containers"] = [
+        {
+            "name": f"c{i:05d}",
+            "image": "nvidia/cuda:12.4",
+            "resources": {"requests": {"nvidia.com/gpu": "1"}},
+        }
+        for i in range(containers)
+    ]
+    return json.dumps(review, separators=(",", ":")).encode()
+
+
+async def answer(port: int, context: ssl.SSLContext, path: str, body: bytes) -> tuple[float, int, bytes]:
+    """Seconds until the whole answer, its status and its body (one new connection)."""
+    start = time.perf_counter()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+    try:
+        writer.write(request_head("POST", path, body) + body)
+        await writer.drain()
+        header = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 120)
+        lines = header.split(b"\r\n")
+        length = next(
+            (
+                int(v.strip())
+                for n, _, v in (x.partition(b":") for x in lines[1:])
+                if n.strip().lower() == b"content-length"
+            ),
+            0,
+        )
+        data = await reader.readexactly(length)
+        return time.perf_counter() - start, int(lines[0].split(b" ", 2)[1]), data
+    finally:
+        writer.close()
+
+
+def _said(status: int, data: bytes) -> str:
+    if status != 200:
+        return f"{status} {data[:80].decode(errors='replace')!r}"
+    response = json.loads(data)["response"]
+    warnings = response.get("warnings") or []
+    message = response.get("status", {}).get("message", "")
+    verdict = "allowed" if response["allowed"] else "denied"
+    patched = " with a patch" if "patch" in response else ""
+    first = (message or (warnings[0] if warnings else ""))[:90]
+    return f"200 {verdict}{patched}, {len(warnings)} warning(s): {first!r}"
+
+
+async def slowest_pod(port: int, context: ssl.SSLContext, server: str) -> None:
+    body = many_containers_review()
+    print(f"5. one pod of 4,800 GPU containers ({len(body) / 1024:.0f} KiB), {server}:")
+    for path in ("/mutate", "/validate"):
+        seconds, status, data = await answer(port, context, path, body)
+        print(f"   {path:9} answered in {seconds:5.2f} s, {len(data) / 1024:.0f} KiB: {_said(status, data)}")
+
+
+async def busy_workers(port: int, context: ssl.SSLContext, heavy: int, server: str) -> None:
+    body = many_containers_review()
+    normal = (REVIEWS / "gpu-request-no-limit.json").read_bytes()
+    tasks = [asyncio.create_task(answer(port, context, "/mutate", body)) for _ in range(heavy)]
+    await asyncio.sleep(0.2)
+    seconds, status, data = await answer(port, context, "/mutate", normal)
+    done = await asyncio.gather(*tasks)
+    print(f"6. {heavy} pods of 4,800 containers at once on /mutate, then one normal GPU pod, {server}:")
+    print(f"   normal pod answered in {seconds:5.2f} s: {_said(status, data)}")
+    statuses = sorted({s for _, s, _ in done})
+    print(
+        f"   the {heavy} large ones: {min(t for t, _, _ in done):.2f}-{max(t for t, _, _ in done):.2f} s, "
+        f"status {statuses}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--idle", type=int, default=1000)
     parser.add_argument("--probes", type=int, default=200)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--each", type=int, default=40)
+    parser.add_argument("--scenarios", default="1,2,3,4,5,6", help="which scenarios to run (comma-separated)")
+    parser.add_argument("--heavy", type=int, default=6, help="large reviews sent at once in scenario 6")
     parser.add_argument("--hold-idle", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, help=argparse.SUPPRESS)
@@ -271,50 +357,78 @@ def main() -> int:
         asyncio.run(hold_idle(args.port, args.hold_idle, args.seconds))
         return 0
     ok = True
+    run = {int(n) for n in args.scenarios.split(",")}
     with tempfile.TemporaryDirectory() as tmp:
         cert, key = make_cert(Path(tmp))
         port = free_port()
         server = start_server(cert, key, port)
         context = ssl.create_default_context(cafile=str(cert))
         try:
-            asyncio.run(slow_clients(port, context, 20))
-            ok &= idle_flood(port, context, server.pid, args.idle, args.probes)
-            base, _ = asyncio.run(concurrent(port, context, args.clients, args.each, 0.25, "/healthz"))
-            lat, errors = asyncio.run(concurrent(port, context, args.clients, args.each, 0.25, "/mutate"))
-            p99 = percentile(lat, 0.99)
-            print(
-                f"3. {args.clients} concurrent clients x {args.each} requests, each client every 0.25 s (keep-alive):"
-            )
-            print(f"   baseline GET /healthz: p50 {percentile(base, 0.5):.2f} ms  p99 {percentile(base, 0.99):.2f} ms")
-            print(
-                f"   POST /mutate:          p50 {percentile(lat, 0.5):.2f} ms  p99 {p99:.2f} ms  "
-                f"errors {errors}  ratio p99 {p99 / percentile(base, 0.99):.2f}x"
-            )
-            met = p99 < CONCURRENT_P99_MS and errors == 0
-            print(f"   target p99 < {CONCURRENT_P99_MS:g} ms and no errors: {'met' if met else 'NOT met'}")
-            ok &= errors == 0
-            clients = LIMITS.review_workers + LIMITS.review_queue
-            size, peak, errors, shed = asyncio.run(largest(port, context, server.pid, clients))
-            limit = int(memory_limit_quantity(LIMITS).removesuffix("Mi")) * MIB
-            print(
-                f"4. {clients} clients at once, each one review of {size / 1024:.0f} KiB "
-                f"(thousands of env entries): server peak RSS {peak / MIB:.0f} MiB, generated "
-                f"limit {limit / MIB:.0f} MiB, {shed} answered 503 after waiting "
-                f"{LIMITS.queue_timeout:g} s, errors {errors}: "
-                f"{'met' if peak < limit and not errors else 'NOT met'}"
-            )
-            ok &= peak < limit and errors == 0
+            if 1 in run:
+                asyncio.run(slow_clients(port, context, 20))
+            if 2 in run:
+                ok &= idle_flood(port, context, server.pid, args.idle, args.probes)
+            if 3 in run or 4 in run:
+                ok &= concurrent_and_largest(port, context, server.pid, args.clients, args.each)
+            if 5 in run:
+                asyncio.run(slowest_pod(port, context, "default server"))
+            if 6 in run:
+                asyncio.run(busy_workers(port, context, args.heavy, "default server"))
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop(server)
+        if 5 in run or 6 in run:
+            lifted = ("--max-containers", "100000")
+            short = (*lifted, "--timeout-seconds", "1")  # review deadline 0.5 s, queue wait 0.25 s
+            for extra in (lifted, short, (*short, "--failure-policy", "Fail")):
+                port = free_port()
+                server = start_server(cert, key, port, *extra)
+                try:
+                    if 5 in run:
+                        asyncio.run(slowest_pod(port, context, " ".join(extra)))
+                    if 6 in run and "Fail" not in extra:
+                        asyncio.run(busy_workers(port, context, args.heavy, " ".join(extra)))
+                finally:
+                    stop(server)
     print(
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
         "(client, attacker and server share them)"
     )
     return 0 if ok else 1
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+def concurrent_and_largest(port: int, context: ssl.SSLContext, pid: int, clients: int, each: int) -> bool:
+    """Scenarios 3 and 4; True when no request failed and the RSS stayed under the limit."""
+    base, _ = asyncio.run(concurrent(port, context, clients, each, 0.25, "/healthz"))
+    lat, errors = asyncio.run(concurrent(port, context, clients, each, 0.25, "/mutate"))
+    p99 = percentile(lat, 0.99)
+    print(f"3. {clients} concurrent clients x {each} requests, each client every 0.25 s (keep-alive):")
+    print(f"   baseline GET /healthz: p50 {percentile(base, 0.5):.2f} ms  p99 {percentile(base, 0.99):.2f} ms")
+    print(
+        f"   POST /mutate:          p50 {percentile(lat, 0.5):.2f} ms  p99 {p99:.2f} ms  "
+        f"errors {errors}  ratio p99 {p99 / percentile(base, 0.99):.2f}x"
+    )
+    met = p99 < CONCURRENT_P99_MS and errors == 0
+    print(f"   target p99 < {CONCURRENT_P99_MS:g} ms and no errors: {'met' if met else 'NOT met'}")
+    ok = errors == 0
+    at_once = LIMITS.review_workers + LIMITS.review_queue
+    size, peak, errors, shed = asyncio.run(largest(port, context, pid, at_once))
+    limit = int(memory_limit_quantity(LIMITS).removesuffix("Mi")) * MIB
+    print(
+        f"4. {at_once} clients at once, each one review of {size / 1024:.0f} KiB "
+        f"(thousands of env entries): server peak RSS {peak / MIB:.0f} MiB, generated "
+        f"limit {limit / MIB:.0f} MiB, {shed} answered 503 after waiting "
+        f"{LIMITS.queue_wait_seconds:g} s, errors {errors}: "
+        f"{'met' if peak < limit and not errors else 'NOT met'}"
+    )
+    return ok and peak < limit and errors == 0
 
 
 if __name__ == "__main__":

@@ -23,7 +23,17 @@ REQUIREMENTS = [
     for requirement in requirements
 ]
 # what `pip install kubegpu` does not bring
-OPTIONAL = ("numpy", "matplotlib", "starlette", "uvicorn", "lightkube", "httpx2", "kubernetes_validate")
+OPTIONAL = (
+    "numpy",
+    "matplotlib",
+    "highspy",
+    "starlette",
+    "uvicorn",
+    "lightkube",
+    "httpx2",
+    "httpcore2",
+    "kubernetes_validate",
+)
 # blocked too when the base commands run: the webhook's metrics library, which the server extra brings
 BLOCKED = (*OPTIONAL, "prometheus_client")
 

@@ -1,6 +1,6 @@
 """A KServe `model:` predictor's container is its ServingRuntime's container with the predictor's fields merged
 over it. When the runtime is in the input, lint, admit, gen, simulate's reader and the Python API all read the
-same merged pod: the runtime is bound to the predictor when the input is expanded (manifests.expand)."""
+same merged pod: the runtime is bound to the predictor when the input is expanded (workloads.expand)."""
 
 from __future__ import annotations
 

@@ -349,8 +349,9 @@ def _review(obj: dict[str, Any], kind: str, group: str = "") -> Any:
 
 
 def test_webhook_judges_the_trainjob_pod_the_trainer_makes_as_lint_does(tmp_path: Path) -> None:
-    from kubegpu.manifests import load_text, pod_spec, pod_templates
-    from kubegpu.manifests.expand import expand_input
+    from kubegpu.manifests import load_text, pod_spec
+    from kubegpu.workloads import pod_templates
+    from kubegpu.workloads.expand import expand_input
 
     # one object per review: a TrainJob arrives without its runtime, so the webhook leaves it to its pods
     decision = _review(yaml.safe_load(TRAINJOB), "TrainJob", "trainer.kubeflow.org")

@@ -1,6 +1,6 @@
 """A kustomize-style patch fragment (a Deployment whose container names no image) is one thing for every command:
 lint counts it as a partial object and does not lint it, admit names it and skips it, simulate skips and counts
-it, gen refuses it naming its file and line, and the Python API skips it (kubegpu.manifests.partial)."""
+it, gen refuses it naming its file and line, and the Python API skips it (kubegpu.workloads.partial)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
 from kubegpu.manifests import load_text
-from kubegpu.manifests.partial import partial_object
+from kubegpu.workloads.partial import partial_object
 
 runner = CliRunner()
 

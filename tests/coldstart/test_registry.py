@@ -14,6 +14,7 @@ from werkzeug import Request, Response
 
 from kubegpu.errors import InputError
 from kubegpu.live.registry import layout_images, match_layout, parse_reference, registry_image
+from kubegpu.rules.coldstart_model import ImageFacts
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -131,11 +132,28 @@ def test_broken_layouts(tmp_path: Path, write: Any, message: str) -> None:
         ("busybox", ("docker.io", "library/busybox", "latest")),
         ("nvcr.io/nvidia/pytorch:24.05-py3", ("nvcr.io", "nvidia/pytorch", "24.05-py3")),
         ("localhost:5000/m@sha256:" + "a" * 64, ("localhost:5000", "m", "sha256:" + "a" * 64)),
+        # the one parser (kubegpu.manifests.image): index.docker.io is docker.io, as lint reads it
+        ("index.docker.io/nvidia/cuda:12.4.1", ("docker.io", "nvidia/cuda", "12.4.1")),
     ],
 )
 def test_parse_reference(image: str, parts: tuple[str, str, str]) -> None:
     ref = parse_reference(image)
-    assert (ref.registry, ref.repository, ref.reference) == parts
+    assert (ref.domain, ref.path, ref.reference) == parts
+
+
+@pytest.mark.parametrize("image", ["gcr.io/PROJECT_ID/server:1", "${IMAGE}", "img:"])
+def test_a_text_that_is_no_image_reference_is_refused_before_any_request(image: str) -> None:
+    with pytest.raises(InputError, match="is not an image reference"):
+        parse_reference(image)
+
+
+def test_a_digest_is_no_tag_when_matching_a_layout() -> None:
+    facts = ImageFacts(1, None)
+    digest = "sha256:" + "a" * 64
+    assert match_layout([f"nvcr.io/nvidia/pytorch@{digest}", "x:1"], {"a" * 64: facts}) == {}
+    assert match_layout(["nvcr.io/nvidia/pytorch:24.05-py3", "x:1"], {"24.05-py3": facts}) == {
+        "nvcr.io/nvidia/pytorch:24.05-py3": facts
+    }
 
 
 def test_registry_with_anonymous_bearer_token(httpserver: HTTPServer) -> None:

@@ -136,10 +136,16 @@ def test_suppressed_findings_are_not_fixed(tmp_path: Path) -> None:
     assert path.read_text() == text
 
 
-def test_symlinks_are_followed(tmp_path: Path) -> None:
+def test_a_named_symlink_is_refused_and_a_folder_s_link_fixes_its_target(tmp_path: Path) -> None:
+    """fix never writes through a link: a link named on the command line is refused (it may lead anywhere); a
+    link found in a folder to a file of that folder stands for that file, fixed once under its own name."""
     target = _write(tmp_path, "real.yaml", BEFORE)
     link = tmp_path / "link.yaml"
     link.symlink_to(target)
-    CliRunner().invoke(app, ["fix", *SELECT, str(link)])
-    assert link.is_symlink()
-    assert target.read_text() == AFTER
+    named = CliRunner().invoke(app, ["fix", *SELECT, str(link)])
+    assert named.exit_code == 2 and "link.yaml: not fixed: is a symbolic link" in named.output
+    assert link.is_symlink() and target.read_text() == BEFORE
+    folder = CliRunner().invoke(app, ["fix", *SELECT, str(tmp_path)])
+    assert folder.exit_code == 0, folder.output
+    assert link.is_symlink() and target.read_text() == AFTER
+    assert folder.output.count("real.yaml: fixed:") == 1 and "link.yaml" not in folder.output

@@ -98,13 +98,17 @@ def test_fix_the_corpus_in_place_on_a_copy(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from kubegpu.cli.main import app
+    from kubegpu.manifests.atomic import TEMP_SUFFIX
 
     copy = tmp_path / "corpus"
     shutil.copytree(CORPUS, copy)
+    # the shared corpus may be read-only, and fix refuses read-only files: the copy is the user's own tree
+    for entry in [copy, *copy.rglob("*")]:
+        entry.chmod(0o755 if entry.is_dir() else 0o644)
     before = {p: p.read_bytes() for p in copy.rglob("*.y*ml")}
     first = CliRunner().invoke(app, ["fix", "--exit-zero", str(copy)])
     assert first.exit_code == 0, first.output
     changed = [p for p, data in before.items() if p.read_bytes() != data]
     assert changed
     assert CliRunner().invoke(app, ["fix", "--check", str(copy)]).exit_code == 0
-    assert not [p for p in copy.rglob("*") if p.name.endswith(".kubegpu-fix")]
+    assert not [p for p in copy.rglob("*") if p.name.endswith(TEMP_SUFFIX)]

@@ -29,9 +29,10 @@ from kubegpu.errors import InputError
 from kubegpu.generate import fixes, workload
 from kubegpu.generate.output import write_generated
 from kubegpu.generate.validate import SchemaViolation, validate_object, validate_workload
-from kubegpu.manifests import load_text, pod_templates
+from kubegpu.manifests import load_text
 from kubegpu.manifests.resources import template_pod
 from kubegpu.units import parse_quantity
+from kubegpu.workloads import pod_templates
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ["dshm", "qos", "pull-policy"]

@@ -180,6 +180,22 @@ def test_kai(data_dir: Path, strategy: str) -> None:
     assert template["spec"]["schedulerName"] == "kai-scheduler"
 
 
+@pytest.mark.parametrize(
+    ("kind", "key", "own_group"), [("PyTorchJob", "pytorch", False), ("PaddleJob", "paddle", True)]
+)
+def test_kai_gangs_only_the_kinds_its_pod_grouper_maps(tmp_path: Path, kind: str, key: str, own_group: bool) -> None:
+    """KAI's pod-grouper hub maps PyTorchJob (one PodGroup for all pods) but not PaddleJob: gen kai adds the
+    PodGroup itself for the kinds it does not map, as lint's gang-missing says."""
+    path = tmp_path / "job.yaml"
+    path.write_text(
+        f"apiVersion: kubeflow.org/v1\nkind: {kind}\nmetadata: {{name: j}}\nspec:\n  {key}ReplicaSpecs:\n"
+        "    Worker:\n      replicas: 2\n      template:\n        spec:\n          containers:\n"
+        "          - {name: c, image: example.com/train:1, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+    )
+    result = kai.generate(kai.KaiOptions(gpus=8), workload.one_workload(str(path)))
+    assert any(o["kind"] == "PodGroup" for o in result.objects()) is own_group
+
+
 def test_kai_bad_limits() -> None:
     with pytest.raises(InputError, match="gpu-limit"):
         kai.generate(kai.KaiOptions(gpus=16, gpu_limit=8))

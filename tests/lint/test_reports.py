@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from kubegpu.manifests import Location, ObjectRef
+from kubegpu.report.escape import json_defused
 from kubegpu.report.findings_github import render_github
 from kubegpu.report.findings_json import LineMemo, finding_line, finding_to_dict, render_json
 from kubegpu.report.findings_junit import render_junit
@@ -98,7 +99,8 @@ def test_json_lines_equal_json_dumps(
     fix: tuple[str, Safety] | None,
     severity: Severity,
 ) -> None:
-    """The hand-formatted JSON line is exactly json.dumps of the finding's dict, for any text."""
+    """The hand-formatted JSON line is exactly json.dumps of the finding's dict (with `##[` written `##\\u005b`, the
+    same JSON data), for any text."""
     finding = Finding(
         code="KG101",
         name="gpu-pod-not-guaranteed",
@@ -108,9 +110,10 @@ def test_json_lines_equal_json_dumps(
         obj=None if obj is None else ObjectRef(kind=obj[0], name=obj[1], namespace=obj[2]),
         fix=None if fix is None else Fix(fix[0], fix[1], ()),
     )
-    assert finding_line(finding) == json.dumps(finding_to_dict(finding))
+    expected = json_defused(json.dumps(finding_to_dict(finding)))
+    assert finding_line(finding) == expected
     memo = LineMemo()
-    assert finding_line(finding, memo) == finding_line(finding, memo) == json.dumps(finding_to_dict(finding))
+    assert finding_line(finding, memo) == finding_line(finding, memo) == expected
 
 
 def test_json_report_parses() -> None:
@@ -156,8 +159,9 @@ def test_plain_text_report_is_what_rich_prints_without_a_terminal(
     assert "".join(plain) == buffer.getvalue()
 
 
-def test_text_report_leaves_out_control_characters_from_the_input() -> None:
-    """A value with an escape sequence or a carriage return cannot rewrite what a terminal or CI log shows."""
+def test_text_report_shows_control_characters_from_the_input_as_escapes() -> None:
+    """A value with an escape sequence or a carriage return cannot rewrite what a terminal or CI log shows: the
+    report shows them as visible escapes (left out, they let a hostile value pass for a clean one)."""
     result = lint_text("d.yaml", TEXT)
     finding = result.findings[0]
     result.findings[:] = [
@@ -174,7 +178,7 @@ def test_text_report_leaves_out_control_characters_from_the_input() -> None:
     write_text(result, plain.append)
     text = "".join(plain)
     assert "\x1b" not in text and "\r" not in text and "\t" not in text  # tabs expanded, as rich does
-    assert "image '[2Kokfake' is" in text and "pinned" in text
+    assert "image '\\x1b[2Kok\\rfake' is" in text and "pinned" in text
 
 
 def test_json_line_memo_writes_a_shared_fix_once() -> None:

@@ -1,15 +1,19 @@
-"""A recorded GPU cluster served over real HTTP on 127.0.0.1, with a kubeconfig pointing at it."""
+"""A recorded GPU cluster served over real HTTP (or HTTPS) on 127.0.0.1, with a kubeconfig pointing at it."""
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Callable
+import ssl
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from pytest_httpserver import HTTPServer
 
 from tests.paths import REPO_ROOT
+from tests.webhook.certs import make_certs
 
 CLUSTER = REPO_ROOT / "tests" / "fixtures" / "cluster"
 TOKEN = "test-token-0123456789"
@@ -82,3 +86,42 @@ def serve_cluster(httpserver: HTTPServer, tmp_path: Path) -> ServeFn:
         return write_kubeconfig(tmp_path / "kubeconfig", httpserver.url_for("/").rstrip("/"))
 
     return serve
+
+
+@contextmanager
+def https_api(folder: Path) -> Iterator[tuple[HTTPServer, Path]]:
+    """An HTTPS server on 127.0.0.1 with a fresh CA made in `folder` (returned with it); anything not
+    registered is answered 404, like an API server without that group, version or node proxy."""
+    ca, cert, key = make_certs(folder)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(str(cert), str(key))
+    server = HTTPServer(host="127.0.0.1", port=0, ssl_context=context)
+    server.no_handler_status_code = 404
+    server.start()
+    try:
+        yield server, ca
+    finally:
+        server.clear()
+        server.stop()
+
+
+def serve_recorded(server: HTTPServer) -> None:
+    """The recorded cluster's answers, for requests with the test token (after the answers a test registered)."""
+    for path, name in ROUTES.items():
+        server.expect_request(path, headers={"Authorization": f"Bearer {TOKEN}"}).respond_with_json(recorded(name))
+
+
+def tls_kubeconfig(path: Path, url: str, ca_pem: bytes | None, insecure: bool = False) -> Path:
+    """A kubeconfig for `url` that trusts `ca_pem` (or, with `insecure`, skips TLS verification)."""
+    trust = (
+        "    insecure-skip-tls-verify: true\n"
+        if insecure
+        else f"    certificate-authority-data: {base64.b64encode(ca_pem or b'').decode()}\n"
+    )
+    path.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: tls\n"
+        f"clusters:\n- name: tls\n  cluster:\n    server: {url}\n{trust}"
+        f"users:\n- name: u\n  user:\n    token: {TOKEN}\n"
+        "contexts:\n- name: tls\n  context:\n    cluster: tls\n    user: u\n"
+    )
+    return path

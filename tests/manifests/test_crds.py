@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kubegpu.manifests import load_text, pod_spec, pod_templates, uses_accelerators
-from kubegpu.manifests.crds import Coverage, coverage
+from kubegpu.manifests import load_text, pod_spec, uses_accelerators
 from kubegpu.rules import LintConfig, lint_text
+from kubegpu.workloads import Coverage, coverage, pod_templates
 
 VLLM_RUNTIME = """\
 apiVersion: production-stack.vllm.ai/v1alpha1

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 import kubegpu.manifests.pod as podmodel
-from kubegpu.manifests import load_text, pod_spec, pod_templates
-from kubegpu.manifests.kserve import kserve_fill
+from kubegpu.manifests import load_text, pod_spec
 from kubegpu.manifests.resources import template_pod
+from kubegpu.workloads import pod_templates
+from kubegpu.workloads.kserve import kserve_fill
 
 
 def _template(predictor: str):  # type: ignore[no-untyped-def]

@@ -17,17 +17,18 @@ from kubegpu.kubelet import PodRequest
 from kubegpu.kubelet import qos_class as kubelet_qos
 from kubegpu.live.audit import _guaranteed as audit_guaranteed
 from kubegpu.live.parse import parse_pod
-from kubegpu.manifests import load_text, pod_templates
+from kubegpu.manifests import Document, load_text
 from kubegpu.manifests import pod as podmodel
 from kubegpu.manifests.resources import template_gpu_containers, template_pod, uses_accelerators
 from kubegpu.rules import LintConfig
 from kubegpu.rules.base import Severity
 from kubegpu.rules.qos import qos_class as lint_qos
 from kubegpu.scheduler.gang import Binding
-from kubegpu.scheduler.resources import pod_request_of
+from kubegpu.scheduler.resources import resource_request_of
 from kubegpu.sim.simulation import _Kubelets
 from kubegpu.sim.workload import jobs_from_manifest
 from kubegpu.webhook.review import WebhookConfig, review
+from kubegpu.workloads import pod_templates
 
 _CPU = st.one_of(st.integers(0, 16).map(str), st.integers(0, 16000).map(lambda m: f"{m}m"))
 _MEMORY = st.one_of(st.integers(0, 64).map(lambda g: f"{g}Gi"), st.integers(0, 4096).map(lambda m: f"{m}Mi"))
@@ -150,7 +151,7 @@ def test_every_consumer_sees_the_same_requests_qos_and_gpu_containers(
     assert kubelet_qos(kubelet_pod) == qos
 
     # scheduler
-    assert dict(pod_request_of(model).requests) == requests
+    assert dict(resource_request_of(model).requests) == requests
 
     # simulator: the workload reader, and the pod its kubelets admit
     job = {
@@ -159,7 +160,7 @@ def test_every_consumer_sees_the_same_requests_qos_and_gpu_containers(
         "metadata": {"name": "j"},
         "spec": {"template": {"metadata": {"annotations": annotations}, "spec": spec}},
     }
-    gpu_pod = jobs_from_manifest(job, "job.yaml")[0].pods[0]
+    gpu_pod = jobs_from_manifest(Document("job.yaml", 0, job), "job.yaml")[0].pods[0]
     assert gpu_pod.cpu_milli == max(requests.get("cpu", 0), 1)
     assert gpu_pod.memory_bytes == requests.get("memory", 0)
     assert gpu_pod.gpu_count == devices

@@ -248,3 +248,34 @@ def test_gpu_containers() -> None:
 @given(st.lists(st.booleans(), max_size=8))
 def test_model_order_is_init_containers_first_each_group_in_its_order(is_app: list[bool]) -> None:
     assert list(podmodel.model_order(is_app)) == sorted(range(len(is_app)), key=lambda i: is_app[i])
+
+
+@pytest.mark.parametrize(
+    ("qos", "cpu", "pod_level", "pinned"),
+    [
+        # kubernetes v1.35 policy_static_test.go (guaranteedCPUs): whole CPUs of a Guaranteed pod only
+        (podmodel.GUARANTEED, "2", False, 2),
+        (podmodel.GUARANTEED, "1500m", False, 0),
+        (podmodel.GUARANTEED, "0", False, 0),
+        (podmodel.BURSTABLE, "4", False, 0),
+        (podmodel.BEST_EFFORT, "4", False, 0),
+        # Allocate skips a pod whose pod-level resources are set (PodLevelResources)
+        (podmodel.GUARANTEED, "4", True, 0),
+    ],
+)
+def test_exclusive_cpus(qos: str, cpu: str, pod_level: bool, pinned: int) -> None:
+    value = parse_quantity(cpu).value
+    assert podmodel.exclusive_cpus(qos, value, pod_level) == pinned
+    assert podmodel.exclusive_cpus_of_millis(qos, parse_quantity(cpu).millis, pod_level) == pinned
+
+
+@given(st.sampled_from([podmodel.GUARANTEED, podmodel.BURSTABLE]), st.integers(0, 200_000))
+def test_the_kubelet_model_pins_what_the_pod_model_says(qos: str, millis: int) -> None:
+    """The static CPU manager of the kubelet model asks the pod model, for every CPU request."""
+    from kubegpu.kubelet.cpumanager.policy_static import StaticPolicy
+    from kubegpu.kubelet.pod import ContainerRequest
+
+    container = ContainerRequest("c", requests={"cpu": millis})
+    assert StaticPolicy.guaranteed_cpus(object.__new__(StaticPolicy), qos, container) == (
+        podmodel.exclusive_cpus_of_millis(qos, millis)
+    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubegpu.manifests import container_resources, format_path, load_text, pod_templates, uses_accelerators
+from kubegpu.manifests import container_resources, format_path, load_text, uses_accelerators
+from kubegpu.workloads import pod_templates
 
 C = "containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]"
 

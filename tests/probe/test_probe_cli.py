@@ -134,7 +134,9 @@ def test_daemonset_shape() -> None:
         t["matchExpressions"][0] for t in terms
     ]
     probe = pod["initContainers"][0]
-    assert probe["volumeMounts"] == [{"name": "host-sys", "mountPath": "/host/sys", "readOnly": True}]
+    assert probe["volumeMounts"] == [
+        {"name": "host-sys", "mountPath": "/host/sys", "readOnly": True, "recursiveReadOnly": "IfPossible"}
+    ]
     assert pod["volumes"][0]["hostPath"]["path"] == "/sys"
     assert "--sysfs-root" in probe["command"]
 

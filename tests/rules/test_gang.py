@@ -13,7 +13,8 @@ from kubegpu.manifests import ContainerRef, load_text
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
 from kubegpu.rules import LintConfig, lint_text
 from kubegpu.rules.base import RuleContext
-from kubegpu.rules.gang import _DISTRIBUTED_LAUNCH, _LAUNCH_WORDS, distributed_launch, gang_verdict, job_shape
+from kubegpu.rules.gang import gang_verdict, job_shape
+from kubegpu.workloads.core import _DISTRIBUTED_LAUNCH, _LAUNCH_WORDS, distributed_launch
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
 TABLE = load_table("gang.yaml")

@@ -62,6 +62,16 @@ def test_case(case: dict[str, Any]) -> None:
         ("img@sha256:" + "a" * 64, "docker.io", "library/img", "", "sha256:" + "a" * 64),
         ("[::1]:5000/img:2.0", "[::1]:5000", "img", "2.0", ""),
         ("UPPER/img", "UPPER", "img", "", ""),  # an upper-case first component can only be a registry host
+        # distribution/reference splitDockerDomain: index.docker.io is docker.io, official images under library/
+        (
+            "index.docker.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+            "docker.io",
+            "nvidia/cuda",
+            "12.4.1-base-ubuntu22.04",
+            "",
+        ),
+        ("index.docker.io/busybox", "docker.io", "library/busybox", "", ""),
+        ("docker.io/busybox:1.36", "docker.io", "library/busybox", "1.36", ""),
     ],
 )
 def test_parse_image(text: str, domain: str, path: str, tag: str, digest: str) -> None:

@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
-from kubegpu.manifests import load_text, pod_templates
+from kubegpu.manifests import load_text
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
-from kubegpu.manifests.workloads import llm_group_size
 from kubegpu.rules.base import RuleContext
 from kubegpu.rules.gang import gang_verdict, job_shape
+from kubegpu.workloads import pod_templates
+from kubegpu.workloads.kserve import llm_group_size
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
 TABLE = load_table("multinode_serving.yaml")

@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
-from kubegpu.manifests import load_text, pod_templates
+from kubegpu.manifests import load_text
 from kubegpu.rules import LintConfig, lint_text
 from kubegpu.rules.qos import qos_class
 from kubegpu.units import parse_quantity
+from kubegpu.workloads import pod_templates
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
 TABLE = load_table("qos.yaml")

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from kubegpu.manifests import load_text, pod_templates
-from kubegpu.manifests.trainjob import bind_runtime, bound_runtime, find_runtime, templates_with_runtime
+from kubegpu.manifests import load_text
+from kubegpu.workloads import pod_templates
+from kubegpu.workloads.trainjob import bind_runtime, bound_runtime, find_runtime, templates_with_runtime
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
 TABLE = load_table("trainjob_runtime.yaml")

@@ -14,7 +14,7 @@ from kubegpu.scheduler.gpu.k8s_plugins import BalancedAllocationScore, NodeResou
 from kubegpu.scheduler.gpu.registry import ALL_POLICIES, make_policy
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, NodeSpec
 from kubegpu.scheduler.noderesources import BalancedAllocationScorer, FitScorer, ResourceSpec, Strategy
-from kubegpu.scheduler.resources import NodeResources, PodRequest
+from kubegpu.scheduler.resources import NodeResources, ResourceRequest
 
 MODELS = ("A", "B")
 node_st = st.builds(
@@ -124,7 +124,7 @@ def test_vectorised_fit_equals_scalar(
     bal_vec = BalancedAllocationScore().score(cluster, pod, np.arange(cluster.size), np.random.default_rng(0))
     bal = BalancedAllocationScorer()
     req = {"cpu": pod.cpu_milli, "memory": pod.memory_bytes, "nvidia.com/gpu": pod.total_gpu_milli}
-    request = PodRequest({k: v for k, v in req.items() if v}, {k: v for k, v in req.items() if v})
+    request = ResourceRequest({k: v for k, v in req.items() if v}, {k: v for k, v in req.items() if v})
     for i, spec in enumerate(cluster.nodes):
         alloc = {"cpu": spec.cpu_milli, "memory": spec.memory_bytes, "nvidia.com/gpu": spec.gpu_count * 1000}
         node = NodeResources(spec.name, {k: v for k, v in alloc.items() if v})

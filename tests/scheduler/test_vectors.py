@@ -23,7 +23,7 @@ from kubegpu.scheduler.noderesources import (
     requested_to_capacity_ratio,
     scaled_utilization,
 )
-from kubegpu.scheduler.resources import NodeResources, PodRequest, pod_request
+from kubegpu.scheduler.resources import NodeResources, ResourceRequest, resource_request
 from kubegpu.scheduler.volcano import BinpackArgs, binpack_score
 from tests.paths import vectors_root
 
@@ -58,8 +58,8 @@ def _k8s_cases() -> list[Any]:
     return out
 
 
-def _pod(spec: dict[str, Any]) -> PodRequest:
-    pod = pod_request(spec.get("containers", []), spec.get("sidecars", []))
+def _pod(spec: dict[str, Any]) -> ResourceRequest:
+    pod = resource_request(spec.get("containers", []), spec.get("sidecars", []))
     # the transcription's canonical sums must be what our request model computes
     assert dict(pod.requests) == {k: v for k, v in spec["requests"].items()}
     return pod
@@ -76,7 +76,7 @@ def _nodes(case: dict[str, Any]) -> list[NodeResources]:
         for pod in case["existing_pods"]:
             if pod.get("node") != node["name"]:
                 continue
-            p = pod_request(pod.get("containers", []), pod.get("sidecars", []))
+            p = resource_request(pod.get("containers", []), pod.get("sidecars", []))
             for k, v in p.requests.items():
                 req[k] = req.get(k, 0) + v
             for k, v in p.nonzero.items():

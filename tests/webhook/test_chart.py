@@ -120,9 +120,11 @@ CASES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
             "mutating": False,
             "select": ("KG2", "dshm-missing"),
             "ignore": ("KG201",),
-            "timeout_seconds": 10,
             "allow_from": ("10.0.0.0/8", "192.168.1.0/24"),
-            "limits": Limits(max_connections=512, max_body_bytes=1024 * 1024, review_workers=4, review_queue=32),
+            "limits": Limits(
+                max_connections=512, max_body_bytes=1024 * 1024, review_workers=4, review_queue=32, timeout_seconds=10
+            ),
+            "max_containers": 64,
         },
         "gpu-ops",
         (
@@ -137,6 +139,7 @@ CASES: dict[str, tuple[dict[str, Any], str, tuple[str, ...]]] = {
             "limits.maxBodyBytes=1048576",
             "limits.reviewWorkers=4",
             "limits.reviewQueue=32",
+            "limits.maxContainers=64",
         ),
     ),
 }

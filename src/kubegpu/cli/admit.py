@@ -121,7 +121,7 @@ def admit(
 def _load_pods(names: list[str]) -> list[PodRequest]:
     """The pods of every file, as lint sees them: objects embedded in Argo steps, TrainJobs with their runtime.
 
-    A partial object (a patch fragment, `manifests.partial`) is named in a notice and skipped, as lint counts it
+    A partial object (a patch fragment, `workloads.partial`) is named in a notice and skipped, as lint counts it
     and does not lint it; so is a runtime that an object of the input uses (its pods are that object's). A file
     of such objects only is no error."""
     per_file: list[tuple[str, Sequence[Document]]] = []

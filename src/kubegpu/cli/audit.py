@@ -63,7 +63,10 @@ def audit_command(
         Path | None,
         typer.Option("--config", help="kubegpu.toml for the lint rules."),
     ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per API request.")] = 10.0,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds each API request may take, from sending it to the last byte of its answer.")
+    ] = 30.0,
+    deadline: Annotated[float, typer.Option(help="Seconds the whole cluster read may take.")] = 300.0,
 ) -> None:
     """Show free, stranded and fragmented GPUs, and the GPU pods and kubelets at fault."""
     # the analysis needs numpy and the cluster reader lightkube (the `cluster` extra): loaded here, not
@@ -84,8 +87,14 @@ def audit_command(
 
             snap = read_cluster(
                 ClusterOptions(
-                    kubeconfig=kubeconfig, context=context, namespace=namespace, timeout_s=timeout, read_configz=configz
-                )
+                    kubeconfig=kubeconfig,
+                    context=context,
+                    namespace=namespace,
+                    timeout_s=timeout,
+                    read_configz=configz,
+                    deadline_s=deadline,
+                ),
+                warn=lambda message: typer.echo(f"kubegpu: warning: {message}", err=True),
             )
         report = audit(
             snap,

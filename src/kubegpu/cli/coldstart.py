@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kubegpu.cli.common import EXIT_FINDINGS, fail
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.units.quantity import memory_bytes
+
+if TYPE_CHECKING:
+    from kubegpu.rules.coldstart_model import ImageFacts, ModelSize, Prediction, Rates
 
 
 class Format(StrEnum):
@@ -82,116 +85,166 @@ def coldstart(
 ) -> None:
     """Predict how long each GPU inference container of the manifest takes to become ready (image pull, weights
     download and load, server start) and whether its startup or liveness probe gives it that long (exit 1 if not)."""
-    from kubegpu.live.registry import layout_images, match_layout, registry_image
-    from kubegpu.manifests import pod_templates
-    from kubegpu.manifests.expand import expand_input
-    from kubegpu.manifests.objects import read_objects
-    from kubegpu.manifests.partial import partial_object
-    from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
-    from kubegpu.rules.base import RuleContext
-    from kubegpu.rules.coldstart_model import (
-        ImageFacts,
-        ModelSize,
-        Prediction,
-        Rates,
-        describe,
-        model_size_of,
-        pod_images,
-        predict,
-    )
-    from kubegpu.rules.models import recognise
-    from kubegpu.rules.resources_util import gpu_containers
-
     try:
-        defaults = Rates()
-        rate_source = defaults.load_source
-        rate = _positive(load_gbps, "--load-gbps")
-        if loadbench is not None:
-            if rate is not None:
-                raise InputError("give --loadbench or --load-gbps, not both")
-            rate, rate_source = load_rate(loadbench)
-        elif rate is not None:
-            rate_source = "--load-gbps"
-        rates = Rates(
-            pull_gbps=_positive(pull_gbps, "--pull-gbps") or defaults.pull_gbps,
-            pull_source="--pull-gbps" if pull_gbps else defaults.pull_source,
-            download_gbps=_positive(download_gbps, "--download-gbps") or defaults.download_gbps,
-            download_source="--download-gbps" if download_gbps else defaults.download_source,
-            load_gbps=rate or defaults.load_gbps,
-            load_source=rate_source,
-            init_seconds=defaults.init_seconds if init_seconds is None else max(0.0, init_seconds),
-        )
-        given_model: ModelSize | None = None
-        if model_size is not None and model_dir is not None:
-            raise InputError("give --model-size or --model-dir, not both")
-        if model_size is not None:
-            given_model = ModelSize(_size(model_size, "--model-size"), "--model-size")
-        elif model_dir is not None:
-            from kubegpu.loadbench.shards import find_shards
-
-            shards = find_shards([model_dir])
-            given_model = ModelSize(sum(s.size for s in shards), f"{len(shards)} safetensors file(s) in {model_dir}")
-        sized: dict[str, ImageFacts] = {}
-        every: ImageFacts | None = None
-        for item in image_size or []:
-            name, eq, value = item.rpartition("=")
-            if eq:
-                sized[name] = ImageFacts(_size(value, "--image-size"), None, "--image-size")
-            else:
-                every = ImageFacts(_size(value, "--image-size"), None, "--image-size")
-        layouts = [layout_images(path) for path in oci_layout or []]
-        documents = read_objects(str(manifest))
-        ctx = RuleContext(options={}, accelerator_resources=DEFAULT_ACCELERATOR_RESOURCES)
-        results: list[tuple[str, Prediction]] = []
-        registry_notes: list[str] = []
-        for document in expand_input(documents):  # the pods lint and admit see
-            fragment = partial_object(document)
-            if fragment is not None:  # a patch fragment: its images are the patched object's (as lint skips it)
-                typer.echo(
-                    f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, not checked",
-                    err=True,
-                )
-                continue
-            for template in pod_templates(document):
-                images = pod_images(template)
-                facts: dict[str, ImageFacts] = {}
-                for layout in layouts:
-                    facts.update(match_layout(images, layout))
-                for image in images:
-                    if image in sized:
-                        facts[image] = sized[image]
-                    elif image not in facts and registry:
-                        try:
-                            facts[image] = registry_image(image, insecure_registry)
-                        except InputError as err:
-                            registry_notes.append(f"registry: {err}")
-                    if image not in facts and every is not None:
-                        facts[image] = every
-                for container, _ in gpu_containers(template, ctx):
-                    server = recognise(template, container)
-                    model = given_model or model_size_of(server)
-                    prediction = predict(template, container, server, facts, model, rates)
-                    if registry_notes:
-                        prediction = Prediction(
-                            prediction.container,
-                            prediction.server,
-                            prediction.terms,
-                            prediction.budget,
-                            (*prediction.notes, *registry_notes),
-                        )
-                        registry_notes = []
-                    results.append((f"{document.kind}/{document.ref.name}", prediction))
-        if not results:
-            raise InputError("no GPU container in this manifest", file=str(manifest))
+        rates = _rates(pull_gbps, download_gbps, loadbench, load_gbps, init_seconds)
+        given_model = _given_model(model_size, model_dir)
+        sizes = _image_sizes(image_size or [])
+        results = _predictions(manifest, rates, given_model, sizes, oci_layout or [], registry, insecure_registry)
     except KubegpuError as err:
         raise fail(err) from err
     if output is Format.json:
         report: list[dict[str, Any]] = [{"object": obj, **p.as_dict()} for obj, p in results]
         typer.echo(json.dumps(report, indent=2))
     else:
+        from kubegpu.rules.coldstart_model import describe
+
         blocks = [f"{obj}\n{describe([p])}" for obj, p in results]
         typer.echo("\n\n".join(blocks))
     raise typer.Exit(EXIT_FINDINGS if any(p.killed for _, p in results) else 0)
+
+
+def _rates(
+    pull_gbps: float | None,
+    download_gbps: float | None,
+    loadbench: Path | None,
+    load_gbps: float | None,
+    init_seconds: float | None,
+) -> Rates:
+    """The rates the prediction uses: the options given, a loadbench result's best cold rate, else the defaults."""
+    from kubegpu.rules.coldstart_model import Rates
+
+    defaults = Rates()
+    rate_source = defaults.load_source
+    rate = _positive(load_gbps, "--load-gbps")
+    if loadbench is not None:
+        if rate is not None:
+            raise InputError("give --loadbench or --load-gbps, not both")
+        rate, rate_source = load_rate(loadbench)
+    elif rate is not None:
+        rate_source = "--load-gbps"
+    return Rates(
+        pull_gbps=_positive(pull_gbps, "--pull-gbps") or defaults.pull_gbps,
+        pull_source="--pull-gbps" if pull_gbps else defaults.pull_source,
+        download_gbps=_positive(download_gbps, "--download-gbps") or defaults.download_gbps,
+        download_source="--download-gbps" if download_gbps else defaults.download_source,
+        load_gbps=rate or defaults.load_gbps,
+        load_source=rate_source,
+        init_seconds=defaults.init_seconds if init_seconds is None else max(0.0, init_seconds),
+    )
+
+
+def _given_model(model_size: str | None, model_dir: Path | None) -> ModelSize | None:
+    """The weights' size from --model-size or a --model-dir of safetensors files (None: the known-models table)."""
+    from kubegpu.rules.coldstart_model import ModelSize
+
+    if model_size is not None and model_dir is not None:
+        raise InputError("give --model-size or --model-dir, not both")
+    if model_size is not None:
+        return ModelSize(_size(model_size, "--model-size"), "--model-size")
+    if model_dir is not None:
+        from kubegpu.loadbench.shards import find_shards
+
+        shards = find_shards([model_dir])
+        return ModelSize(sum(s.size for s in shards), f"{len(shards)} safetensors file(s) in {model_dir}")
+    return None
+
+
+def _image_sizes(items: list[str]) -> tuple[dict[str, ImageFacts], ImageFacts | None]:
+    """--image-size: IMAGE=SIZE per image, and SIZE for every image not otherwise known."""
+    from kubegpu.rules.coldstart_model import ImageFacts
+
+    sized: dict[str, ImageFacts] = {}
+    every: ImageFacts | None = None
+    for item in items:
+        name, eq, value = item.rpartition("=")
+        if eq:
+            sized[name] = ImageFacts(_size(value, "--image-size"), None, "--image-size")
+        else:
+            every = ImageFacts(_size(value, "--image-size"), None, "--image-size")
+    return sized, every
+
+
+def _image_facts(
+    images: list[str],
+    layouts: list[dict[str, ImageFacts]],
+    sizes: tuple[dict[str, ImageFacts], ImageFacts | None],
+    registry: bool,
+    insecure_registry: bool,
+    notes: list[str],
+) -> dict[str, ImageFacts]:
+    """What is known of a pod's images: the OCI layouts', --image-size, the registries' (problems go to `notes`)."""
+    from kubegpu.live.registry import match_layout, registry_image
+
+    sized, every = sizes
+    facts: dict[str, ImageFacts] = {}
+    for layout in layouts:
+        facts.update(match_layout(images, layout))
+    for image in images:
+        if image in sized:
+            facts[image] = sized[image]
+        elif image not in facts and registry:
+            try:
+                facts[image] = registry_image(image, insecure_registry)
+            except InputError as err:
+                notes.append(f"registry: {err}")
+        if image not in facts and every is not None:
+            facts[image] = every
+    return facts
+
+
+def _predictions(
+    manifest: Path,
+    rates: Rates,
+    given_model: ModelSize | None,
+    sizes: tuple[dict[str, ImageFacts], ImageFacts | None],
+    oci_layout: list[Path],
+    registry: bool,
+    insecure_registry: bool,
+) -> list[tuple[str, Prediction]]:
+    """One prediction per GPU container of the manifest's pods (those lint and admit see), with its object."""
+    from kubegpu.live.registry import layout_images
+    from kubegpu.manifests.objects import read_objects
+    from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
+    from kubegpu.rules.base import RuleContext
+    from kubegpu.rules.coldstart_model import Prediction, model_size_of, pod_images, predict
+    from kubegpu.rules.models import recognise
+    from kubegpu.rules.resources_util import gpu_containers
+    from kubegpu.workloads import pod_templates
+    from kubegpu.workloads.expand import expand_input
+    from kubegpu.workloads.partial import partial_object
+
+    layouts = [layout_images(path) for path in oci_layout]
+    documents = read_objects(str(manifest))
+    ctx = RuleContext(options={}, accelerator_resources=DEFAULT_ACCELERATOR_RESOURCES)
+    results: list[tuple[str, Prediction]] = []
+    registry_notes: list[str] = []
+    for document in expand_input(documents):  # the pods lint and admit see
+        fragment = partial_object(document)
+        if fragment is not None:  # a patch fragment: its images are the patched object's (as lint skips it)
+            typer.echo(
+                f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, not checked",
+                err=True,
+            )
+            continue
+        for template in pod_templates(document):
+            facts = _image_facts(pod_images(template), layouts, sizes, registry, insecure_registry, registry_notes)
+            for container, _ in gpu_containers(template, ctx):
+                server = recognise(template, container)
+                model = given_model or model_size_of(server)
+                prediction = predict(template, container, server, facts, model, rates)
+                if registry_notes:
+                    prediction = Prediction(
+                        prediction.container,
+                        prediction.server,
+                        prediction.terms,
+                        prediction.budget,
+                        (*prediction.notes, *registry_notes),
+                    )
+                    registry_notes = []
+                results.append((f"{document.kind}/{document.ref.name}", prediction))
+    if not results:
+        raise InputError("no GPU container in this manifest", file=str(manifest))
+    return results
 
 
 def register(app: typer.Typer, gen_app: typer.Typer) -> None:

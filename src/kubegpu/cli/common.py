@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from kubegpu.errors import ConfigError, InputError, KubegpuError
+from kubegpu.report.escape import printable
 
 if TYPE_CHECKING:
     from kubegpu.rules import NodeTarget, Severity
@@ -27,7 +28,7 @@ IGNORE_HELP = "Skip these rules: codes by prefix, or names; comma-separated, rep
 
 def fail(error: KubegpuError | str) -> typer.Exit:
     """Print a user error as one line on stderr and return the Exit to raise (code 2)."""
-    typer.echo(f"kubegpu: error: {error}", err=True)
+    typer.echo(printable(f"kubegpu: error: {error}"), err=True)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -82,10 +83,10 @@ def run_app(app: typer.Typer, prog: str, fast_exit: bool = False, command: str =
         if isinstance(done.code, str):
             typer.echo(done.code, err=True)
     except KubegpuError as err:  # a command forgot to catch it: still one line, exit 2
-        typer.echo(f"kubegpu: error: {err}", err=True)
+        typer.echo(printable(f"kubegpu: error: {err}"), err=True)
         code = EXIT_USAGE
     except ModuleNotFoundError as err:
-        from kubegpu.cli.extras import missing_extra  # extras builds on this module
+        from kubegpu.cli.extras import missing_extra  # only when a module is missing
 
         problem = missing_extra(err, command or None)
         if problem is None:
@@ -95,7 +96,7 @@ def run_app(app: typer.Typer, prog: str, fast_exit: bool = False, command: str =
     except typer.Abort:
         code = 130
     except Exception as err:  # a bug that escaped a command: one line and its own exit code, not 1 ("findings")
-        typer.echo(f"kubegpu: internal error: {type(err).__name__}: {err}", err=True)
+        typer.echo(printable(f"kubegpu: internal error: {type(err).__name__}: {err}"), err=True)
         code = EXIT_INTERNAL
     try:
         sys.stdout.flush()

@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import typer
 
-from kubegpu.cli.common import fail
 from kubegpu.errors import MissingExtraError
 
 # the extra a command needs, where a module belongs to several (numpy: sim and cluster)
@@ -56,10 +55,11 @@ def missing_extra(
 
 
 def unavailable_command(error: MissingExtraError) -> Callable[[], None]:
-    """A stand-in for a command whose module cannot load: any call prints which extra to install."""
+    """A stand-in for a command whose module cannot load: any call fails with the error naming the extra to
+    install, which the command line prints as one line and exit 2 (cli.common.run_app)."""
 
     def command() -> None:
-        raise fail(error)
+        raise error
 
     return command
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +26,7 @@ from kubegpu.cli.common import (
 from kubegpu.errors import ConfigError, KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode, remove_leftovers
+from kubegpu.report.escape import printable
 from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
 from kubegpu.rules.config import rule_names_option
 from kubegpu.rules.engine import internal_error
@@ -88,12 +89,7 @@ def fix(
 ) -> None:
     """Apply rule fixes in place, keeping comments, key order, quoting, indentation and untouched documents."""
     try:
-        selected = rule_names_option(select, all_rules(), "--select")
-        ignored = rule_names_option(ignore, all_rules(), "--ignore")
-        found = config_file or find_config(Path(paths[0]) if paths and paths[0] != STDIN else Path.cwd())
-        config = load_config(found, all_rules()) if found else LintConfig()
-        config = config.with_overrides(select=selected, ignore=ignored, fail_on=fail_on_severity(fail_on))
-        config = replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
+        config = _config(paths, config_file, select, ignore, fail_on, queue, topology_level)
         target = node_target(node, kubelet_config, smt)
     except KubegpuError as err:
         raise fail(err) from err
@@ -106,12 +102,56 @@ def fix(
         return result.findings
 
     write = not diff and not check
-    outcomes: list[FileOutcome] = []
     items = _inputs(paths, config.max_file_bytes)
     if write:  # temp files of an earlier run killed mid-write
-        for folder in dict.fromkeys(item.path.parent for item in items if item.path is not None):
-            for leftover in remove_leftovers(folder):
-                typer.echo(f"kubegpu: removed {leftover}, left by an interrupted fix", err=True)
+        _remove_leftovers(items)
+    outcomes, internal = _fix_inputs(items, lint, options, write, diff)
+    to_stderr = (write and any(item == STDIN for item in paths)) or diff
+    _report(outcomes, write, check, unsafe_fixes, to_stderr)
+    if internal:
+        raise typer.Exit(EXIT_INTERNAL)
+    if any(o.error is not None for o in outcomes):
+        raise typer.Exit(EXIT_USAGE)
+    if check or diff:
+        raise typer.Exit(EXIT_FINDINGS if any(o.changed for o in outcomes) else EXIT_OK)
+    failing = [r for o in outcomes for r in o.remaining if Severity(r.severity).rank >= config.fail_on.rank]
+    raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+
+
+def _config(
+    paths: Sequence[str],
+    config_file: Path | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    fail_on: str | None,
+    queue: str | None,
+    topology_level: str | None,
+) -> LintConfig:
+    """The lint configuration the fixes run with: the file found (or given), then the command line over it."""
+    selected = rule_names_option(select, all_rules(), "--select")
+    ignored = rule_names_option(ignore, all_rules(), "--ignore")
+    found = config_file or find_config(Path(paths[0]) if paths and paths[0] != STDIN else Path.cwd())
+    config = load_config(found, all_rules()) if found else LintConfig()
+    config = config.with_overrides(select=selected, ignore=ignored, fail_on=fail_on_severity(fail_on))
+    return replace(config, options=_merge(config.options, rule_options(all_rules(), queue, topology_level)))
+
+
+def _remove_leftovers(items: Sequence[InputFile]) -> None:
+    """Remove the temporary files an earlier run killed mid-write left beside the inputs."""
+    for folder in dict.fromkeys(item.path.parent for item in items if item.path is not None):
+        for leftover in remove_leftovers(folder):
+            typer.echo(printable(f"kubegpu: removed {leftover}, left by an interrupted fix"), err=True)
+
+
+def _fix_inputs(
+    items: Sequence[InputFile],
+    lint: Callable[[str, str], Sequence[FindingLike]],
+    options: FixOptions,
+    write: bool,
+    diff: bool,
+) -> tuple[list[FileOutcome], list[str]]:
+    """Fix each input (written, printed or diffed as asked); the outcomes and the internal errors met."""
+    outcomes: list[FileOutcome] = []
     internal: list[str] = []
     for item in items:
         try:
@@ -130,20 +170,11 @@ def fix(
             try:
                 write_outcome(item, outcome)
             except KubegpuError as err:
-                typer.echo(f"kubegpu: error: {err}", err=True)
+                typer.echo(printable(f"kubegpu: error: {err}"), err=True)
                 outcomes[-1] = replace(outcome, error=str(err), fixed=outcome.original)
         if diff and outcome.changed and outcome.error is None:
             typer.echo("".join(unified_diff(outcome)), nl=False)
-    to_stderr = (write and any(item == STDIN for item in paths)) or diff
-    _report(outcomes, write, check, unsafe_fixes, to_stderr)
-    if internal:
-        raise typer.Exit(EXIT_INTERNAL)
-    if any(o.error is not None for o in outcomes):
-        raise typer.Exit(EXIT_USAGE)
-    if check or diff:
-        raise typer.Exit(EXIT_FINDINGS if any(o.changed for o in outcomes) else EXIT_OK)
-    failing = [r for o in outcomes for r in o.remaining if Severity(r.severity).rank >= config.fail_on.rank]
-    raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+    return outcomes, internal
 
 
 class _Internal(Exception):
@@ -152,6 +183,7 @@ class _Internal(Exception):
 
 def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:
     items: list[InputFile] = []
+    seen: set[tuple[int, int]] = set()  # a file named twice, or inside two folders named, is fixed once
     for raw in paths:
         if raw == STDIN:
             data = sys.stdin.buffer.read(max_bytes + 1)
@@ -167,18 +199,20 @@ def _inputs(paths: Sequence[str], max_bytes: int) -> list[InputFile]:
         elif not Path(raw).exists():
             items.append(InputFile(raw, Path(raw), None, error="no such file or directory"))
         else:
-            items.extend(read_inputs([raw], max_bytes))
+            items.extend(read_inputs([raw], max_bytes, seen))
     return items
 
 
 def unified_diff(outcome: FileOutcome) -> list[str]:
-    """The change to one file as a unified diff (a/ and b/ prefixes, like git)."""
+    """The change to one file as a unified diff (a/ and b/ prefixes, like git). The file's name is printable (a
+    name with a newline cannot add lines); its lines are printed as they are, as git diff prints them."""
+    name = printable(outcome.name.lstrip("/"))
     lines = list(
         difflib.unified_diff(
             outcome.original.splitlines(keepends=True),
             outcome.fixed.splitlines(keepends=True),
-            f"a/{outcome.name.lstrip('/')}",
-            f"b/{outcome.name.lstrip('/')}",
+            f"a/{name}",
+            f"b/{name}",
         )
     )
     return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
@@ -199,7 +233,7 @@ def _report(outcomes: Sequence[FileOutcome], write: bool, check: bool, unsafe: b
     remaining_total = 0
     for outcome in outcomes:
         if outcome.error is not None:
-            typer.echo(f"{outcome.name}: not fixed: {outcome.error}", err=True)
+            typer.echo(printable(f"{outcome.name}: not fixed: {outcome.error}"), err=True)
         if outcome.changed and outcome.error is None:
             files_changed += 1
             counts = Counter((a.code, a.name, a.description) for a in outcome.applied)
@@ -207,18 +241,19 @@ def _report(outcomes: Sequence[FileOutcome], write: bool, check: bool, unsafe: b
             for a in outcome.applied:
                 dropped.setdefault((a.code, a.name, a.description), []).extend(a.dropped_comments)
             applied_total += len(counts)
-            typer.echo(f"{outcome.name}: {verb}:", err=to_stderr)
+            typer.echo(printable(f"{outcome.name}: {verb}:"), err=to_stderr)
             for key in counts:
                 code, name, description = key
-                typer.echo(f"  {code} {name}: {description}{_dropped_note(dropped[key])}", err=to_stderr)
+                typer.echo(printable(f"  {code} {name}: {description}{_dropped_note(dropped[key])}"), err=to_stderr)
         for rest in outcome.remaining:
             remaining_total += 1
             withheld += rest.reason.startswith("unsafe fix withheld")
             typer.echo(
-                f"{outcome.name}:{rest.line}: {rest.code} {rest.name}: {rest.message} [{rest.reason}]", err=to_stderr
+                printable(f"{outcome.name}:{rest.line}: {rest.code} {rest.name}: {rest.message} [{rest.reason}]"),
+                err=to_stderr,
             )
         if not outcome.converged:
-            typer.echo(f"{outcome.name}: fixes did not settle within {outcome.passes} passes", err=to_stderr)
+            typer.echo(printable(f"{outcome.name}: fixes did not settle within {outcome.passes} passes"), err=to_stderr)
     summary = f"{applied_total} fix(es) {'applied' if write else 'to apply'} in {files_changed} file(s)"
     summary += f"; {remaining_total} finding(s) remain"
     if withheld and not unsafe:

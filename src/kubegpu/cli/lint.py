@@ -22,7 +22,8 @@ from kubegpu.cli.common import (
     node_target,
 )
 from kubegpu.errors import KubegpuError
-from kubegpu.manifests.render import HelmSettings
+from kubegpu.manifests.render import DEFAULT_RENDER_DEADLINE_S, DEFAULT_RENDER_TIMEOUT_S, HelmSettings
+from kubegpu.report.escape import printable
 from kubegpu.rules import (
     LintConfig,
     LintResult,
@@ -87,6 +88,29 @@ def lint(
         list[str] | None,
         typer.Option("--helm-set", metavar="K=V", help="Value for every chart rendered (`helm template --set`)."),
     ] = None,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote",
+            help="Let kustomize fetch remote resources (URLs, git repositories) a kustomization names; "
+            "without it they are refused with a notice and nothing reaches the network.",
+        ),
+    ] = False,
+    render_timeout: Annotated[
+        float,
+        typer.Option(
+            "--render-timeout", metavar="SECONDS", min=0.1, help="Longest one chart or kustomization may render."
+        ),
+    ] = DEFAULT_RENDER_TIMEOUT_S,
+    render_deadline: Annotated[
+        float,
+        typer.Option(
+            "--render-deadline",
+            metavar="SECONDS",
+            min=0.1,
+            help="Longest all of a run's renders may take together; the rest are not rendered (an error each).",
+        ),
+    ] = DEFAULT_RENDER_DEADLINE_S,
     stdin_filename: Annotated[
         str | None, typer.Option("--stdin-filename", help="The name findings on standard input (-) carry.")
     ] = None,
@@ -148,6 +172,9 @@ def lint(
             respect_gitignore=respect_gitignore,
             force_exclude=force_exclude,
             helm=helm,
+            allow_remote=allow_remote,
+            render_timeout=render_timeout,
+            render_deadline=render_deadline,
         )
         target = node_target(node, kubelet_config, smt)
         if kubelet_config is not None:
@@ -159,7 +186,7 @@ def lint(
         raise fail(err) from err
     _report(result, output, config.fail_on, verbose)
     for line in result.internal_errors:
-        typer.echo(f"kubegpu: {line}", err=True)
+        typer.echo(printable(f"kubegpu: {line}"), err=True)
     if result.internal_errors:
         raise typer.Exit(EXIT_INTERNAL)
     if result.unreadable:
@@ -172,7 +199,7 @@ def lint(
 def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose: bool) -> None:
     """Print the result; each format's reporter is imported only when asked for (rich is slow to import)."""
     for notice in result.notices:
-        typer.echo(f"kubegpu: notice: {notice}", err=True)
+        typer.echo(printable(f"kubegpu: notice: {notice}"), err=True)
     if output is OutputFormat.text:
         import sys
 
@@ -187,7 +214,7 @@ def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose
         return
     if verbose:
         for skipped in result.skipped:
-            typer.echo(f"kubegpu: skipped: {skipped.file}: {skipped.reason}", err=True)
+            typer.echo(printable(f"kubegpu: skipped: {skipped.file}: {skipped.reason}"), err=True)
     if output is OutputFormat.json:
         import sys
 

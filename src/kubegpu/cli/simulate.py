@@ -36,9 +36,22 @@ from kubegpu.sim.traces.openb import (
     workload_name,
 )
 from kubegpu.topology.model import NodeTopology
+from kubegpu.workloads import simulated_kinds
 
 if TYPE_CHECKING:  # the simulator is imported when a run needs it
+    from kubegpu.sim.bound import BoundSummary
     from kubegpu.sim.events import EventsPlan, SyntheticJobs
+
+
+BoundOption = Annotated[
+    bool,
+    typer.Option(
+        "--bound",
+        help="Also compute the packing bound and print it beside every policy: static mode, the most GPU "
+        "any placement of the same arrivals could allocate; --snapshot, the most pending GPUs any "
+        "repacking of the running pods could place.",
+    ),
+]
 
 
 class Mode(StrEnum):
@@ -113,27 +126,35 @@ def _static(
     plot: Path | None,
     report: Path | None,
     title: str,
+    bound: bool = False,
 ) -> None:
     total = len(traces) * len(policies) * len(seeds)
     with _progress(total, "simulating") as tick:
         results: list[RunResult] = run_matrix(
             nodes, traces, policies, seeds, arrival, workers, tie_break, on_done=lambda _r: tick()
         )
+    bounds: dict[str, BoundSummary] | None = None
+    if bound:
+        from kubegpu.sim.bound import bound_curves, summarize_bounds  # HiGHS only when the bound is asked for
+
+        with _progress(len(traces) * len(seeds), "bounding") as tick:
+            bounds = summarize_bounds(bound_curves(nodes, traces, seeds, arrival, on_done=lambda _c: tick()))
     published = None
     source = None if data is None else published_file(data)
     if source is not None and round(arrival * 100) <= 130:
         published = read_published(source)
     summaries = summarize(results, published)
-    _print(summaries_text(summaries, fmt, title))
+    _print(summaries_text(summaries, fmt, title, bounds))
     note = published_runs_note(summaries) if fmt is Format.text else None
     if note is not None:
         _print(note)
     if plot is not None:
         for workload in traces:
             target = plot if len(traces) == 1 else plot.with_name(f"{plot.stem}-{workload}{plot.suffix}")
-            plot_allocation([r for r in results if r.workload == workload], target, f"{title}: {workload}")
+            curve = None if bounds is None else bounds[workload].curve
+            plot_allocation([r for r in results if r.workload == workload], target, f"{title}: {workload}", curve)
     if report is not None:
-        _write_report(report, summaries_markdown(summaries, title))
+        _write_report(report, summaries_markdown(summaries, title, bounds))
 
 
 def _load_nodes(path: Path) -> tuple[list[NodeSpec], list[NodeTopology | None] | None, tuple[str, ...] | None]:
@@ -156,7 +177,7 @@ def simulate_main(
     pods: Annotated[
         list[Path] | None,
         typer.Option(
-            "--pods", help="openb pod CSV, or YAML files with Job / PyTorchJob / JobSet (kubegpu.io/duration)."
+            "--pods", help=f"openb pod CSV, or YAML files with {' / '.join(simulated_kinds())} (kubegpu.io/duration)."
         ),
     ] = None,
     synthetic: Annotated[int, typer.Option(help="Generate this many synthetic jobs instead of --pods.")] = 0,
@@ -187,6 +208,7 @@ def simulate_main(
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
     plot: Annotated[Path | None, typer.Option(help="Write a PNG plot here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
+    bound: BoundOption = False,
     snapshot: Annotated[
         list[Path] | None,
         typer.Option(
@@ -207,6 +229,7 @@ def simulate_main(
                 parse_seeds(seeds),
                 tie_break or "random",
                 fmt,
+                bound,
             )
             return
         if nodes is None:
@@ -233,8 +256,11 @@ def simulate_main(
                 plot,
                 report,
                 "kubegpu simulate",
+                bound,
             )
             return
+        if bound:
+            raise InputError("--bound needs static mode (openb pod CSVs) or --snapshot")
         from kubegpu.sim.events import SyntheticJobs
 
         jobs = (
@@ -266,21 +292,30 @@ def simulate_main(
         raise fail(err) from None
 
 
-def _whatif(paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int], tie_break: str, fmt: Format) -> None:
-    """Place a snapshot's pending GPU pods on its running cluster under each policy and seed."""
+def _whatif(
+    paths: Sequence[Path], policies: Sequence[str], seeds: Sequence[int], tie_break: str, fmt: Format, bound: bool
+) -> None:
+    """Place a snapshot's pending GPU pods on its running cluster under each policy and seed; with `bound`,
+    beside the most pending GPUs any repacking of the running pods could place."""
     from kubegpu.live.simstart import simulation_start
     from kubegpu.live.snapshot import load_snapshot
     from kubegpu.report.simulation import whatif_text
     from kubegpu.sim.whatif import place_pending
 
-    start = simulation_start(load_snapshot(list(paths)))
+    snap = load_snapshot(list(paths))
+    start = simulation_start(snap)
     running = [placement.pod for placement in start.placed]
     results = [
         place_pending(start.cluster(), running, start.pending, name, seed, tie_break)
         for name in policies
         for seed in seeds
     ]
-    _print(whatif_text(results, fmt))
+    repack = None
+    if bound:
+        from kubegpu.live.bound import repack_bound  # HiGHS only when the bound is asked for
+
+        repack = repack_bound(snap)
+    _print(whatif_text(results, fmt, repack))
     if fmt is not Format.text:
         return
     for note in start.left_out:
@@ -302,7 +337,7 @@ def _events(plan: EventsPlan, fmt: Format, plot: Path | None, report: Path | Non
 
 def _fragment_notices(pods: Sequence[Path]) -> None:
     """Name each partial object (a patch fragment) the manifests hold and count them: they are not simulated, as
-    lint counts them and does not lint them (kubegpu.manifests.partial)."""
+    lint counts them and does not lint them (kubegpu.workloads.partial)."""
     from kubegpu.sim.workload import read_job_manifests
 
     _, fragments = read_job_manifests(pods)
@@ -360,6 +395,7 @@ def fgd_repro(
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
     plot: Annotated[Path | None, typer.Option(help="Write a PNG (one per workload) here.")] = None,
     report: Annotated[Path | None, typer.Option(help="Write a markdown report here.")] = None,
+    bound: BoundOption = False,
 ) -> None:
     """Run the FGD paper's method on the openb trace and print our ratio beside the published one."""
     try:
@@ -393,6 +429,7 @@ def fgd_repro(
             plot,
             report,
             "FGD reproduction (openb, GPU allocation at arrival)",
+            bound,
         )
     except KubegpuError as err:
         raise fail(err) from None

@@ -15,7 +15,7 @@ from kubegpu.rules.config import rule_names_option
 from kubegpu.webhook import WebhookConfig
 from kubegpu.webhook.deploy import DeployOptions, encode_ca_bundle, render_webhook
 from kubegpu.webhook.limits import Limits
-from kubegpu.webhook.review import ALWAYS_EXCLUDED
+from kubegpu.webhook.review import ALWAYS_EXCLUDED, DEFAULT_FAILURE_POLICY, MAX_CONTAINERS, failure_policy_named
 
 DEFAULTS = Limits()
 MaxConnections = Annotated[
@@ -27,6 +27,21 @@ MaxConnections = Annotated[
 MaxBody = Annotated[int, typer.Option(help="Largest request body in bytes (larger: 413).")]
 Workers = Annotated[int, typer.Option(help="Reviews run at once, each in a worker thread.")]
 Queue = Annotated[int, typer.Option(help="Reviews waiting for a worker at most (more: 503).")]
+TimeoutSeconds = Annotated[
+    int,
+    typer.Option(help="The webhook configurations' timeoutSeconds (1-30): reviews are answered before it."),
+]
+MaxContainers = Annotated[
+    int,
+    typer.Option(help="GPU pods with more containers (init and ephemeral included) are not reviewed."),
+]
+Policy = Annotated[
+    str,
+    typer.Option(
+        help="The webhook configurations' failurePolicy, Ignore or Fail: how a pod that cannot be reviewed "
+        "in time, or has too many containers, is answered (allowed with a warning, or denied)."
+    ),
+]
 
 webhook_app = typer.Typer(help="Run the admission webhook that fixes GPU pods at creation.", no_args_is_help=True)
 
@@ -63,6 +78,19 @@ def serve_command(
     keep_alive_timeout: Annotated[
         float, typer.Option(help="Seconds an idle connection stays open between requests.")
     ] = DEFAULTS.keep_alive_timeout,
+    timeout_seconds: TimeoutSeconds = DEFAULTS.timeout_seconds,
+    review_deadline: Annotated[
+        float | None,
+        typer.Option(help="Seconds from arrival to answer, reviewed or not (default: timeout-seconds less 1 s)."),
+    ] = None,
+    queue_timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds from arrival a review may wait for a worker, then 503 (default: half the deadline)."
+        ),
+    ] = None,
+    failure_policy: Policy = DEFAULT_FAILURE_POLICY,
+    max_containers: MaxContainers = MAX_CONTAINERS,
 ) -> None:
     """Serve /mutate, /validate, /healthz, /readyz and /metrics over HTTPS until stopped.
 
@@ -78,10 +106,17 @@ def serve_command(
             max_body_bytes=max_body_bytes,
             review_workers=review_workers,
             review_queue=review_queue,
+            timeout_seconds=timeout_seconds,
+            review_deadline=review_deadline,
+            queue_timeout=queue_timeout,
         )
         lint = load_config(config_file, all_rules()) if config_file else LintConfig()
         config = WebhookConfig(
-            lint=lint, deny_severity=deny_severity, excluded_namespaces=ALWAYS_EXCLUDED | set(exclude_namespace or ())
+            lint=lint,
+            deny_severity=deny_severity,
+            excluded_namespaces=ALWAYS_EXCLUDED | set(exclude_namespace or ()),
+            failure_policy=failure_policy_named(failure_policy),
+            max_containers=max_containers,
         )
         from kubegpu.webhook.serve import serve  # the server's dependencies only for `serve`
 
@@ -100,7 +135,7 @@ def gen_webhook(
         typer.Option("--namespace", "-n", help="Namespace to run in."),
     ] = "kubegpu-system",
     replicas: Annotated[int, typer.Option(help="Webhook replicas.")] = 2,
-    failure_policy: Annotated[str, typer.Option(help="Ignore (default) or Fail.")] = "Ignore",
+    failure_policy: Annotated[str, typer.Option(help="Ignore (default) or Fail.")] = DEFAULT_FAILURE_POLICY,
     ca_bundle: Annotated[
         Path | None, typer.Option(help="PEM CA that signed your serving cert (default: cert-manager issues one).")
     ] = None,
@@ -112,6 +147,8 @@ def gen_webhook(
     max_body_bytes: MaxBody = DEFAULTS.max_body_bytes,
     review_workers: Workers = DEFAULTS.review_workers,
     review_queue: Queue = DEFAULTS.review_queue,
+    timeout_seconds: TimeoutSeconds = DEFAULTS.timeout_seconds,
+    max_containers: MaxContainers = MAX_CONTAINERS,
     namespace_object: Annotated[
         bool, typer.Option("--namespace-object/--no-namespace-object", help="Also write the Namespace.")
     ] = True,
@@ -135,6 +172,7 @@ def gen_webhook(
             max_body_bytes=max_body_bytes,
             review_workers=review_workers,
             review_queue=review_queue,
+            timeout_seconds=timeout_seconds,
         )
         bundle = None
         if ca_bundle is not None:
@@ -147,8 +185,9 @@ def gen_webhook(
             namespace=namespace,
             image=image,
             replicas=replicas,
-            failure_policy=failure_policy,
+            failure_policy=failure_policy_named(failure_policy),
             ca_bundle=bundle,
+            max_containers=max_containers,
             validating=validating,
             deny_severity=deny_severity.value,
             limits=limits,

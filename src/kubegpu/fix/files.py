@@ -1,9 +1,12 @@
 """Read inputs for fixing (keeping a BOM) and write results atomically (kubegpu.manifests.atomic: temp file,
 fsync, rename, same mode); a failed write leaves the original file as it was.
 
-Right before the rename the file must still be what was read (size, mtime, SHA-256), else it is left alone.
-Temp files are named `.NAME.PID.RANDOM.kubegpu.tmp`; those of a process that is gone (killed mid-write) are
-removed by the next run in that folder.
+Only regular files inside the root (each path named on the command line) are fixed: a symbolic link, a file
+with several hard links and a read-only file are refused with the reason, in every mode (--check and --diff
+say what fix would do); a link to a regular file inside the same root is fixed under that file's own name.
+Right before the rename the file must still be what was read (the same inode; size, mtime, SHA-256), else it
+is left alone. Temp files are named `.NAME.PID.RANDOM.kubegpu.tmp`; those of a process that is gone (killed
+mid-write) are removed by the next run in that folder.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from kubegpu.fix.engine import fix_text
 from kubegpu.fix.model import FileOutcome, FixOptions
 from kubegpu.fix.protocols import LintFunction
 from kubegpu.manifests import NotReadable, discover, read_regular_stat
-from kubegpu.manifests.atomic import TEMP_SUFFIX, write_atomic
+from kubegpu.manifests.atomic import TEMP_SUFFIX, editable, replace_in_place
+from kubegpu.manifests.sources import WalkReport
 
 BOM = "\ufeff"
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -47,6 +51,7 @@ class InputFile:
     bom: bool = False
     error: str | None = None
     stamp: Stamp | None = None
+    status: os.stat_result | None = None  # the file's own status when read: what is replaced when written
 
 
 class ChangedSinceRead(InputError):
@@ -65,21 +70,54 @@ def encode(text: str, bom: bool) -> bytes:
     return ((BOM if bom else "") + text).encode("utf-8")
 
 
-def read_inputs(paths: Sequence[str], max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[InputFile]:
-    """Manifest files named or found under directories (Dockerfiles are not fixed); `-` is not read here."""
-    for name, path, kind in discover(paths):
-        if path is None or kind != "manifest":
+def read_inputs(
+    paths: Sequence[str], max_bytes: int = DEFAULT_MAX_BYTES, seen: set[tuple[int, int]] | None = None
+) -> Iterator[InputFile]:
+    """Manifest files named or found under directories (Dockerfiles are not fixed); `-` is not read here.
+
+    Each path is a root: what is found under it is fixed only if it is a regular file inside it. A link found
+    there that points to a regular file inside the same root stands for that file (fixed once, under its own
+    name); any other link is refused with the walk's reason, and so is a named path that is a link. `seen`
+    holds the (device, inode) of the files already read, across calls.
+    """
+    seen = set() if seen is None else seen
+    for root in paths:
+        if root == "-":
             continue
-        yield read_input(name, path, max_bytes)
+        walk = WalkReport()
+        real_root = Path(root).resolve()
+        for name, path, kind in discover([root], report=walk):
+            if path is None or kind != "manifest":
+                continue
+            if os.path.islink(path) and Path(root).is_dir():  # to a file inside the root: fixed under its own name
+                name = os.path.join(root, path.resolve().relative_to(real_root))
+                path = Path(name)
+            item = read_input(name, path, max_bytes)
+            if item.status is not None:
+                key = (item.status.st_dev, item.status.st_ino)
+                if key in seen:
+                    continue
+                seen.add(key)
+            yield item
+        for name, why, what in walk.skipped:  # the walk followed no link out of the root: each is refused
+            if what == "link":
+                yield InputFile(name, Path(name), None, error=why)
 
 
 def read_input(name: str, path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> InputFile:
+    """The file to fix, or why it is not fixed: refused as atomic.editable says, unreadable, binary, not UTF-8."""
+    try:
+        status = editable(path)
+    except InputError as err:
+        return InputFile(name, path, None, error=err.message)
     try:
         raw, info = read_regular_stat(path, max_bytes)
     except NotReadable as err:
         return InputFile(name, path, None, error=str(err))
     except OSError as err:
         return InputFile(name, path, None, error=f"cannot read: {err.strerror or err}")
+    if (info.st_dev, info.st_ino) != (status.st_dev, status.st_ino):  # swapped between the two looks
+        return InputFile(name, path, None, error="was changed while it was read; run kubegpu fix again")
     if b"\x00" in raw[:8192]:
         return InputFile(name, path, None, error="binary file, not YAML or JSON")
     try:
@@ -87,7 +125,8 @@ def read_input(name: str, path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Inp
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         return InputFile(name, path, None, error=f"line {line}: not UTF-8 text ({err.reason})")
-    return InputFile(name, path, text, bom, stamp=Stamp(len(raw), info.st_mtime_ns, hashlib.sha256(raw).hexdigest()))
+    stamp = Stamp(len(raw), info.st_mtime_ns, hashlib.sha256(raw).hexdigest())
+    return InputFile(name, path, text, bom, stamp=stamp, status=status)
 
 
 def fix_input(item: InputFile, lint: LintFunction, options: FixOptions) -> FileOutcome:
@@ -115,10 +154,13 @@ def write_outcome(item: InputFile, outcome: FileOutcome) -> bool:
     ChangedSinceRead (nothing written) when the file is no longer what was read."""
     if item.path is None or outcome.error is not None or not outcome.changed:
         return False
-    stamp = item.stamp
-    write_atomic(
+    stamp, status = item.stamp, item.status
+    if status is None:  # an input that was not read from a file cannot be written back
+        raise InputError("was not read from a file: not written", file=item.name)
+    replace_in_place(
         item.path,
         encode(outcome.fixed, item.bom),
+        status,
         before_replace=None if stamp is None else lambda target: _check_unchanged(target, stamp),
     )
     return True

@@ -21,21 +21,6 @@ QUEUE_LABEL = "kai.scheduler/queue"
 PODGROUP_API = "scheduling.run.ai/v2alpha2"
 PODGROUP_ANNOTATION = "pod-group-name"
 SKIP_GROUPER_ANNOTATION = "kai.scheduler/skip-podgrouper"
-# kinds KAI's pod-grouper gangs itself (one PodGroup, minMember = all pods)
-GROUPER_GANGS = frozenset(
-    {
-        "PyTorchJob",
-        "TFJob",
-        "MPIJob",
-        "XGBoostJob",
-        "PaddleJob",
-        "JAXJob",
-        "RayJob",
-        "RayCluster",
-        "RayService",
-        "LeaderWorkerSet",
-    }
-)
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -140,7 +125,9 @@ def generate(options: KaiOptions, workload: Workload | None = None, out_dir: Pat
         options.queue,
         "The queue KAI charges the workload to.",
     )
-    own_group = workload.kind not in GROUPER_GANGS and workload.pods > 1
+    # KAI's pod-grouper gangs some kinds itself (one PodGroup, minMember = all pods: the kind's adapter says which)
+    grouped = workload.adapter is not None and workload.adapter.kai_gangs
+    own_group = not grouped and workload.pods > 1
     pg_name = f"{workload.name}-pg"
     for ref in workload.templates:
         if ref.own_metadata:

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
-from kubegpu.generate.workload import load_workloads, pod_gpus, pod_requests
+from kubegpu.generate.workload import load_workloads, pod_gpus, spec_requests
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.kubelet.eviction import DEFAULT_EVICTION_HARD, MEMORY_AVAILABLE
 from kubegpu.topology.cpulist import format_cpulist
@@ -173,7 +173,7 @@ def shape_from_manifest(path: str) -> PodShape:
             gpus = pod_gpus(spec)
             if gpus == 0:
                 continue
-            totals = pod_requests(spec)
+            totals = spec_requests(spec)
             shape = PodShape(
                 gpus,
                 totals.get("cpu", 0),

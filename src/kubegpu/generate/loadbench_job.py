@@ -15,6 +15,7 @@ from typing import Any
 from kubegpu import DEFAULT_IMAGE  # the kubegpu image the Job runs; `--image` overrides it
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
+from kubegpu.manifests.podsecurity import read_only_mount, restricted_context
 from kubegpu.units.quantity import parse_quantity
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -125,14 +126,8 @@ def generate(options: LoadbenchJobOptions) -> Generated:
         "imagePullPolicy": "IfNotPresent",
         "command": command,
         "resources": {"requests": dict(limits), "limits": dict(limits)},
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "runAsNonRoot": True,
-            "runAsUser": 65534,
-            "capabilities": {"drop": ["ALL"]},
-        },
-        "volumeMounts": [{"name": "model-cache", "mountPath": options.mount_path, "readOnly": True}],
+        "securityContext": restricted_context(),
+        "volumeMounts": [read_only_mount("model-cache", options.mount_path, host=options.host_path is not None)],
     }
     volumes = [volume]
     if options.gpus:  # what every GPU pod gets (the container runtime's /dev/shm is 64 MiB)

@@ -17,6 +17,7 @@ from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
 from kubegpu.generate.patches import PatchBuilder, bundle
 from kubegpu.generate.workload import Workload, containers, gpu_count
+from kubegpu.manifests.podsecurity import RUNTIME_DEFAULT_SECCOMP, read_only_mount, restricted_context
 from kubegpu.units.quantity import parse_quantity
 
 HOST_ROOT = "/var/lib/kubegpu/models"
@@ -70,6 +71,9 @@ def _stage_container(options: ModelCacheOptions, target: str) -> dict[str, Any]:
         "imagePullPolicy": "IfNotPresent",
         "command": ["sh", "-c", script],
         "resources": {"requests": dict(_STAGER), "limits": dict(_STAGER)},
+        # The image's user (root): the folder it fills is root's (a hostPath the kubelet creates, or a new
+        # claim), and pip installs into the image. Nothing else: no capability, no escalation.
+        "securityContext": restricted_context(run_as_user=None, read_only_root=False),
         "volumeMounts": [{"name": "model-cache", "mountPath": "/cache"}],
     }
     if options.hf_token_secret and hf:
@@ -128,6 +132,7 @@ def _node_local(options: ModelCacheOptions) -> YamlDoc:
                             "image": "registry.k8s.io/pause:3.10",
                             "imagePullPolicy": "IfNotPresent",
                             "resources": {"requests": dict(_TINY), "limits": dict(_TINY)},
+                            "securityContext": restricted_context(),
                         }
                     ],
                     "volumes": [
@@ -137,6 +142,7 @@ def _node_local(options: ModelCacheOptions) -> YamlDoc:
                         }
                     ],
                     "terminationGracePeriodSeconds": 0,
+                    "securityContext": {"seccompProfile": dict(RUNTIME_DEFAULT_SECCOMP)},
                 },
             },
         },
@@ -162,6 +168,12 @@ def _node_local(options: ModelCacheOptions) -> YamlDoc:
                 "A hostPath, not a local PV: one PVC binds one local PV on one node, "
                 "which would pin\n"
                 "every replica of a Deployment to that node.",
+            ),
+            Note(
+                (*spec, "initContainers", 0, "securityContext"),
+                "Root, as the image is, to write the hostPath the kubelet creates as root; with no\n"
+                "capability and no privilege escalation (beyond the restricted Pod Security\n"
+                "Standard: the hostPath and the root user).",
             ),
         ),
     )
@@ -204,6 +216,7 @@ def _shared(options: ModelCacheOptions) -> tuple[YamlDoc, YamlDoc]:
                         "restartPolicy": "OnFailure",
                         "containers": [stage],
                         "volumes": [{"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}}],
+                        "securityContext": {"seccompProfile": dict(RUNTIME_DEFAULT_SECCOMP)},
                     }
                 },
             },
@@ -245,7 +258,7 @@ def _mount_patch(
         why = "The shared claim, attached read-only."
     target = options.mount_path
     marker = f"{target}/{MARKER}"
-    mount: dict[str, Any] = {"name": "model-cache", "mountPath": target, "readOnly": True}
+    mount = read_only_mount("model-cache", target, host=options.mode == "node-local")
     if options.mode == "shared":
         mount["subPath"] = options.model  # the claim holds <model>/ like the node-local root
     mounted = 0
@@ -272,6 +285,7 @@ def _mount_patch(
                 "imagePullPolicy": "IfNotPresent",
                 "command": ["sh", "-c", f"until [ -f {marker} ]; do sleep 5; done"],
                 "resources": {"requests": dict(_TINY), "limits": dict(_TINY)},
+                "securityContext": restricted_context(),  # restricted on its own, in whatever pod it joins
                 "volumeMounts": [dict(mount)],
             },
             "Start the server only once the weights are complete, never on a half copy.",
@@ -297,22 +311,13 @@ def _mount_patch(
 
 
 def _warm_pool(builder: PatchBuilder, workload: Workload, minimum: int) -> None:
-    """At least `minimum` replicas always up.
-
-    Deployment/StatefulSet: spec.replicas; KServe InferenceService: the predictor's minReplicas.
-    """
+    """At least `minimum` replicas always up, where the workload's kind keeps them (its adapter's replica_floors:
+    a Deployment's spec.replicas, an InferenceService predictor's minReplicas)."""
     why = (
         f"Warm pool: at least {minimum} replica(s) always loaded, so a request never waits\n"
         "for a cold start (an autoscaler must keep its minimum at this too)."
     )
-    if workload.kind in ("Deployment", "StatefulSet"):
-        replicas = (workload.obj.get("spec") or {}).get("replicas", 1)
-        if not isinstance(replicas, int) or replicas < minimum:
-            builder.set(("spec", "replicas"), minimum, why)
-    elif workload.kind == "InferenceService":
-        for ref in workload.templates:
-            if len(ref.spec_path) != 2 or ref.spec_path[1] != "predictor":
-                continue
-            current = workload.pod_spec(ref).get("minReplicas")
-            if not isinstance(current, int) or current < minimum:
-                builder.set((*ref.spec_path, "minReplicas"), minimum, why)
+    floors = workload.adapter.replica_floors(workload.obj) if workload.adapter is not None else []
+    for path, current in floors:
+        if not isinstance(current, int) or current < minimum:
+            builder.set(path, minimum, why)

@@ -2,7 +2,8 @@
 
 Runs only on GPU nodes and tolerates what the GPU workloads tolerate (the usual mistake is a
 pre-puller that never lands on tainted GPU nodes); each image gets a no-op init container with
-tiny, Guaranteed resources, and a pause container keeps the pod (and its images) in place.
+tiny, Guaranteed resources, and a pause container keeps the pod (and its images) in place. Every container
+meets the restricted Pod Security Standard: a no-op needs no privilege, whatever the image.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc
 from kubegpu.generate.workload import Workload, containers, is_gpu_pod
+from kubegpu.manifests.podsecurity import restricted_context
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 TINY = {"cpu": "10m", "memory": "16Mi"}
@@ -88,6 +90,7 @@ def generate(workloads: Sequence[Workload], options: PrepullOptions) -> Generate
             "imagePullPolicy": "IfNotPresent",
             "command": list(options.noop_command),
             "resources": {"requests": dict(TINY), "limits": dict(TINY)},
+            "securityContext": restricted_context(),
         }
         for image in images
     ]
@@ -109,6 +112,7 @@ def generate(workloads: Sequence[Workload], options: PrepullOptions) -> Generate
                 "image": PAUSE_IMAGE,
                 "imagePullPolicy": "IfNotPresent",
                 "resources": {"requests": dict(TINY), "limits": dict(TINY)},
+                "securityContext": restricted_context(),
             }
         ],
         "automountServiceAccountToken": False,
@@ -149,6 +153,11 @@ def generate(workloads: Sequence[Workload], options: PrepullOptions) -> Generate
         Note(
             (*spec, "initContainers", 0, "resources"),
             "10m CPU, 16Mi: requests = limits (Guaranteed) and small enough to fit beside\na node full of GPU pods.",
+        ),
+        Note(
+            (*spec, "initContainers", 0, "securityContext"),
+            "The restricted Pod Security Standard: the no-op runs as an unprivileged user\n"
+            "(65534) with no capabilities, whatever user the image names.",
         ),
     ]
     if secrets:

@@ -125,7 +125,7 @@ def _validate_core(obj: Mapping[str, Any], label: str) -> str:
 
 
 def validate_workload(obj: Mapping[str, Any], source: str = "<patched>") -> list[str]:
-    """Validate a (patched) workload; for kinds without a schema (PyTorchJob, JobSet…), each of its
+    """Validate a (patched) workload; for kinds without a schema (operators' custom resources), each of its
     pod templates with pod metadata of its own is validated as a core PodTemplate instead."""
     try:
         return [validate_object(obj)]

@@ -13,7 +13,7 @@ from typing import Any
 from kubegpu.errors import InputError
 from kubegpu.generate.output import Generated, Note, OutFile, YamlDoc, render_documents
 from kubegpu.generate.patches import PatchBuilder, bundle
-from kubegpu.generate.workload import Workload, pod_metadata, pod_requests
+from kubegpu.generate.workload import Workload, pod_metadata, spec_requests
 
 API_VERSION = "scheduling.volcano.sh/v1beta1"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -149,7 +149,7 @@ def podgroup(workload: Workload, options: VolcanoOptions) -> YamlDoc:
     """A PodGroup whose minMember is every pod of the job and minResources their requests."""
     totals: dict[str, int] = {}
     for ref in workload.templates:
-        per_pod = pod_requests(workload.pod_spec(ref))
+        per_pod = spec_requests(workload.pod_spec(ref))
         for name, amount in per_pod.items():
             totals[name] = totals.get(name, 0) + amount * ref.pods
     metadata: dict[str, Any] = {"name": f"{workload.name}-pg"}

@@ -13,10 +13,11 @@ from typing import Any
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
-from kubegpu.manifests import Document, pod_spec, pod_templates, trainjob
-from kubegpu.manifests.expand import expand_input
+from kubegpu.manifests import Document, pod_spec
 from kubegpu.manifests.objects import objects_of_text, read_manifest
-from kubegpu.manifests.partial import partial_object
+from kubegpu.workloads import WorkloadKind, kind_of, pod_templates
+from kubegpu.workloads.expand import expand_input
+from kubegpu.workloads.partial import partial_object
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class PodSpecRef:
     pods: int
     role: str = ""
     # The pod spec as the pod model reads it, where `spec_path` holds none: a TrainJob's pod is its runtime's
-    # trainer template with the TrainJob's settings (kubegpu.manifests.expand), not the spec.trainer mapping; a
+    # trainer template with the TrainJob's settings (kubegpu.workloads.expand), not the spec.trainer mapping; a
     # KServe component's pod holds its `model:` predictor as a container, with what KServe fills in.
     merged: Mapping[str, Any] | None = field(default=None, compare=False)
 
@@ -53,6 +54,7 @@ class Workload:
     templates: tuple[PodSpecRef, ...]
     context: tuple[Mapping[str, Any], ...] = ()
     text: str | None = None  # the file's text (its `# kubegpu: ignore[...]` comments count for the fixes)
+    adapter: WorkloadKind | None = field(default=None, compare=False)  # its kind's answers (kubegpu.workloads)
 
     @property
     def kind(self) -> str:
@@ -106,10 +108,11 @@ def load_documents(path: str, text: str | None = None) -> list[Document]:
 
 
 def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
-    """The pod templates of one object, whatever its kind (kubegpu.manifests.pod_templates)."""
+    """The pod templates of one object, whatever its kind (kubegpu.workloads.pod_templates)."""
     # A TrainJob bound to its runtime, and a KServe component (its `model:` predictor and framework keys hold
     # containers that KServe completes, from a ServingRuntime of the input too), are read as the pod model reads them.
-    merged = trainjob.bound_runtime(doc) is not None or doc.kind == "InferenceService"
+    adapter = kind_of(doc)
+    merged = adapter is not None and adapter.rebuilt(doc)
     return tuple(
         PodSpecRef(
             t.path, t.metadata_path, 1 if t.replicas is None else t.replicas, t.role, pod_spec(t) if merged else None
@@ -120,7 +123,7 @@ def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
 
 def load_workloads(paths: Iterable[str]) -> list[Workload]:
     """Every workload with a pod template in the given files (in order), as lint reads them: objects an Argo
-    resource step creates, and TrainJobs with their runtime when one of the files holds it (manifests.expand).
+    resource step creates, and TrainJobs with their runtime when one of the files holds it (workloads.expand).
     A partial object (a patch fragment) is an InputError naming its file and line."""
     found: list[Workload] = []
     texts = {path: read_manifest(path) for path in paths}
@@ -129,7 +132,7 @@ def load_workloads(paths: Iterable[str]) -> list[Workload]:
     context = {path: tuple(d.data for d in docs) for path, docs in loaded}
     for doc in expand_input(doc for _path, docs in loaded for doc in docs):
         fragment = partial_object(doc)
-        if fragment is not None:  # what it leaves out is decided by the object it patches (manifests.partial)
+        if fragment is not None:  # what it leaves out is decided by the object it patches (workloads.partial)
             raise InputError(
                 f"{fragment.what}: a partial object (a patch fragment), not a whole workload; generate from the "
                 "object it patches",
@@ -140,7 +143,13 @@ def load_workloads(paths: Iterable[str]) -> list[Workload]:
         if templates:
             found.append(
                 Workload(
-                    doc.source, doc.start_line, doc.data, templates, context.get(doc.source, ()), texts.get(doc.source)
+                    doc.source,
+                    doc.start_line,
+                    doc.data,
+                    templates,
+                    context.get(doc.source, ()),
+                    texts.get(doc.source),
+                    kind_of(doc),
                 )
             )
     return found
@@ -193,7 +202,7 @@ def pod_gpus(spec: Mapping[str, Any]) -> int:
     return podmodel.device_count(podmodel.read_pod_spec(spec, strict=False))
 
 
-def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
+def spec_requests(spec: Mapping[str, Any]) -> dict[str, int]:
     """One pod's effective requests (PodRequests: init containers a maximum, sidecars, pod-level resources,
     overhead), cpu in millicores and everything else in whole units; unreadable values are left out."""
     return podmodel.canonical_amounts(podmodel.pod_requests(podmodel.read_pod_spec(spec, strict=False)))

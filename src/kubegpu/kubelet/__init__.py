@@ -8,7 +8,7 @@ from kubegpu.kubelet.bitmask import NUMAMask
 from kubegpu.kubelet.config import KubeletConfig, KubeletStartupError
 from kubegpu.kubelet.hints import TopologyHint
 from kubegpu.kubelet.node_state import NodeState
-from kubegpu.kubelet.pod import ContainerRequest, PodRequest, pod_requests
+from kubegpu.kubelet.pod import ContainerRequest, PodRequest, document_pods
 from kubegpu.kubelet.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, qos_class
 from kubegpu.kubelet.startup import check_startup
 
@@ -28,6 +28,6 @@ __all__ = [
     "TopologyHint",
     "TraceStep",
     "check_startup",
-    "pod_requests",
+    "document_pods",
     "qos_class",
 ]

@@ -7,27 +7,25 @@ container, evictionHard memory.available 100Mi when evictionHard is omitted, max
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kubegpu.errors import InputError, ModelError, QuantityError
+from kubegpu.kubelet import validation
 from kubegpu.kubelet.cpumanager import cpuset
 from kubegpu.kubelet.eviction import hard_thresholds, memory_threshold
 from kubegpu.kubelet.features import DEFAULT_VERSION, SUPPORTED_VERSIONS, FeatureGates
-from kubegpu.kubelet.memorymanager.reserved import Amount, ReservedMemory, is_memory_type
-from kubegpu.kubelet.topologymanager.manager import SCOPES
-from kubegpu.kubelet.topologymanager.policy import POLICIES
+from kubegpu.kubelet.memorymanager.reserved import Amount, ReservedMemory
+from kubegpu.kubelet.validation import API_VERSIONS, KIND, is_kubelet_configuration
 from kubegpu.manifests import load_text, read_regular
 from kubegpu.manifests.sources import DEFAULT_MAX_BYTES
 from kubegpu.topology.model import NodeTopology
 from kubegpu.units.quantity import parse_quantity
 
 _BINARY = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
-KIND = "KubeletConfiguration"
-API_GROUP = "kubelet.config.k8s.io"
-API_VERSIONS = ("kubelet.config.k8s.io/v1beta1", "kubelet.config.k8s.io/v1")
+__all__ = ["API_VERSIONS", "KIND", "KubeletConfig", "KubeletStartupError", "is_kubelet_configuration"]
 
 
 class KubeletStartupError(ModelError):
@@ -120,35 +118,19 @@ class KubeletConfig:
         return config
 
     def validation_errors(self) -> list[str]:
-        """ValidateKubeletConfiguration's messages for the fields modelled here."""
-        errs: list[str] = []
-        if self.topology_manager_policy not in POLICIES:
-            choices = " ".join(f'"{p}"' for p in POLICIES)
-            errs.append(
-                "invalid configuration: topologyManagerPolicy (--topology-manager-policy) "
-                f'"{self.topology_manager_policy}" must be one of: [{choices}]'
-            )
-        if self.topology_manager_scope not in SCOPES:
-            errs.append(
-                "invalid configuration: topologyManagerScope (--topology-manager-scope) "
-                f'"{self.topology_manager_scope}" must be one of: "container", or "pod"'
-            )
-        if self.reserved_system_cpus:
-            try:
-                cpuset.parse(self.reserved_system_cpus)
-            except ValueError as err:
-                errs.append(
-                    "invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) "
-                    f"{self.reserved_system_cpus}, error: {err}"
-                )
-            if self.kube_reserved_cgroup or self.system_reserved_cgroup:
-                errs.append(
-                    "invalid configuration: can't use reservedSystemCPUs (--reserved-cpus) with "
-                    "systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup "
-                    "(--kube-reserved-cgroup)"
-                )
-        errs.extend(_reserved_memory_errors(self.reserved_memory))
-        return errs
+        """ValidateKubeletConfiguration's messages for the fields modelled here (kubegpu.kubelet.validation)."""
+        return validation.validation_errors(self.validated_fields())
+
+    def validated_fields(self) -> dict[str, Any]:
+        """The fields ValidateKubeletConfiguration reads, as a KubeletConfiguration mapping of the values read."""
+        return {
+            "topologyManagerPolicy": self.topology_manager_policy,
+            "topologyManagerScope": self.topology_manager_scope,
+            "reservedSystemCPUs": self.reserved_system_cpus,
+            "kubeReservedCgroup": self.kube_reserved_cgroup,
+            "systemReservedCgroup": self.system_reserved_cgroup,
+            "reservedMemory": [{"numaNode": e.numa_node, "limits": dict(e.limits)} for e in self.reserved_memory],
+        }
 
     # -- derived values used at start-up ---------------------------------------------------
     def reserved_cpus(self, node: NodeTopology) -> int:
@@ -206,31 +188,6 @@ class KubeletConfig:
             if value.value != 0:
                 out[resource] = value
         return out
-
-
-def _reserved_memory_errors(entries: Sequence[ReservedMemory]) -> list[str]:
-    errs: list[str] = []
-    seen: set[tuple[int, str]] = set()
-    for entry in entries:
-        for resource, value in entry.limits.items():
-            if not is_memory_type(resource):
-                errs.append(
-                    f'invalid configuration: the limit type "{resource}" for NUMA node '
-                    f"{entry.numa_node} is not supported, only [memory hugepages-<HugePageSize>] "
-                    "is accepted"
-                )
-            if value.value == 0:
-                errs.append(
-                    "invalid configuration: reserved memory may not be zero for NUMA node "
-                    f'{entry.numa_node} and resource "{resource}"'
-                )
-            if (entry.numa_node, resource) in seen:
-                errs.append(
-                    "invalid configuration: the reserved memory has a duplicate value for NUMA "
-                    f'node {entry.numa_node} and resource "{resource}"'
-                )
-            seen.add((entry.numa_node, resource))
-    return errs
 
 
 def _reserved_memory(raw: Any, source: str) -> list[ReservedMemory]:
@@ -299,11 +256,6 @@ def _gates(raw: Any, source: str) -> dict[str, bool]:
     if not isinstance(raw, Mapping) or not all(isinstance(v, bool) for v in raw.values()):
         raise InputError("featureGates must map gate names to true/false", file=source)
     return {str(k): bool(v) for k, v in raw.items()}
-
-
-def is_kubelet_configuration(kind: object, api_version: object) -> bool:
-    """A KubeletConfiguration of the kubelet.config.k8s.io group (any version)."""
-    return kind == KIND and isinstance(api_version, str) and api_version.split("/")[0] == API_GROUP
 
 
 def read_kubelet_config_data(path: str) -> Mapping[str, Any]:

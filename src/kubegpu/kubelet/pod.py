@@ -14,9 +14,10 @@ from typing import Any
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
-from kubegpu.manifests import Document, pod_spec, pod_templates
-from kubegpu.manifests.expand import bind_runtimes, by_kind, makes_no_pods, runtime_users, with_embedded
+from kubegpu.manifests import Document, pod_spec
 from kubegpu.manifests.pod import CPU, KIND_APP, KIND_INIT, KIND_SIDECAR, MEMORY
+from kubegpu.workloads import pod_templates
+from kubegpu.workloads.expand import bind_runtimes, by_kind, makes_no_pods, runtime_users, with_embedded
 
 __all__ = [
     "CPU",
@@ -27,7 +28,7 @@ __all__ = [
     "ContainerRequest",
     "PodRequest",
     "aggregate",
-    "pod_requests",
+    "document_pods",
 ]
 
 
@@ -57,8 +58,8 @@ class PodRequest:
     containers: tuple[ContainerRequest, ...] = ()
     namespace: str = "default"
     uid: str = ""
-    pod_requests: Mapping[str, int] | None = None
-    pod_limits: Mapping[str, int] | None = None
+    pod_level_requests: Mapping[str, int] | None = None
+    pod_level_limits: Mapping[str, int] | None = None
     source: str | None = None
     overhead: Mapping[str, int] = field(default_factory=dict)
     spec_model: podmodel.Pod | None = field(default=None, compare=False, repr=False)
@@ -76,8 +77,8 @@ class PodRequest:
         if self.spec_model is not None:
             return self.spec_model
         pod_level = None
-        if self.pod_requests is not None or self.pod_limits is not None:
-            pod_level = (_exact(self.pod_requests or {}), _exact(self.pod_limits or {}))
+        if self.pod_level_requests is not None or self.pod_level_limits is not None:
+            pod_level = (_exact(self.pod_level_requests or {}), _exact(self.pod_level_limits or {}))
         return podmodel.make_pod(
             (
                 podmodel.make_container(c.name, c.kind, _exact(c.requests), _exact(c.limits))
@@ -129,8 +130,8 @@ class PodRequest:
             containers=tuple(_container(c) for c in model.app_containers),
             namespace=namespace,
             uid=uid,
-            pod_requests=None if resources is None else podmodel.canonical_amounts(resources.requests),
-            pod_limits=None if resources is None else podmodel.canonical_amounts(resources.limits),
+            pod_level_requests=None if resources is None else podmodel.canonical_amounts(resources.requests),
+            pod_level_limits=None if resources is None else podmodel.canonical_amounts(resources.limits),
             source=source,
             overhead=podmodel.canonical_amounts(model.overhead),
             spec_model=model,
@@ -157,7 +158,7 @@ def _exact(amounts: Mapping[str, int]) -> dict[str, Decimal]:
     return {name: Decimal(value) / 1000 if name == CPU else Decimal(value) for name, value in amounts.items()}
 
 
-def pod_requests(doc: Document) -> list[PodRequest]:
+def document_pods(doc: Document) -> list[PodRequest]:
     """One PodRequest per pod template of a manifest document (a Pod, or every role of a workload; a rebuilt pod
     spec for kinds such as KServe predictor.model), named
     after the object (`NAME-ROLE` for a role); an unreadable quantity names the template's file and line."""
@@ -199,7 +200,7 @@ def input_pods(files: Sequence[tuple[str, Sequence[Document]]]) -> InputPods:
         for doc in documents:
             why = makes_no_pods(doc, users)
             if why is None:
-                found.extend(pod_requests(doc))
+                found.extend(document_pods(doc))
             else:
                 skipped += 1
                 notices.append(why)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from kubegpu.kubelet.config import KubeletConfig, KubeletStartupError
 from kubegpu.kubelet.node_state import NodeState
 from kubegpu.kubelet.pod import CPU, KIND_APP, ContainerRequest, PodRequest
+from kubegpu.manifests.pod import GUARANTEED, exclusive_cpus_of_millis
 from kubegpu.topology.model import NodeTopology
 
 _MAX_STEPS = 16  # CPU counts tried each way from the requested one
@@ -44,10 +45,9 @@ def remedy(topology: NodeTopology, config: KubeletConfig, existing: Sequence[Pod
     """One line: what change gets `pod` admitted on this node, computed by the admission model."""
     total = topology.num_cpus
     for index, container in enumerate(pod.containers):
-        cpu = container.request(CPU)
-        if container.kind != KIND_APP or cpu < 1000 or cpu % 1000:
+        now = exclusive_cpus_of_millis(GUARANTEED, container.request(CPU))  # the CPUs it pins as a Guaranteed pod's
+        if container.kind != KIND_APP or not now:
             continue
-        now = cpu // 1000
         for step in range(1, _MAX_STEPS + 1):
             for cpus in (now + step, now - step):
                 if 1 <= cpus <= total and _admits(topology, config, existing, _with_cpus(pod, index, cpus)):

@@ -10,12 +10,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegpu.live.bound import RepackBound, repack_bound
 from kubegpu.live.fgd import Fragmentation, cluster_fragmentation
 from kubegpu.live.fit import GPU_PRODUCT_LABEL, NodeFree, node_free, usable_gpus
 from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL, ClusterSnapshot, PodInfo, PodShape
 from kubegpu.live.parse import pod_shape
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
-from kubegpu.manifests.pod import GUARANTEED, qos_class
+from kubegpu.manifests.pod import GUARANTEED, exclusive_cpus_of_millis, pod_level_resources_set, qos_class
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 GANG_SIZES = (1, 2, 4, 8)
@@ -29,6 +30,7 @@ class AuditOptions:
     domain_labels: tuple[str, ...] = (DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL)
     namespace: str | None = None
     accelerators: AcceleratorRegistry = DEFAULT_REGISTRY  # lint's accelerator-resources setting
+    bound: bool = True  # the packing bound: how many pending GPUs any repacking could place
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class AuditReport:
     lint: tuple[Issue, ...] = ()
     kubelet: tuple[Issue, ...] = ()
     checks_skipped: tuple[str, ...] = field(default=())
+    packing: RepackBound | None = None
 
     @property
     def free_gpus(self) -> int:
@@ -218,6 +221,7 @@ class AuditReport:
                 }
                 for q in self.queues
             ],
+            "packing_bound": None if self.packing is None else self.packing.to_dict(),
             "numa_misplaced": [
                 {"node": f.node, "zone": f.zone, "pods": list(f.pods), "definite": f.definite, "message": f.message}
                 for f in self.numa
@@ -285,10 +289,11 @@ def _guaranteed(pod: PodInfo) -> bool:
 
 
 def exclusive_cpus(pod: PodInfo) -> bool:
-    """A Guaranteed pod with an integral CPU request gets exclusive CPUs under the static policy."""
-    return _guaranteed(pod) and any(
-        c.requests.get("cpu", 0) >= 1000 and c.requests.get("cpu", 0) % 1000 == 0 for c in pod.containers if not c.init
-    )
+    """The static policy pins CPUs for one of the pod's containers (the pod model's exclusive_cpus: a Guaranteed
+    pod without pod-level resources, and a whole number of CPUs)."""
+    qos = GUARANTEED if _guaranteed(pod) else ""
+    pod_level = pod.spec is not None and pod_level_resources_set(pod.spec)
+    return any(exclusive_cpus_of_millis(qos, c.requests.get("cpu", 0), pod_level) for c in pod.containers if not c.init)
 
 
 def numa_misplacement(snapshot: ClusterSnapshot, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> list[NumaFinding]:
@@ -353,21 +358,7 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
         free = node_free(snapshot, node)
         for resource in node.accelerator_resources(registry):
             frees.append((free, resource))
-    resources = sorted({r for _, r in frees})
-    frag_by_node: dict[str, float] = {}
-    fragmentation: Fragmentation | None = None
-    for resource in resources:
-        frag = cluster_fragmentation([f for f, r in frees if r == resource], resource, shapes)
-        frag_by_node.update(frag.per_node)
-        if fragmentation is None:
-            fragmentation = frag
-        else:
-            fragmentation = Fragmentation(
-                fragmentation.milli + frag.milli,
-                fragmentation.idle_milli + frag.idle_milli,
-                fragmentation.per_node + frag.per_node,
-                fragmentation.typical + frag.typical,
-            )
+    fragmentation, frag_by_node = _fragmentation(frees, shapes)
     for free, resource in frees:
         node = free.node
         allocatable = node.allocatable.get(resource, 0)
@@ -390,19 +381,7 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
             )
         )
     domains = _domains(reports, frees, labels, distinct)
-    pending = [
-        p
-        for p in snapshot.pods
-        if p.pending and p.accelerators(registry) and (options.namespace is None or p.namespace == options.namespace)
-    ]
-    pending_gpus = sum(sum(p.accelerators(registry).values()) for p in pending)
-    pending_gpus += sum(
-        ps.count * ps.shape.gpus
-        for w in snapshot.kueue_workloads
-        if w.pending
-        for ps in w.pod_sets
-        if ps.shape is not None and (options.namespace is None or w.namespace == options.namespace)
-    )
+    pending, pending_gpus = _pending(snapshot, options)
     numa = [
         f
         for f in numa_misplacement(snapshot, registry)
@@ -425,7 +404,48 @@ def audit(snapshot: ClusterSnapshot, options: AuditOptions | None = None) -> Aud
         notes=snapshot.notes,
         source=snapshot.source,
         queues=queues,
+        packing=repack_bound(snapshot, registry) if options.bound else None,
     )
+
+
+def _fragmentation(
+    frees: Sequence[tuple[NodeFree, str]], shapes: Sequence[PodShape]
+) -> tuple[Fragmentation | None, dict[str, float]]:
+    """The cluster's fragmentation summed over its accelerator resources, and each node's."""
+    frag_by_node: dict[str, float] = {}
+    fragmentation: Fragmentation | None = None
+    for resource in sorted({r for _, r in frees}):
+        frag = cluster_fragmentation([f for f, r in frees if r == resource], resource, shapes)
+        frag_by_node.update(frag.per_node)
+        if fragmentation is None:
+            fragmentation = frag
+        else:
+            fragmentation = Fragmentation(
+                fragmentation.milli + frag.milli,
+                fragmentation.idle_milli + frag.idle_milli,
+                fragmentation.per_node + frag.per_node,
+                fragmentation.typical + frag.typical,
+            )
+    return fragmentation, frag_by_node
+
+
+def _pending(snapshot: ClusterSnapshot, options: AuditOptions) -> tuple[list[PodInfo], int]:
+    """The pending GPU pods (of the namespace asked for), and the GPUs they and pending Kueue workloads want."""
+    registry = options.accelerators
+    pending = [
+        p
+        for p in snapshot.pods
+        if p.pending and p.accelerators(registry) and (options.namespace is None or p.namespace == options.namespace)
+    ]
+    pending_gpus = sum(sum(p.accelerators(registry).values()) for p in pending)
+    pending_gpus += sum(
+        ps.count * ps.shape.gpus
+        for w in snapshot.kueue_workloads
+        if w.pending
+        for ps in w.pod_sets
+        if ps.shape is not None and (options.namespace is None or w.namespace == options.namespace)
+    )
+    return pending, pending_gpus
 
 
 def domain_labels(snapshot: ClusterSnapshot, options: AuditOptions) -> tuple[str, ...]:

@@ -15,11 +15,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kubegpu.errors import InputError
+from kubegpu.manifests.image import ImageRef, parse_image
 from kubegpu.rules.coldstart_model import ImageFacts, lazy_from_manifest
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
@@ -114,7 +114,8 @@ def match_layout(images: list[str], layout: Mapping[str, ImageFacts]) -> dict[st
     """Pod images the layout's ref names match (full reference or tag), or the one image of a one-image pod."""
     out: dict[str, ImageFacts] = {}
     for image in images:
-        tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else None
+        ref = parse_image(image)
+        tag = ref.tag if ref is not None and ref.tag else None
         for name, facts in layout.items():
             if name and (name == image or (tag is not None and name == tag)):
                 out[image] = facts
@@ -126,27 +127,13 @@ def match_layout(images: list[str], layout: Mapping[str, ImageFacts]) -> dict[st
 # --- a registry ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ImageRef:
-    registry: str
-    repository: str
-    reference: str  # tag or digest
-
-
 def parse_reference(image: str) -> ImageRef:
-    """Split an image reference as the container runtimes do (docker.io and library/ implied)."""
-    rest, _, digest = image.partition("@")
-    first, _, remainder = rest.partition("/")
-    if remainder and ("." in first or ":" in first or first == "localhost"):
-        registry, path = first, remainder
-    else:
-        registry, path = "docker.io", rest
-    tag = "latest"
-    if ":" in path.rsplit("/", 1)[-1]:
-        path, tag = path.rsplit(":", 1)
-    if registry == "docker.io" and "/" not in path:
-        path = f"library/{path}"
-    return ImageRef(registry, path, digest or tag)
+    """The image reference as the container runtimes read it (kubegpu.manifests.image); InputError for a text
+    that is none (a placeholder, upper case), which no registry could be asked for."""
+    ref = parse_image(image)
+    if ref is None:
+        raise InputError(f"{image!r} is not an image reference")
+    return ref
 
 
 def _challenge(header: str) -> dict[str, str]:
@@ -212,8 +199,6 @@ class Registry:
 def registry_image(image: str, insecure: bool = False, timeout: float = 10.0) -> ImageFacts:
     """The pull size of an image as its registry describes it (no layer is downloaded)."""
     ref = parse_reference(image)
-    client = Registry(ref.registry, insecure, timeout)
-    facts = image_size(
-        client.manifest(ref.repository, ref.reference), lambda digest: client.manifest(ref.repository, digest)
-    )
-    return ImageFacts(facts.bytes, facts.lazy, f"registry {ref.registry}")
+    client = Registry(ref.domain, insecure, timeout)
+    facts = image_size(client.manifest(ref.path, ref.reference), lambda digest: client.manifest(ref.path, digest))
+    return ImageFacts(facts.bytes, facts.lazy, f"registry {ref.domain}")

@@ -27,6 +27,14 @@ def _summary(report: AuditReport) -> list[str]:
         f"pending GPU demand: {report.pending_gpus} GPU(s)"
         f" ({len(report.pending_pods)} pending pod(s) plus pending Kueue workloads)",
     ]
+    bound = report.packing
+    if bound is not None and bound.gpus:
+        lines.append(
+            f"packing bound: any repacking of the running pods could hold at most {bound.most_allocated} of the "
+            f"{bound.gpus} schedulable GPUs allocated ({bound.allocated} now, "
+            f"{bound.most_allocated - bound.allocated} below the bound): at most {bound.placeable_pending} of the "
+            f"{bound.pending} pending GPU(s) could be placed"
+        )
     frag = report.fragmentation
     if frag is not None:
         lines.append(

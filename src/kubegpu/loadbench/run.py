@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubegpu.loadbench import cache
@@ -199,7 +200,6 @@ def bench(
     """Measure the storage limit and every available loader on these shards."""
     paths = [s.path for s in shards]
     total = sum(s.size for s in shards)
-    tensor_bytes = sum(s.tensor_bytes for s in shards)
     start = clock()
     budget_end = None if options.budget_seconds is None else start + options.budget_seconds
 
@@ -208,18 +208,56 @@ def bench(
 
     notes: list[str] = []
     limit_deadline = None if options.budget_seconds is None else start + options.budget_seconds * STORAGE_SHARE
-    limits = []
-    for _ in range(max(1, options.repeats)):
-        cache.evict(paths)
-        limits.append(
-            storage_limit(paths, options.direct_threads, progress=tick("storage limit"), deadline=limit_deadline)
-        )
-        if limit_deadline is not None and clock() > limit_deadline:
-            break
-    storage = sorted(limits, key=lambda s: s.gbps)[len(limits) // 2]  # the median run
+    storage = _storage_limit(paths, options, tick, clock, limit_deadline)
     if storage.bytes < total:
         notes.append(f"the storage limit was measured on the first {storage.bytes / 1e9:.2f} GB (budget)")
     work, skipped = plan(loaders if loaders is not None else all_loaders(), shards, options)
+    runs = _loader_runs(work, shards, options, storage, tick, clock, budget_end, skipped, notes)
+    notes.extend(_cache_notes(runs, storage))
+    gpu = host_to_device() if options.gpu else GpuStage(None, None, None, 0, "not asked for (--no-gpu)")
+    return Result(
+        tuple(str(p) for p in paths),
+        total,
+        sum(len(s.tensors) for s in shards),
+        storage,
+        tuple(runs),
+        tuple(skipped),
+        gpu,
+        tuple(dict.fromkeys(notes)),
+    )
+
+
+def _storage_limit(
+    paths: list[Path],
+    options: Options,
+    tick: Callable[[str], Callable[[int], None] | None],
+    clock: Callable[[], float],
+    deadline: float | None,
+) -> StorageLimit:
+    """The median of the storage-limit runs (parallel direct reads), as many as the budget allows."""
+    limits = []
+    for _ in range(max(1, options.repeats)):
+        cache.evict(paths)
+        limits.append(storage_limit(paths, options.direct_threads, progress=tick("storage limit"), deadline=deadline))
+        if deadline is not None and clock() > deadline:
+            break
+    return sorted(limits, key=lambda s: s.gbps)[len(limits) // 2]  # the median run
+
+
+def _loader_runs(
+    work: Sequence[tuple[Loader, int, str]],
+    shards: Sequence[Shard],
+    options: Options,
+    storage: StorageLimit,
+    tick: Callable[[str], Callable[[int], None] | None],
+    clock: Callable[[], float],
+    budget_end: float | None,
+    skipped: list[Skipped],
+    notes: list[str],
+) -> list[Run]:
+    """Each loader over thread counts, cold then warm, within the time budget (what does not fit is skipped)."""
+    paths = [s.path for s in shards]
+    tensor_bytes = sum(s.tensor_bytes for s in shards)
     runs: list[Run] = []
     warmed = False
     for index, (loader, threads, kind) in enumerate(work):
@@ -245,6 +283,12 @@ def bench(
         runs.append(
             _one(loader, shards, threads, kind, options.repeats, tick(f"{loader.name} ×{threads} {kind}"), deadline)
         )
+    return runs
+
+
+def _cache_notes(runs: Sequence[Run], storage: StorageLimit) -> list[str]:
+    """What says the cold figures may not be cold: a page cache that was not dropped, or reads above the limit."""
+    notes: list[str] = []
     for run in runs:
         if run.cache == "cold" and run.cached_before is not None and run.cached_before > EVICTION_TOLERANCE:
             notes.append(
@@ -261,17 +305,7 @@ def bench(
             f"{too_fast[0].method} read a cold cache {too_fast[0].gbps / storage.gbps:.1f}× faster than "
             "the storage limit: the cache was probably not dropped, or the storage caches below us"
         )
-    gpu = host_to_device() if options.gpu else GpuStage(None, None, None, 0, "not asked for (--no-gpu)")
-    return Result(
-        tuple(str(p) for p in paths),
-        total,
-        sum(len(s.tensors) for s in shards),
-        storage,
-        tuple(runs),
-        tuple(skipped),
-        gpu,
-        tuple(dict.fromkeys(notes)),
-    )
+    return notes
 
 
 def _one(

@@ -1,4 +1,7 @@
-"""Load Kubernetes documents (files, dirs, stdin; YAML and JSON; Lists) with positions, and find pod templates."""
+"""Load Kubernetes documents (files, dirs, stdin; YAML and JSON; Lists) with positions; pod templates and the pod model.
+
+Which kinds hold pod templates, and where, is kubegpu.workloads' (`pod_templates`).
+"""
 
 from kubegpu.manifests.document import (
     Document,
@@ -22,7 +25,7 @@ from kubegpu.manifests.resources import (
     uses_accelerators,
 )
 from kubegpu.manifests.sources import NotReadable, SourceText, discover, read_regular, read_regular_stat, read_source
-from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, pod_templates
+from kubegpu.manifests.template import ContainerRef, PodTemplate, containers_of
 
 __all__ = [
     "ContainerRef",
@@ -49,7 +52,6 @@ __all__ = [
     "mapping_items",
     "memoised",
     "pod_spec",
-    "pod_templates",
     "read_regular",
     "read_regular_stat",
     "read_source",

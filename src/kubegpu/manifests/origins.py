@@ -3,11 +3,13 @@
 Helm: `# Source:` comments name the template; the field's line is the template line with the same key
 under the same parents, else the object's first line in the template. Kustomize: the origin annotation
 names the resource file and the transformer annotation the kustomizations that patched it; a field set
-by a patch points into the patch, any other into the resource.
+by a patch points into the patch, any other into the resource. The rendered text is the repository's to write,
+so a file it names is read only when it is a regular file in the chart or the kustomization's lint root.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +20,8 @@ import yaml
 
 from kubegpu.manifests.document import Document, FieldPath, Location, get_path
 from kubegpu.manifests.loader import load_text
+from kubegpu.manifests.roots import Root
+from kubegpu.manifests.sources import DEFAULT_MAX_BYTES, read_regular
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
@@ -41,11 +45,13 @@ class HelmOrigins:
     text: str
     _sources: list[tuple[int, str]] = field(default_factory=list)
     _lines: dict[Path, list[str]] = field(default_factory=dict)
+    _root: Root | None = None
 
     def __post_init__(self) -> None:
         self._sources = [
             (self.text.count("\n", 0, m.start()) + 1, m.group(1).strip()) for m in _SOURCE.finditer(self.text)
         ]
+        self._root = Root.of(self.chart)
 
     def template_of(self, doc: Document) -> Path | None:
         found = None
@@ -57,7 +63,8 @@ class HelmOrigins:
             return None
         # "<chart name>/templates/x.yaml" or "<chart>/charts/<sub>/templates/x.yaml": drop the chart name
         _name, _, inside = found.partition("/")
-        return self.chart / inside
+        template = self.chart / inside
+        return template if _inside(template, self._root) else None
 
     def locate(self, doc: Document, path: FieldPath) -> Location | None:
         template = self.template_of(doc)
@@ -77,11 +84,21 @@ class HelmOrigins:
 
     def _template_lines(self, template: Path) -> list[str]:
         if template not in self._lines:
-            try:
-                self._lines[template] = template.read_text(errors="replace").splitlines()
-            except OSError:
-                self._lines[template] = []
+            self._lines[template] = _read(template).splitlines()
         return self._lines[template]
+
+
+def _inside(path: Path, root: Root | None) -> bool:
+    """`path` (links resolved) is in `root`, outside its hidden and tool folders."""
+    return root is not None and root.where(Path(os.path.realpath(path))) is None
+
+
+def _read(path: Path) -> str:
+    """The text of a regular file (at most the default size limit), or nothing."""
+    try:
+        return read_regular(path, DEFAULT_MAX_BYTES).decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _template_line(lines: Sequence[str], data: Any, path: FieldPath, object_index: int) -> int:
@@ -188,6 +205,7 @@ class KustomizeOrigins:
     """Where each object of a kustomize build came from, read from its origin and transformer annotations."""
 
     workdir: Path
+    root: Root | None = None  # the kustomization's lint root: no file outside it is read
     _loaded: dict[Path, list[Document]] = field(default_factory=dict)
     _patches: dict[Path, list[Path]] = field(default_factory=dict)
     _pieces: dict[int, list[_Piece]] = field(default_factory=dict)
@@ -200,7 +218,8 @@ class KustomizeOrigins:
         path = origin.get("path")
         if not isinstance(path, str) or origin.get("repo"):
             return None
-        return (self.workdir / path).resolve()
+        found = (self.workdir / path).resolve()
+        return found if _inside(found, self.root) else None
 
     def pieces(self, doc: Document) -> list[_Piece]:
         """The patches that touched `doc` (last applied first), then its resource document."""
@@ -255,7 +274,7 @@ class KustomizeOrigins:
             by = entry.get("configuredBy") if isinstance(entry, Mapping) else None
             if isinstance(configured, str) and isinstance(by, Mapping) and by.get("kind") == "PatchTransformer":
                 path = (self.workdir / configured).resolve()
-                if path not in out:
+                if path not in out and _inside(path, self.root):
                     out.append(path)
         return out
 
@@ -269,16 +288,12 @@ class KustomizeOrigins:
             for entry in data.get("patchesStrategicMerge") or []:
                 if isinstance(entry, str) and "\n" not in entry:
                     files.append(kustomization.parent / entry)
-            self._patches[kustomization] = files
+            self._patches[kustomization] = [file for file in files if _inside(file, self.root)]
         return self._patches[kustomization]
 
     def _documents(self, file: Path) -> list[Document]:
         if file not in self._loaded:
-            try:
-                text = file.read_text(errors="replace")
-            except OSError:
-                text = ""
-            self._loaded[file] = load_text(str(file), text).documents
+            self._loaded[file] = load_text(str(file), _read(file)).documents if _inside(file, self.root) else []
         return self._loaded[file]
 
     def files(self, docs: Sequence[Document]) -> set[str]:
@@ -301,10 +316,7 @@ def _yaml_mapping(text: str) -> Mapping[str, Any]:
 
 
 def _yaml_mapping_file(path: Path) -> Mapping[str, Any]:
-    try:
-        return _yaml_mapping(path.read_text(errors="replace"))
-    except OSError:
-        return {}
+    return _yaml_mapping(_read(path))
 
 
 def _matching(candidates: Sequence[Document], rendered: Document, name: str | None) -> Document | None:

@@ -64,7 +64,7 @@ def render(value: str, image: bool = False) -> str:
     return out
 
 
-# Fields that set how many pods a workload runs (replicas of Kubernetes, Kubeflow, Ray, LWS, JobSet, TrainJob).
+# Fields that set how many pods a workload runs (the workload adapters' replica, parallelism and size fields).
 COUNT_FIELDS = frozenset(
     {
         "replicas",

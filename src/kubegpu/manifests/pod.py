@@ -473,6 +473,23 @@ def qos_class(pod: Pod, pod_level_resources: bool = True) -> str:
     return BURSTABLE
 
 
+def exclusive_cpus(qos: str, cpu: Decimal, pod_level: bool = False) -> int:
+    """How many CPUs the static CPU manager gives a container for itself: its CPU request when the pod is
+    Guaranteed, has no pod-level resources and the request is a whole number of CPUs; otherwise none (it runs in
+    the shared pool). Follows kubernetes v1.35 pkg/kubelet/cm/cpumanager/policy_static.go (guaranteedCPUs, and
+    Allocate skipping pods whose pod-level resources are set). Every command that asks reads this: the kubelet
+    model, lint's CPU rules, the live audit and admit's remedy.
+    """
+    if qos != GUARANTEED or pod_level or cpu <= 0 or cpu != cpu.to_integral_value():
+        return 0
+    return int(cpu)
+
+
+def exclusive_cpus_of_millis(qos: str, millicpus: int, pod_level: bool = False) -> int:
+    """exclusive_cpus for a CPU request counted in millicores (as the kubelet model counts it)."""
+    return exclusive_cpus(qos, Decimal(millicpus) / 1000, pod_level)
+
+
 # -- accelerators and GPU containers -----------------------------------------------------------------------
 
 

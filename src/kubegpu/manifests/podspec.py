@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubegpu.manifests.document import as_mapping
-from kubegpu.manifests.kserve import KSERVE_CONTAINER_NAME, filled_resources, kserve_fill
-from kubegpu.manifests.workloads import ContainerRef, PodTemplate
+from kubegpu.manifests.template import ContainerRef, PodTemplate, filled_resources
 
 
 def pod_spec(template: PodTemplate) -> Mapping[str, Any]:
@@ -29,10 +28,9 @@ def pod_spec(template: PodTemplate) -> Mapping[str, Any]:
 
 def _container(template: PodTemplate, container: ContainerRef) -> dict[str, Any]:
     data = dict(container.data)
-    fill = kserve_fill(template, container)
-    if fill is not None:
-        # KServe names every component's own container so (constants.InferenceServiceContainerName).
-        data.setdefault("name", KSERVE_CONTAINER_NAME)
+    fill = template.fill(container)
+    if fill is not None and fill.container_name:
+        data.setdefault("name", fill.container_name)  # the name the controller gives its container
     filled = filled_resources(as_mapping(data.get("resources")), fill)
     if filled is not None:
         data["resources"] = {**as_mapping(data.get("resources")), "requests": filled[0], "limits": filled[1]}

@@ -21,10 +21,9 @@ from kubegpu.manifests.accelerators import (
     is_accelerator,
 )
 from kubegpu.manifests.document import is_mapping
-from kubegpu.manifests.kserve import KServeFill, kserve_fill
 from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.pod import GPU_SHARING_ANNOTATIONS
-from kubegpu.manifests.workloads import ContainerRef, PodTemplate
+from kubegpu.manifests.template import ContainerFill, ContainerRef, PodTemplate
 from kubegpu.units import Quantity, parse_quantity
 
 
@@ -105,7 +104,7 @@ _KINDS = {"container": podmodel.KIND_APP, "init": podmodel.KIND_INIT, "sidecar":
 
 
 def _template_pod(template: PodTemplate) -> podmodel.Pod:
-    containers = tuple([_model_container(ref, kserve_fill(template, ref)) for ref in template.containers])
+    containers = tuple([_model_container(ref, template.fill(ref)) for ref in template.containers])
     spec = template.spec
     # A TrainJob's trainer has `resources` of its own container, not pod-level ones (it has no volumes field).
     raw_resources = spec.get("resources")
@@ -125,7 +124,7 @@ def _template_pod(template: PodTemplate) -> podmodel.Pod:
     return podmodel.assembled_pod(containers, resources, overhead, annotations, claim_names)
 
 
-def _model_container(ref: ContainerRef, fill: KServeFill | None = None) -> podmodel.Container:
+def _model_container(ref: ContainerRef, fill: ContainerFill | None = None) -> podmodel.Container:
     """The model's container from the values container_resources already parsed (every rule reads them), with
     the cpu and memory KServe fills in where it leaves them out."""
     parsed = container_resources(ref)

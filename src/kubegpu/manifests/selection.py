@@ -1,6 +1,7 @@
 """Which files a lint run reads: exclude globs, `.gitignore` inside a git work tree, tool folders.
 
-Patterns are gitignore-style (the `pathspec` library), as ruff's `exclude` and git itself read them.
+Patterns are gitignore-style, as ruff's `exclude` and git itself read them, matched in time linear in the path
+(`gitignore.py`).
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pathspec
+from kubegpu.manifests.gitignore import IgnoreRules
 
 _IGNORE_FILE_BYTES = 1 << 20  # a .gitignore larger than this is not read
+MAX_IGNORE_PATTERNS = 2000
+"""Patterns read from one .gitignore (or the excludes): every file checked tests each, so a file of many
+thousands would slow a run down; the lines after these are not read, and a notice says so."""
 
 # Folders no one keeps manifests to lint in: VCS data, dependencies, virtual environments, caches.
 TOOL_DIRS = frozenset(
@@ -60,15 +62,16 @@ class Selector:
     """Decides path by path; `.gitignore` files are read once per folder."""
 
     selection: Selection = field(default_factory=Selection)
-    _exclude: pathspec.GitIgnoreSpec | None = None
+    notices: list[str] = field(default_factory=list)  # ignore files read only in part
+    _exclude: IgnoreRules | None = None
     _root: Path = field(default_factory=Path.cwd)
-    _ignores: dict[Path, pathspec.GitIgnoreSpec | None] = field(default_factory=dict)
+    _ignores: dict[Path, IgnoreRules | None] = field(default_factory=dict)
     _ignored_dirs: dict[Path, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._root = (self.selection.root or Path.cwd()).resolve()
         if self.selection.exclude:
-            self._exclude = _gitignore_spec(self.selection.exclude)
+            self._exclude = self._rules(self.selection.exclude, "the exclude patterns")
 
     def skips_dir(self, folder: Path) -> bool:
         """A folder walked into: tool folders, virtual environments, hidden, excluded or git-ignored ones."""
@@ -88,7 +91,7 @@ class Selector:
         return self.selection.respect_gitignore and self._git_ignored(absolute, is_dir)
 
     @staticmethod
-    def _matches(spec: pathspec.GitIgnoreSpec, base: Path, path: Path, is_dir: bool) -> bool:
+    def _matches(spec: IgnoreRules, base: Path, path: Path, is_dir: bool) -> bool:
         try:
             relative = path.relative_to(base).as_posix()
         except ValueError:
@@ -99,7 +102,7 @@ class Selector:
 
     def _git_ignored(self, path: Path, is_dir: bool) -> bool:
         """Git's answer: a pattern of a `.gitignore` above matches it, or a folder above it is ignored."""
-        top = _work_tree(path if is_dir else path.parent)
+        top = work_tree(path if is_dir else path.parent)
         if top is None or path == top:
             return False
         if is_dir and path in self._ignored_dirs:
@@ -118,7 +121,7 @@ class Selector:
             self._ignored_dirs[path] = answer
         return answer
 
-    def _ignore_of(self, folder: Path, top: Path) -> pathspec.GitIgnoreSpec | None:
+    def _ignore_of(self, folder: Path, top: Path) -> IgnoreRules | None:
         if folder not in self._ignores:
             from kubegpu.manifests.sources import read_regular  # sources imports this module
 
@@ -128,20 +131,21 @@ class Selector:
                     lines.extend(read_regular(file, _IGNORE_FILE_BYTES).decode(errors="replace").splitlines())
                 except OSError:
                     continue
-            self._ignores[folder] = _gitignore_spec(lines) if lines else None
+            shown = folder / ".gitignore"
+            if shown.is_relative_to(self._root):  # as messages name files: relative to the configuration's folder
+                shown = shown.relative_to(self._root)
+            self._ignores[folder] = self._rules(lines, str(shown)) if lines else None
         return self._ignores[folder]
 
-
-def _gitignore_spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
-    """Patterns read as git reads them; pathspec is imported here, as only runs with excludes or inside a git
-    work tree need it (its import was 7 % of the instructions of a one-file lint)."""
-    import pathspec
-
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    def _rules(self, lines: Iterable[str], what: str) -> IgnoreRules:
+        rules = IgnoreRules.from_lines(lines, MAX_IGNORE_PATTERNS)
+        if rules.truncated:
+            self.notices.append(f"{what}: only the first {MAX_IGNORE_PATTERNS} patterns are read")
+        return rules
 
 
 @lru_cache(maxsize=4096)
-def _work_tree(folder: Path) -> Path | None:
+def work_tree(folder: Path) -> Path | None:
     """The top folder of the git work tree holding `folder`, or None outside one."""
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():

@@ -12,6 +12,7 @@ from typing import Any
 
 from kubegpu import DEFAULT_IMAGE
 from kubegpu.errors import InputError
+from kubegpu.manifests.podsecurity import read_only_mount, restricted_context
 from kubegpu.units.quantity import parse_quantity
 
 APP_LABEL = "app.kubernetes.io/name"
@@ -32,14 +33,6 @@ GPU_TOLERATIONS = (
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
 )
-
-_SECURITY = {
-    "allowPrivilegeEscalation": False,
-    "readOnlyRootFilesystem": True,
-    "runAsNonRoot": True,
-    "runAsUser": 65534,
-    "capabilities": {"drop": ["ALL"]},
-}
 
 
 def _node_name_env() -> list[dict[str, Any]]:
@@ -74,8 +67,9 @@ def probe_daemonset(
             "requests": {"cpu": "10m", "memory": "32Mi"},
             "limits": {"cpu": "200m", "memory": "128Mi"},
         },
-        "securityContext": dict(_SECURITY),
-        "volumeMounts": [{"name": "host-sys", "mountPath": "/host/sys", "readOnly": True}],
+        "securityContext": restricted_context(),
+        # the one thing beyond the restricted profile: the node's /sys, read-only (submounts included)
+        "volumeMounts": [read_only_mount("host-sys", "/host/sys", host=True)],
     }
     pause = {
         "name": "pause",
@@ -84,7 +78,7 @@ def probe_daemonset(
             "requests": {"cpu": "1m", "memory": "8Mi"},
             "limits": {"cpu": "10m", "memory": "16Mi"},
         },
-        "securityContext": dict(_SECURITY),
+        "securityContext": restricted_context(),
     }
     return {
         "apiVersion": "apps/v1",
@@ -152,7 +146,7 @@ def probe_job(
         ],
         "env": _node_name_env(),
         "resources": {"requests": dict(limits), "limits": dict(limits)},
-        "securityContext": dict(_SECURITY),
+        "securityContext": restricted_context(),
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
     }
     return {

@@ -1,7 +1,8 @@
 """JSON report of lint findings: one object per finding with file, line, column, rule and path.
 
 One finding per line: readable, greppable, and written by formatting each line around json's C string
-encoder, which is twice as fast as building a dict per finding and encoding it.
+encoder, which is twice as fast as building a dict per finding and encoding it. Strings from the input are kept
+exact but valid Unicode, and `##[` is written `##\\u005b` (report/escape.py): the same data, no workflow command.
 """
 
 from __future__ import annotations
@@ -12,29 +13,43 @@ from json.encoder import encode_basestring_ascii as _quote
 from typing import Any
 
 from kubegpu.manifests import FieldPath, ObjectRef, format_path
+from kubegpu.report.escape import json_defused, unicode_text
 from kubegpu.rules import Finding, Fix, LintResult
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    """The finding as the report's JSON object (`finding_line` writes exactly `json.dumps` of this)."""
+    """The finding as the report's JSON object (`finding_line` writes exactly `json_defused(json.dumps(...))` of
+    this)."""
     obj = finding.obj
+    text = unicode_text
     return {
-        "file": finding.location.file,
+        "file": text(finding.location.file),
         "line": finding.location.line,
         "column": finding.location.column,
         "rule": finding.code,
         "name": finding.name,
         "severity": finding.severity.value,
-        "message": finding.message,
-        "object": None if obj is None else {"kind": obj.kind, "namespace": obj.namespace, "name": obj.name},
-        "path": finding.location.dotted_path,
+        "message": text(finding.message),
+        "object": None
+        if obj is None
+        else {
+            "kind": text(obj.kind),
+            "namespace": None if obj.namespace is None else text(obj.namespace),
+            "name": text(obj.name),
+        },
+        "path": text(finding.location.dotted_path),
         "fix": None
         if finding.fix is None
         else {
-            "description": finding.fix.description,
+            "description": text(finding.fix.description),
             "safety": finding.fix.safety.value,
         },
     }
+
+
+def json_string(text: str) -> str:
+    """`text` as a JSON string: valid Unicode, `##[` defused."""
+    return json_defused(_quote(unicode_text(text)))
 
 
 class LineMemo:
@@ -52,7 +67,7 @@ class LineMemo:
     def quote(self, text: str) -> str:
         found = self.quoted.get(text)
         if found is None:
-            found = self.quoted[text] = _quote(text)
+            found = self.quoted[text] = json_string(text)
         return found
 
     def fix(self, fix: Fix | None) -> str:
@@ -61,14 +76,14 @@ class LineMemo:
         found = self.fixes.get(id(fix))
         if found is None or found[0] is not fix:
             # Safety is a string enum: its text is its value.
-            text = f'{{"description": {_quote(fix.description)}, "safety": {self.quote(fix.safety)}}}'
+            text = f'{{"description": {json_string(fix.description)}, "safety": {self.quote(fix.safety)}}}'
             found = self.fixes[id(fix)] = (fix, text)
         return found[1]
 
     def path(self, path: FieldPath) -> str:
         found = self.paths.get(path)
         if found is None:
-            found = self.paths[path] = _quote(format_path(path))
+            found = self.paths[path] = json_string(format_path(path))
         return found
 
     def object(self, obj: ObjectRef) -> str:
@@ -81,7 +96,7 @@ class LineMemo:
 
 
 def finding_line(finding: Finding, memo: LineMemo | None = None) -> str:
-    """`json.dumps(finding_to_dict(finding))`, character for character, made faster.
+    """`json_defused(json.dumps(finding_to_dict(finding)))`, character for character, made faster.
 
     `memo` keeps the text of what the findings of one report repeat.
     """
@@ -126,8 +141,10 @@ def write_json(result: LintResult, write: Callable[[str], object]) -> None:
         "unchecked_objects": len(result.skipped_objects),
         "partial_objects": len(result.partial_objects),
         "generic_objects": result.generic,
-        "skipped": [{"file": s.file, "what": s.kind, "reason": s.reason} for s in result.skipped],
-        "notices": result.notices,
+        "skipped": [
+            {"file": unicode_text(s.file), "what": s.kind, "reason": unicode_text(s.reason)} for s in result.skipped
+        ],
+        "notices": [unicode_text(notice) for notice in result.notices],
     }
     memo = LineMemo()
     findings = result.findings
@@ -140,4 +157,4 @@ def write_json(result: LintResult, write: Callable[[str], object]) -> None:
         write(",\n    ".join(lines))
     if findings:
         write("\n  ]")
-    write(f',\n  "summary": {json.dumps(summary)}\n}}')
+    write(f',\n  "summary": {json_defused(json.dumps(summary))}\n}}')

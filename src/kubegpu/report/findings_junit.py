@@ -1,7 +1,8 @@
 """JUnit XML report: one test case per object and rule; findings at or above --fail-on are failures.
 
 Findings below the threshold are listed as passed cases with their message in system-out, and objects
-without findings are passed cases, so a CI dashboard shows what was checked, not only what failed.
+without findings are passed cases, so a CI dashboard shows what was checked, not only what failed. Names and
+messages from the input are printable (report/escape.py): valid XML 1.0 characters, no control sequences.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from kubegpu.report.escape import printable
 from kubegpu.rules import Finding, LintResult, Severity
 
 
@@ -27,23 +29,25 @@ def render_junit(result: LintResult, fail_on: Severity = Severity.WARNING) -> st
         findings = by_file.get(file, [])
         passed = clean.get(file, [])
         failures = sum(1 for f in findings if f.severity.rank >= fail_on.rank)
+        shown = printable(file)
         suite = ET.SubElement(
-            suites, "testsuite", name=file, tests=str(len(findings) + len(passed)), failures=str(failures)
+            suites, "testsuite", name=shown, tests=str(len(findings) + len(passed)), failures=str(failures)
         )
         for f in findings:
-            obj = f"{f.obj.kind}/{f.obj.name}" if f.obj else file
+            obj = printable(f"{f.obj.kind}/{f.obj.name}") if f.obj else shown
             case = ET.SubElement(
-                suite, "testcase", classname=obj, name=f"{f.code} {f.name}", file=file, line=str(f.location.line)
+                suite, "testcase", classname=obj, name=f"{f.code} {f.name}", file=shown, line=str(f.location.line)
             )
-            detail = f"{file}:{f.location.line}:{f.location.column} {f.location.dotted_path}\n{f.message}"
+            message = printable(f.message)
+            detail = f"{shown}:{f.location.line}:{f.location.column} {printable(f.location.dotted_path)}\n{message}"
             if f.severity.rank >= fail_on.rank:
-                failure = ET.SubElement(case, "failure", type=f.severity.value, message=f.message)
+                failure = ET.SubElement(case, "failure", type=f.severity.value, message=message)
                 failure.text = detail
             else:
                 below = f"{f.severity.value} (below --fail-on {fail_on.value})"
                 ET.SubElement(case, "system-out").text = f"{below}: {detail}"
         for name in passed:
-            ET.SubElement(suite, "testcase", classname=name, name="kubegpu lint", file=file)
+            ET.SubElement(suite, "testcase", classname=printable(name), name="kubegpu lint", file=shown)
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")
 

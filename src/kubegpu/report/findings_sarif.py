@@ -1,6 +1,8 @@
 """SARIF 2.1.0 report for GitHub code scanning: rule metadata with help URIs, field-level regions.
 
-Paths are made relative to the working directory with forward slashes, as code scanning expects.
+Paths are made relative to the working directory with forward slashes, as code scanning expects, and
+percent-encoded from the file name's bytes. Messages shown to people are printable, other names valid Unicode,
+and `##[` never appears as such (report/escape.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from kubegpu import __version__
+from kubegpu.report.escape import json_defused, printable, unicode_text
 from kubegpu.rules import Finding, LintResult, all_rules
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -23,11 +26,12 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 def _uri(file: str) -> str:
     """A relative, percent-encoded URI under the working directory (code scanning's checkout root)."""
     if file.startswith("<"):
-        return quote(file.strip("<>"))
+        return quote(os.fsencode(file.strip("<>")))
     path = Path(file)
     with contextlib.suppress(ValueError):  # outside the working directory: keep it absolute
         path = path.resolve().relative_to(Path.cwd().resolve())
-    return quote(path.as_posix()) if not path.is_absolute() else path.as_uri()
+    # the name's bytes (a name that is not UTF-8 keeps them, as os.fsdecode held them), percent-encoded
+    return quote(os.fsencode(path.as_posix())) if not path.is_absolute() else path.as_uri()
 
 
 def _fingerprint(finding: Finding) -> str:
@@ -47,7 +51,7 @@ def _fingerprint(finding: Finding) -> str:
             "" if obj or finding.location.path else str(finding.location.line),
         ]
     )
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def render_sarif(result: LintResult) -> str:
@@ -72,7 +76,7 @@ def render_sarif(result: LintResult) -> str:
             "ruleId": finding.code,
             "ruleIndex": index[finding.code],
             "level": _LEVEL[finding.severity.value],
-            "message": {"text": finding.message},
+            "message": {"text": printable(finding.message)},
             "locations": [
                 {
                     "physicalLocation": {
@@ -80,15 +84,20 @@ def render_sarif(result: LintResult) -> str:
                         "region": {"startLine": finding.location.line, "startColumn": finding.location.column},
                     },
                     "logicalLocations": [
-                        {"fullyQualifiedName": finding.location.dotted_path or "(document)", "kind": "member"}
+                        {
+                            "fullyQualifiedName": unicode_text(finding.location.dotted_path) or "(document)",
+                            "kind": "member",
+                        }
                     ],
                 }
             ],
             "partialFingerprints": {"kubegpuFinding/v2": _fingerprint(finding)},
         }
         if finding.obj is not None:
+            obj = finding.obj
+            namespace = None if obj.namespace is None else unicode_text(obj.namespace)
             entry["properties"] = {
-                "object": {"kind": finding.obj.kind, "namespace": finding.obj.namespace, "name": finding.obj.name}
+                "object": {"kind": unicode_text(obj.kind), "namespace": namespace, "name": unicode_text(obj.name)}
             }
         results.append(entry)
     log = {
@@ -117,4 +126,4 @@ def render_sarif(result: LintResult) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2)
+    return json_defused(json.dumps(log, indent=2))

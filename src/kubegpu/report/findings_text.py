@@ -6,7 +6,6 @@ logs and files (as fast as the JSON report), and rich, with colours, for a termi
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kubegpu.manifests import read_regular
+from kubegpu.report.escape import printable
 from kubegpu.rules import Finding, LintResult
 
 if TYPE_CHECKING:
@@ -24,13 +24,27 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _BATCH = 512  # lines per write: one write per line cost as much as making it
 
 
-# Control characters a manifest's text may carry (a carriage return, an escape sequence): printed as such they
-# would rewrite what a terminal or CI log shows, so the report leaves them out (tabs and newlines stay).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# The widest source excerpt, in characters: a longer line (a one-line JSON List, a minified manifest) is shown as a
+# window around the finding's column with "..." where it was cut, as rustc does, so a report's size follows its
+# findings, never the length of the input's lines.
+EXCERPT_WIDTH = 120
+_BEFORE = 40  # characters of the window before the column, when the line is cut
+_CUT = "..."
 
 
-def _clean(text: str) -> str:
-    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
+def excerpt_window(length: int, column: int) -> tuple[int, int]:
+    """The [start, end) characters of a line of `length` shown for a finding at 1-based `column`: the whole line
+    when it fits in EXCERPT_WIDTH, else a window of that width holding the column."""
+    if length <= EXCERPT_WIDTH:
+        return 0, length
+    start = min(max(0, column - 1 - _BEFORE), length - EXCERPT_WIDTH)
+    return start, start + EXCERPT_WIDTH
+
+
+def excerpt(line: str, window: tuple[int, int]) -> str:
+    """The window of a source line, printable, with "..." where it was cut."""
+    start, end = window
+    return (_CUT if start > 0 else "") + printable(line[start:end]) + (_CUT if end < len(line) else "")
 
 
 @dataclass(frozen=True)
@@ -71,43 +85,48 @@ def _source_lines(file: str) -> list[str]:
     try:
         # a FIFO or device named like a manifest was refused when read: never open it again here
         return read_regular(Path(file), _SOURCE_MAX_BYTES).decode(errors="replace").splitlines()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name no file can have (a NUL, from --stdin-filename)
         return []
 
 
 def report_lines(result: LintResult, show_source: bool = True, verbose: bool = False) -> Iterator[ReportLine]:
-    """The report, line by line: each file, its findings (position, severity, rule, object, message, field path
-    and source line), then the summary."""
+    """The report, line by line: each file, its findings (position, severity, rule, object, message, field path)
+    and the source line they point at, then the summary.
+
+    Findings on one line that one excerpt shows (the whole line, or the window of a long one) are listed
+    together, with the excerpt once after them. Everything taken from the input is printable (escape.py).
+    """
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in result.findings:
         by_file[finding.location.file].append(finding)
     for file, findings in by_file.items():
         # This file's lines only, read when first shown: a monorepo's files are never all held at once.
         source: list[str] | None = None
-        yield ReportLine(((_clean(file), "bold"),))
-        for f in findings:
-            severity = f.severity.value
-            obj = _clean("" if f.obj is None else f" {f.obj.kind}/{f.obj.name}" if f.obj.name else f" {f.obj.kind}")
-            yield ReportLine(
-                (
-                    (f"  {f.location.line}:{f.location.column} ", ""),
-                    (severity, _STYLE[severity]),
-                    (" ", ""),
-                    (f.code, "bold"),
-                    (f" {f.name}{obj}", ""),
-                    *(((" ", ""), ("(fixable)", "dim")) if f.fix else ()),
-                )
-            )
-            yield ReportLine(((f"    {_clean(f.message)}", ""),), soft_wrap=True)
-            if f.location.path:
-                yield ReportLine((("    ", ""), (f"at {_clean(f.location.dotted_path)}", "dim")))
+        yield ReportLine(((printable(file), "bold"),))
+        window: tuple[int, int] | None = None  # the excerpt of the findings listed since the last one shown
+        for i, f in enumerate(findings):
+            yield from _finding_lines(f)
             if not show_source:
                 continue
             if source is None:
                 source = _source_lines(file)
-            if 0 < f.location.line <= len(source):
-                line = _clean(source[f.location.line - 1])
-                yield ReportLine((("    ", ""), (f"{f.location.line:>5} |", "dim"), (f" {line}", "")), soft_wrap=True)
+            number = f.location.line
+            if not 0 < number <= len(source):
+                continue
+            line = source[number - 1]
+            if window is None:
+                window = excerpt_window(len(line), f.location.column)
+            following = findings[i + 1] if i + 1 < len(findings) else None
+            if (
+                following is not None
+                and following.location.line == number
+                and (window == (0, len(line)) or window[0] < following.location.column <= window[1])
+            ):
+                continue  # the next finding's excerpt is this one: shown once, after it
+            yield ReportLine(
+                (("    ", ""), (f"{number:>5} |", "dim"), (f" {excerpt(line, window)}", "")), soft_wrap=True
+            )
+            window = None
     counts: dict[str, int] = defaultdict(int)
     for f in result.findings:
         counts[f.severity.value] += 1
@@ -126,11 +145,30 @@ def report_lines(result: LintResult, show_source: bool = True, verbose: bool = F
         highlight=False,
     )
     for text in skipped_summary(result):
-        yield ReportLine(((_clean(text), ""),), highlight=False)
+        yield ReportLine(((text, ""),), highlight=False)
     if verbose:
         for skipped in result.skipped:
-            line = _clean(f"  skipped {skipped.file}: {skipped.reason}")
+            line = printable(f"  skipped {skipped.file}: {skipped.reason}")
             yield ReportLine(((line, ""),), highlight=False)
+
+
+def _finding_lines(f: Finding) -> Iterator[ReportLine]:
+    """A finding's position, severity, rule and object, its message and its field path."""
+    severity = f.severity.value
+    obj = "" if f.obj is None else f" {f.obj.kind}/{f.obj.name}" if f.obj.name else f" {f.obj.kind}"
+    yield ReportLine(
+        (
+            (f"  {f.location.line}:{f.location.column} ", ""),
+            (severity, _STYLE[severity]),
+            (" ", ""),
+            (f.code, "bold"),
+            (printable(f" {f.name}{obj}"), ""),
+            *(((" ", ""), ("(fixable)", "dim")) if f.fix else ()),
+        )
+    )
+    yield ReportLine(((f"    {printable(f.message)}", ""),), soft_wrap=True)
+    if f.location.path:
+        yield ReportLine((("    ", ""), (f"at {printable(f.location.dotted_path)}", "dim")))
 
 
 def write_text(result: LintResult, write: Callable[[str], object], verbose: bool = False) -> None:

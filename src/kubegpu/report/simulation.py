@@ -8,15 +8,17 @@ rich renderables; the command prints them.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from kubegpu.sim.outputs import COLUMNS, rows_csv, summaries_markdown
+from kubegpu.sim.outputs import BOUND_COLUMNS, COLUMNS, bound_fields, rows_csv, summaries_markdown
 
 if TYPE_CHECKING:  # read through their attributes only: the simulator is imported by the runs that need it
+    from kubegpu.live.bound import RepackBound
+    from kubegpu.sim.bound import BoundSummary
     from kubegpu.sim.events import EventsRun
     from kubegpu.sim.experiment import Summary
     from kubegpu.sim.whatif import WhatIfResult
@@ -73,17 +75,20 @@ def _rejections(value: object) -> str:
 # -- the FGD method ------------------------------------------------------------------------------------------
 
 
-def summaries_text(summaries: Sequence[Summary], fmt: Format, title: str) -> str | Table:
-    """Allocation ratio per workload and policy (mean ± std over seeds) beside the published figure."""
-    rows = [s.to_dict() for s in summaries]
+def summaries_text(
+    summaries: Sequence[Summary], fmt: Format, title: str, bounds: Mapping[str, BoundSummary] | None = None
+) -> str | Table:
+    """Allocation ratio per workload and policy (mean ± std over seeds) beside the published figure, and
+    beside the bound (the most any placement of the same arrivals could allocate) when computed."""
+    rows = [{**s.to_dict(), **bound_fields(s, bounds)} for s in summaries]
     if fmt is Format.json:
         return json.dumps(rows, indent=2)
     if fmt is Format.csv:
-        return rows_csv(rows, COLUMNS)
+        return rows_csv(rows, (*COLUMNS, *BOUND_COLUMNS) if bounds else COLUMNS)
     if fmt is Format.markdown:
-        return summaries_markdown(summaries, title)
+        return summaries_markdown(summaries, title, bounds)
     table = Table(title=title)
-    for col in (
+    columns = [
         "workload",
         "policy",
         "seeds",
@@ -94,11 +99,14 @@ def summaries_text(summaries: Sequence[Summary], fmt: Format, title: str) -> str
         "unallocated GPUs",
         "failed pods",
         "identical runs",
-    ):
+    ]
+    if bounds:
+        columns += ["bound %", "gap to bound"]
+    for col in columns:
         table.add_column(col, justify="right" if col not in ("workload", "policy") else "left")
-    for s in summaries:
+    for s, row in zip(summaries, rows, strict=True):
         pub = s.published_mean
-        table.add_row(
+        cells = [
             s.workload,
             s.policy,
             f"{s.seeds[0]}-{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0]),
@@ -109,7 +117,11 @@ def summaries_text(summaries: Sequence[Summary], fmt: Format, title: str) -> str
             f"{s.unallocated_gpus_mean:.0f}",
             f"{s.failed_pods_mean:.0f}",
             f"{s.identical_runs}/{len(s.runs)}" if s.runs else "",
-        )
+        ]
+        if bounds:
+            bound, gap = row.get("bound_mean"), row.get("gap_to_bound")
+            cells += ["" if bound is None else f"{bound:.2f}", "" if gap is None else f"{gap:.2f}"]
+        table.add_row(*cells)
     return table
 
 
@@ -143,10 +155,12 @@ _WHATIF_HEADER = (
 )
 
 
-def whatif_text(results: Sequence[WhatIfResult], fmt: Format) -> str | Table:
-    """Pending pods placed per policy and seed, with GPU allocation and fragmentation before and after."""
+def whatif_text(results: Sequence[WhatIfResult], fmt: Format, bound: RepackBound | None = None) -> str | Table:
+    """Pending pods placed per policy and seed, with GPU allocation and fragmentation before and after, and
+    the most pending GPUs any repacking of the running pods could place when the bound is given."""
+    extra = {} if bound is None else {"bound_placeable_pending_gpus": bound.placeable_pending}
     if fmt is Format.json:
-        return json.dumps([r.to_dict() for r in results], indent=2)
+        return json.dumps([{**r.to_dict(), **extra} for r in results], indent=2)
     rows = [
         (
             r.policy,
@@ -172,7 +186,13 @@ def whatif_text(results: Sequence[WhatIfResult], fmt: Format) -> str | Table:
         if first
         else ""
     )
-    table = Table(*_WHATIF_HEADER, title=title)
+    caption = None
+    if bound is not None:
+        caption = (
+            f"any repacking of the running pods could place at most {bound.placeable_pending} of the "
+            f"{bound.pending} pending GPUs (packing bound)"
+        )
+    table = Table(*_WHATIF_HEADER, title=title, caption=caption)
     for row in rows:
         table.add_row(*row)
     return table

@@ -13,7 +13,7 @@ from kubegpu.rules.base import (
     Target,
 )
 from kubegpu.rules.config import LintConfig, find_config, load_config
-from kubegpu.rules.engine import LintResult, lint_loaded, lint_paths, lint_text, load_sources
+from kubegpu.rules.engine import LintResult, lint_loaded, lint_object, lint_paths, lint_text, load_sources
 from kubegpu.rules.registry import all_rules, find_rule
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "find_config",
     "find_rule",
     "lint_loaded",
+    "lint_object",
     "lint_paths",
     "lint_text",
     "load_config",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubegpu.manifests import Document, FieldPath, Location, ObjectRef, PodTemplate
 from kubegpu.rules.options import RuleOption
+from kubegpu.workloads import looked_up_kinds
 
 if TYPE_CHECKING:
     from kubegpu.topology.model import NodeTopology
@@ -130,10 +131,7 @@ class Rule:
 # What a check may read besides its own object. Checks look objects of these kinds up (documents_of):
 LOOKED_UP_KINDS = frozenset(
     {
-        "TrainingRuntime",
-        "ClusterTrainingRuntime",  # a TrainJob's runtime: gang policy, /dev/shm
-        "ServingRuntime",
-        "ClusterServingRuntime",  # a KServe model predictor's container: resources, /dev/shm
+        *looked_up_kinds(),  # the runtimes workloads are bound to: gang policy, container resources, /dev/shm
         "Workload",
         "PodGroup",  # the gang a pod template names
         "LocalModelCache",

@@ -14,9 +14,10 @@ from typing import Any
 from kubegpu.manifests import Document, FieldPath, PodTemplate, as_mapping
 from kubegpu.manifests.resources import is_accelerator
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.gang import is_volcano_job
+from kubegpu.workloads import kind_of
 
 _PRACTICE = "bin-packing"
+
 API_GROUP = "kubescheduler.config.k8s.io"
 DEFAULT_SCHEDULER = "default-scheduler"
 FIT = "NodeResourcesFit"
@@ -144,16 +145,7 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
         strategy_path = (*profile.args_path, "scoringStrategy")
         strategy = as_mapping(as_mapping(_path_get(doc.data, profile.args_path)).get("scoringStrategy"))
         raw = _list(strategy.get("resources"))
-        for k, resource in enumerate(raw):
-            weight = as_mapping(resource).get("weight")
-            if isinstance(weight, int) and not isinstance(weight, bool) and (weight < 0 or weight > MAX_WEIGHT):
-                yield RawFinding(
-                    (*strategy_path, "resources", k, "weight"),
-                    f"profile '{profile.name}': resource weight {weight} of "
-                    f"{as_mapping(resource).get('name')} is not in (0, {MAX_WEIGHT}]: kube-scheduler "
-                    "rejects the configuration and does not start",
-                    severity=Severity.ERROR,
-                )
+        yield from _bad_weights(profile, strategy_path, raw)
         type_path = (*strategy_path, "type")
         if profile.strategy in (LEAST, RTCR) and not profile.packs and profile.gpu_weighted(accelerators):
             fix = (
@@ -206,6 +198,20 @@ def _check_spreads(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     )
 
 
+def _bad_weights(profile: ProfileScoring, strategy_path: FieldPath, resources: list[Any]) -> Iterator[RawFinding]:
+    """Resource weights outside (0, 100], which kube-scheduler's configuration validation rejects."""
+    for k, resource in enumerate(resources):
+        weight = as_mapping(resource).get("weight")
+        if isinstance(weight, int) and not isinstance(weight, bool) and (weight < 0 or weight > MAX_WEIGHT):
+            yield RawFinding(
+                (*strategy_path, "resources", k, "weight"),
+                f"profile '{profile.name}': resource weight {weight} of "
+                f"{as_mapping(resource).get('name')} is not in (0, {MAX_WEIGHT}]: kube-scheduler "
+                "rejects the configuration and does not start",
+                severity=Severity.ERROR,
+            )
+
+
 def _resource_names(profile: ProfileScoring) -> str:
     return ", ".join(name for name, _ in profile.resources)
 
@@ -231,7 +237,8 @@ def _check_unused(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindin
     configs = ctx.documents_of("KubeSchedulerConfiguration")
     if not configs:
         return  # no scheduler configuration in the input (most runs): no profile to name
-    if template.metadata_path is None or is_volcano_job(template.document) or template.kind == "InferenceService":
+    adapter = kind_of(template.document)
+    if template.metadata_path is None or (adapter is not None and not adapter.scheduler_settable):
         return  # TrainJob's trainer and KServe components set no schedulerName here; Volcano Jobs use volcano
     current = template.spec.get("schedulerName")
     if current and current != DEFAULT_SCHEDULER:

@@ -6,19 +6,24 @@ Select/ignore match rule codes by prefix (`KG1` selects KG101…) and names exac
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kubegpu.errors import ConfigError
-from kubegpu.manifests.render import HelmSettings, RenderOptions
+from kubegpu.manifests.render import HelmSettings, RenderOptions, namespace_problem, release_problem, set_problem
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
+from kubegpu.manifests.roots import Root
 from kubegpu.manifests.selection import Selection
 from kubegpu.rules.base import Rule, Severity
 from kubegpu.rules.options import OptionValueError, toml_text
 
 CONFIG_FILE = "kubegpu.toml"
+MAX_CONFIGURED_FILE_BYTES = 64 * 1024 * 1024
+"""The largest max-file-size a configuration file may set: the file is the repository's, and every file read and
+every render's output may take that much memory (several times that once parsed)."""
 _EXAMPLES = {
     "select": '"KG1", "dshm-missing"',
     "ignore": '"KG002"',
@@ -72,8 +77,12 @@ class LintConfig:
         respect_gitignore: bool | None = None,
         force_exclude: bool | None = None,
         helm: HelmSettings | None = None,
+        allow_remote: bool | None = None,
+        render_timeout: float | None = None,
+        render_deadline: float | None = None,
     ) -> LintConfig:
-        """CLI flags win over the file: --select replaces, --ignore and --exclude add."""
+        """CLI flags win over the file: --select replaces, --ignore and --exclude add. Whether remote resources
+        are fetched and how long renders may take are the command line's alone (the file is the repository's)."""
         selection = replace(
             self.selection,
             exclude=(*self.selection.exclude, *exclude),
@@ -81,6 +90,12 @@ class LintConfig:
             force_exclude=self.selection.force_exclude if force_exclude is None else force_exclude,
         )
         render = self.render if helm is None else replace(self.render, helm=self.render.helm.merged(helm))
+        render = replace(
+            render,
+            allow_remote=render.allow_remote if allow_remote is None else allow_remote,
+            timeout_s=render.timeout_s if render_timeout is None else render_timeout,
+            deadline_s=render.deadline_s if render_deadline is None else render_deadline,
+        )
         return replace(
             self,
             select=tuple(select) if select else self.select,
@@ -107,9 +122,27 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and "[tool.kubegpu" in pyproject.read_text(errors="replace"):
+        if pyproject.is_file() and "[tool.kubegpu" in _config_text(pyproject, errors="replace"):
             return pyproject
     return None
+
+
+_CONFIG_BYTES = 4 * 1024 * 1024  # a configuration file larger than this is refused (pyproject.toml included)
+
+
+def _config_text(path: Path, errors: str = "strict") -> str:
+    """The text of a configuration file, at most _CONFIG_BYTES of a regular file; "" when it cannot be read
+    (`errors="replace"`), else the OSError or UnicodeDecodeError."""
+    from kubegpu.manifests.sources import NotReadable, read_regular
+
+    try:
+        return read_regular(path, _CONFIG_BYTES).decode("utf-8", errors)
+    except OSError as err:
+        if errors == "replace":
+            return ""
+        if isinstance(err, NotReadable):  # its words name --max-file-size, which is not this file's limit
+            raise NotReadable(str(err).split(" (raise it")[0]) from None
+        raise
 
 
 def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
@@ -119,7 +152,7 @@ def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
     import tomllib  # only runs with a config file parse TOML: its import was 2 % of a one-file lint's instructions
 
     try:
-        text = path.read_text()
+        text = _config_text(path)
         raw = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"cannot read configuration: {err}", file=str(path)) from err
@@ -224,6 +257,12 @@ def parse_config(
             f"got {toml_text(max_bytes)}",
             "max-file-size",
         )
+    if max_bytes > MAX_CONFIGURED_FILE_BYTES:
+        raise error(
+            f"'max-file-size' is at most {MAX_CONFIGURED_FILE_BYTES} bytes in a configuration file (a repository's "
+            f"file cannot lift the bound on memory); got {max_bytes}; --max-file-size on the command line can",
+            "max-file-size",
+        )
     base = Path(source).parent
     flags: dict[str, Any] = {}
     for key in ("respect-gitignore", "force-exclude"):
@@ -231,9 +270,9 @@ def parse_config(
         if not isinstance(flags[key], bool):
             raise error(f"'{key}' must be true or false; got {toml_text(flags[key])}", key)
     try:
-        render = _render_options(table.get("helm", {}), base, source)
-    except ConfigError as err:
-        raise error(err.message, "helm") from None
+        render = _render_options(table.get("helm", {}), base)
+    except _OptionProblem as problem:
+        raise error(str(problem), "helm", *problem.path) from None
     try:
         fail_on = _severity(table.get("fail-on", "warning"), source)
     except ConfigError as err:
@@ -308,42 +347,69 @@ def _severity(value: Any, source: str) -> Severity:
         raise ConfigError(f"severity {value!r} is not one of info, warning, error", file=source) from err
 
 
-def _render_options(table: Any, base: Path, source: str) -> RenderOptions:
-    """`[helm]` (values, set, release, namespace for every chart) and `[helm.charts."path"]` (one chart)."""
+def _render_options(table: Any, base: Path) -> RenderOptions:
+    """`[helm]` (values, set, release, namespace for every chart) and `[helm.charts."path"]` (one chart).
+
+    The configuration is the repository's, so it is data only: names are checked as helm checks them, `set`
+    pairs are key=value, and values files must be regular files under the configuration's folder."""
     if not isinstance(table, dict):
-        raise ConfigError("[helm] must be a table", file=source)
+        raise _OptionProblem("[helm] must be a table")
     charts: dict[Path, HelmSettings] = {}
     chart_tables = table.get("charts", {})
     if not isinstance(chart_tables, dict):
-        raise ConfigError(
-            '[helm.charts] must be a table of chart folders, like [helm.charts."charts/app"]', file=source
-        )
+        raise _OptionProblem('[helm.charts] must be a table of chart folders, like [helm.charts."charts/app"]')
+    root = Root.of(base)
     for folder, settings in chart_tables.items():
         chart = (base / folder).resolve()
-        charts[chart] = _helm_settings(settings, chart, f"[helm.charts.{folder!r}]", source)
+        charts[chart] = _helm_settings(settings, chart, f"[helm.charts.{folder!r}]", root, ("charts", folder))
     every = {k: v for k, v in table.items() if k != "charts"}
-    return RenderOptions(helm=_helm_settings(every, base, "[helm]", source), charts=charts)
+    return RenderOptions(helm=_helm_settings(every, base, "[helm]", root, ()), charts=charts)
 
 
-def _helm_settings(table: Any, base: Path, where: str, source: str) -> HelmSettings:
-    """Values files are relative to `base` (the config's folder; a chart's own folder for its table)."""
+def _helm_settings(table: Any, base: Path, where: str, root: Root, path: tuple[str, ...]) -> HelmSettings:
+    """Values files are relative to `base` (the config's folder; a chart's own folder for its table) and must
+    lie in `root` (the config's folder); `path`: the keys of this table under [helm], for errors."""
     known = {"values", "set", "release", "namespace"}
-    if not isinstance(table, dict) or set(table) - known:
-        raise ConfigError(f"{where}: must be a table of {sorted(known)}", file=source)
+    if not isinstance(table, dict):
+        raise _OptionProblem(f"{where}: must be a table of {sorted(known)}", *path)
+    unknown = sorted(str(key) for key in set(table) - known)
+    if unknown:
+        raise _OptionProblem(
+            f"{where}: unknown setting {unknown[0]!r}: a chart's settings are {', '.join(sorted(known))} "
+            "(the configuration names no program, plugin or flag)",
+            *path,
+            unknown[0],
+        )
     lists: dict[str, tuple[str, ...]] = {}
     for key in ("values", "set"):
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where}: '{key}' must be a list of strings", file=source)
+            raise _OptionProblem(f"{where}: '{key}' must be a list of strings", *path, key)
         lists[key] = tuple(value)
-    for key in ("release", "namespace"):
+    for key, check in (("release", release_problem), ("namespace", namespace_problem)):
         if key in table and not isinstance(table[key], str):
-            raise ConfigError(f"{where}: '{key}' must be a string", file=source)
+            raise _OptionProblem(f"{where}: '{key}' must be a string", *path, key)
+        problem = check(table[key]) if key in table else None
+        if problem is not None:
+            raise _OptionProblem(f"{where}: '{key}': {problem}", *path, key)
+    for pair in lists["set"]:
+        problem = set_problem(pair)
+        if problem is not None:
+            raise _OptionProblem(f"{where}: 'set': {problem}", *path, "set")
+    values = []
+    for given in lists["values"]:
+        real = Path(os.path.realpath(base / given))
+        reason = root.where(real)
+        if reason is not None:
+            raise _OptionProblem(
+                f"{where}: 'values': {given!r} leads {reason}; a values file named in the configuration must be "
+                "under the configuration's folder (--helm-values takes any file)",
+                *path,
+                "values",
+            )
+        values.append(str(real))
     return HelmSettings(
-        values=tuple(str(base / v) for v in lists["values"]),
-        set=lists["set"],
-        release=table.get("release"),
-        namespace=table.get("namespace"),
+        values=tuple(values), set=lists["set"], release=table.get("release"), namespace=table.get("namespace")
     )
 
 

@@ -11,8 +11,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from kubegpu.manifests import SourceText
+from kubegpu.manifests.image import parse_image
 from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
-from kubegpu.rules.images import is_devel_image, parse_image, runtime_variant
+from kubegpu.rules.images import is_devel_image, runtime_variant
 
 _PRACTICE = "image pull time"
 _DIRECTIVE = re.compile(r"^#\s*([a-zA-Z][a-zA-Z0-9_-]*)\s*=\s*(.*?)\s*$")

@@ -15,27 +15,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubegpu.collector import gc_paused
+from kubegpu.deadline import Deadline, DeadlineExceeded
 from kubegpu.manifests import (
     Document,
     InputProblem,
     Location,
     SourceText,
     as_mapping,
-    crds,
     discover,
     format_path,
     load_text,
-    pod_templates,
     read_source,
-    trainjob,
     uses_accelerators,
 )
 from kubegpu.manifests.embedded import embedded
-from kubegpu.manifests.expand import bind_runtimes, with_embedded
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
-from kubegpu.manifests.sources import HELM, KUSTOMIZE, read_regular
-from kubegpu.manifests.workloads import release
+from kubegpu.manifests.sources import HELM, KUSTOMIZE, WalkReport, read_regular
+from kubegpu.manifests.template import release
 from kubegpu.rules import inputs
 from kubegpu.rules.base import (
     LOOKED_UP_KINDS,
@@ -54,6 +51,8 @@ from kubegpu.rules.config import LintConfig
 from kubegpu.rules.inventory import Skipped, partial_object, skipped_file, unchecked_kind
 from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
+from kubegpu.workloads import Coverage, coverage, generic_note, kind_of, pod_templates
+from kubegpu.workloads.expand import bind_runtimes, with_embedded
 
 if TYPE_CHECKING:
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins
@@ -116,7 +115,10 @@ class LoadedSource:
 
 def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource]:
     """Read and parse every input the user named (directories recursively, `-` for stdin)."""
-    return [load_source(name, path, kind, max_file_bytes) for name, path, kind in discover(paths)]
+    walk = WalkReport()
+    inputs = list(discover(paths, report=walk))
+    render = RenderOptions().for_run(walk.roots)
+    return [load_source(name, path, kind, max_file_bytes, render) for name, path, kind in inputs]
 
 
 def load_source(
@@ -128,7 +130,7 @@ def load_source(
 ) -> LoadedSource:
     """Read and parse one input found by `discover` (path None: stdin); charts and kustomizations are rendered."""
     if kind in (HELM, KUSTOMIZE) and path is not None:
-        return _load_rendered(name, path, kind, render or RenderOptions())
+        return _load_rendered(name, path, kind, render or RenderOptions(), max_file_bytes)
     source = read_source(name, path, kind, max_file_bytes)
     if source.text is None:
         problem = InputProblem("unreadable-file", name, 1, 1, source.error or "unreadable")
@@ -139,13 +141,17 @@ def load_source(
     return LoadedSource(source, tuple(result.documents), tuple(result.problems), result.other_documents)
 
 
-def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions) -> LoadedSource:
+def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions, max_file_bytes: int) -> LoadedSource:
     """Render a chart or kustomization with the real program; its objects keep where they came from."""
     # origins (3 dataclasses) is imported by the functions of rendered inputs only: 1 % of a one-file lint's start-up
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
 
     label = f"chart {display(folder)}" if kind == HELM else f"kustomization {display(folder)}"
-    rendered = render_chart(folder, render) if kind == HELM else render_kustomization(folder)
+    rendered = (
+        render_chart(folder, render, max_file_bytes)
+        if kind == HELM
+        else render_kustomization(folder, render, max_file_bytes)
+    )
     if rendered.text is None:
         source = SourceText(name, None, kind, rendered.error or rendered.notice, folder)
         problems: tuple[InputProblem, ...] = ()
@@ -155,7 +161,9 @@ def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions) ->
         return LoadedSource(source, (), problems, label=label, notice=rendered.notice)
     result = load_text(name, rendered.text)
     origins: HelmOrigins | KustomizeOrigins = (
-        HelmOrigins(folder, rendered.text) if kind == HELM else KustomizeOrigins(rendered.workdir or folder)
+        HelmOrigins(folder, rendered.text)
+        if kind == HELM
+        else KustomizeOrigins(rendered.workdir or folder, rendered.root)
     )
     return LoadedSource(
         SourceText(name, rendered.text, kind, None, folder),
@@ -193,12 +201,24 @@ def lint_paths(
     `keep_documents=False` (reports only: no fixes) streams the input file by file, keeping only the
     objects that cross-object checks read, so that memory does not grow with the input.
     """
-    inputs = list(discover(paths, selection if selection is not None else config.selection, stdin_name))
+    walk = WalkReport()
+    inputs = list(discover(paths, selection if selection is not None else config.selection, stdin_name, walk))
     if not inputs:
         raise NoInputError(
             "no input: the paths hold no YAML, JSON, Dockerfile, chart or kustomization "
-            "(or all of it is excluded or git-ignored)"
+            "(or all of it is excluded or git-ignored)" + "".join(f"; {notice}" for notice in walk.notices)
         )
+    config = replace(config, render=config.render.for_run(walk.roots))
+    return _with_walk(_lint_inputs(inputs, config, jobs, keep_documents, target), walk)
+
+
+def _lint_inputs(
+    inputs: Sequence[tuple[str, Path | None, str]],
+    config: LintConfig,
+    jobs: int,
+    keep_documents: bool,
+    target: NodeTarget | None,
+) -> LintResult:
     if not keep_documents:
         with gc_paused():
             prepared = prepare_streaming(inputs, config)
@@ -222,6 +242,14 @@ def lint_paths(
     with gc_paused():
         loaded = [load_source(name, path, kind, config.max_file_bytes, config.render) for name, path, kind in inputs]
         return lint_loaded(loaded, config, target=target)
+
+
+def _with_walk(result: LintResult, walk: WalkReport) -> LintResult:
+    """The result with what the walk left out: links and folders not read first among the skipped, its
+    notices first among the notices."""
+    result.skipped[:0] = [Skipped(name, reason, what) for name, reason, what in walk.skipped]
+    result.notices[:0] = walk.notices
+    return result
 
 
 # Searched in the raw bytes, starting at the literal `kind` (which the regex engine finds fast): a quote before
@@ -341,13 +369,36 @@ def _detached(finding: Finding) -> Finding:
     )
 
 
-def lint_text(name: str, text: str, config: LintConfig | None = None, target: NodeTarget | None = None) -> LintResult:
-    """Lint one YAML/JSON stream given as text (used by tests, fix and the webhook)."""
+def lint_text(
+    name: str,
+    text: str,
+    config: LintConfig | None = None,
+    target: NodeTarget | None = None,
+    deadline: Deadline | None = None,
+) -> LintResult:
+    """Lint one YAML/JSON stream given as text (used by tests, fix and the webhook).
+
+    `deadline`: checked between rules, templates and findings; past it DeadlineExceeded propagates (the webhook).
+    """
     result = load_text(name, text)
+    if deadline is not None:
+        deadline.check("linting")
     source = SourceText(name, text)
     return lint_loaded(
-        [LoadedSource(source, tuple(result.documents), tuple(result.problems))], config or LintConfig(), target=target
+        [LoadedSource(source, tuple(result.documents), tuple(result.problems))],
+        config or LintConfig(),
+        target=target,
+        deadline=deadline,
     )
+
+
+def lint_object(
+    name: str, obj: Mapping[str, Any], config: LintConfig | None = None, deadline: Deadline | None = None
+) -> LintResult:
+    """Lint one object given as data (the webhook's pod, already parsed from JSON): as `lint_text` lints its
+    JSON text, without parsing it again; every position is the object's first line, as on one-line JSON."""
+    doc = Document(source=name, index=0, data=obj, is_json=True)
+    return lint_loaded([LoadedSource(SourceText(name, ""), (doc,), ())], config or LintConfig(), deadline=deadline)
 
 
 @dataclass(frozen=True)
@@ -394,6 +445,7 @@ def lint_loaded(
     ordered: bool = True,
     context: RuleContext | None = None,
     messages: dict[str, str] | None = None,
+    deadline: Deadline | None = None,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
 
@@ -403,10 +455,10 @@ def lint_loaded(
     `context`: the checks' context, when the caller lints file after file with the same one (it then stands
     for `context_documents`, `whole_input_shared` and `target`).
     `messages`: the texts of findings already made in this run (reports only), which equal ones share.
+    `deadline`: checked before each object, rule, pod template and finding; DeadlineExceeded is raised, not recorded.
     """
     if plan is None:
         plan = _RulePlan.of(config)
-    rules, by_name = plan.enabled, plan.by_name
     # Objects an Argo resource template creates from its manifest text are objects of the input too.
     own_documents = with_embedded(doc for item in loaded for doc in item.documents)
     ctx = (
@@ -419,50 +471,17 @@ def lint_loaded(
             target,
         )
     )
-    bind_runtimes(own_documents, ctx.documents_of)  # the one expansion admit and gen use (manifests.expand)
+    bind_runtimes(own_documents, ctx.documents_of)  # the one expansion admit and gen use (workloads.expand)
     result = LintResult(files=len(loaded), documents=len(own_documents))
     rendered: list[tuple[LoadedSource, int, int]] = []
     for item in loaded:
         first = len(result.findings)
         try:
-            lines = _Lines(item.source.text)
-            if item.notice is not None:
-                result.notices.append(f"{item.label}: {item.notice}")
-            skipped = (
-                None
-                if item.origins is not None or item.source.text is None
-                else skipped_file(item.source.name, len(item.documents), len(item.problems), item.other_documents)
-            )
-            if skipped is not None:
-                result.skipped.append(skipped)
-            for problem in item.problems:
-                rule = by_name[problem.code]
-                if config.enabled(rule):
-                    location = Location(problem.file, problem.line, problem.column)
-                    _add(result, config, rule, location, problem.message, None, None, None, lines)
-            if item.source.kind == "dockerfile" and item.source.text is not None:
-                for rule in rules:
-                    if rule.target is Target.DOCKERFILE and rule.check is not None:
-                        for raw in rule.check(item.source, ctx):
-                            line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
-                            location = Location(item.source.name, line, 1)
-                            _add(result, config, rule, location, raw.message, raw, None, None, lines)
-            # Rendered inputs keep their objects until their findings are moved to the files people edit.
-            keep = keep_documents or item.origins is not None
-            for doc in item.documents:
-                _lint_document(doc, plan, ctx, config, result, lines, keep, messages)
-                inner = embedded(doc)
-                for embedded_doc in inner.documents:
-                    _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages)
-                    if not keep:
-                        embedded_doc.drop_nodes()
-                if inner.unread:
-                    result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
-                if not keep:  # streamed: its findings are located, and nothing reads its nodes again
-                    doc.drop_nodes()
-            _record_checked(result, item)
+            _lint_item(item, plan, ctx, config, result, keep_documents, messages, deadline)
             if item.origins is not None:
                 rendered.append((item, first, len(result.findings)))
+        except DeadlineExceeded:
+            raise
         except Exception as err:  # a bug, not the input's fault: say so, and go on with the other files
             result.internal_errors.append(internal_error(item.source.name, err))
     if rendered:
@@ -472,6 +491,56 @@ def lint_loaded(
 
 # A monorepo's run sorts tens of thousands of findings: attrgetter builds each key in C, a lambda in Python.
 _FINDING_ORDER = attrgetter("location.file", "location.line", "location.column", "code")
+
+
+def _lint_item(
+    item: LoadedSource,
+    plan: _RulePlan,
+    ctx: RuleContext,
+    config: LintConfig,
+    result: LintResult,
+    keep_documents: bool,
+    messages: dict[str, str] | None,
+    deadline: Deadline | None,
+) -> None:
+    """Lint one loaded input: its notice, why it is skipped, its parse problems, a Dockerfile's rules, and each of
+    its objects (those an Argo resource template creates included)."""
+    lines = _Lines(item.source.text)
+    if item.notice is not None:
+        result.notices.append(f"{item.label}: {item.notice}")
+    skipped = (
+        None
+        if item.origins is not None or item.source.text is None
+        else skipped_file(item.source.name, len(item.documents), len(item.problems), item.other_documents)
+    )
+    if skipped is not None:
+        result.skipped.append(skipped)
+    for problem in item.problems:
+        rule = plan.by_name[problem.code]
+        if config.enabled(rule):
+            location = Location(problem.file, problem.line, problem.column)
+            _add(result, config, rule, location, problem.message, None, None, None, lines)
+    if item.source.kind == "dockerfile" and item.source.text is not None:
+        for rule in plan.enabled:
+            if rule.target is Target.DOCKERFILE and rule.check is not None:
+                for raw in rule.check(item.source, ctx):
+                    line = raw.path[0] if raw.path and isinstance(raw.path[0], int) else 1
+                    location = Location(item.source.name, line, 1)
+                    _add(result, config, rule, location, raw.message, raw, None, None, lines)
+    # Rendered inputs keep their objects until their findings are moved to the files people edit.
+    keep = keep_documents or item.origins is not None
+    for doc in item.documents:
+        _lint_document(doc, plan, ctx, config, result, lines, keep, messages, deadline)
+        inner = embedded(doc)
+        for embedded_doc in inner.documents:
+            _lint_document(embedded_doc, plan, ctx, config, result, lines, keep, messages, deadline)
+            if not keep:
+                embedded_doc.drop_nodes()
+        if inner.unread:
+            result.skipped.extend(Skipped(u.file, u.reason, "object") for u in inner.unread)
+        if not keep:  # streamed: its findings are located, and nothing reads its nodes again
+            doc.drop_nodes()
+    _record_checked(result, item)
 
 
 def _context(
@@ -582,7 +651,10 @@ def _lint_document(
     lines: _Lines,
     keep: bool = True,
     messages: dict[str, str] | None = None,
+    deadline: Deadline | None = None,
 ) -> None:
+    if deadline is not None:
+        deadline.check("linting")
     unchecked = unchecked_kind(doc)
     if unchecked is not None:
         result.skipped.append(unchecked)
@@ -593,14 +665,17 @@ def _lint_document(
     suppressed = _annotation_suppressions(doc.metadata, doc, result, config, lines)
     for rule in plan.document_rules(doc.kind):
         for raw in rule.check(doc, ctx):  # type: ignore[misc]  # the plan holds only rules with a check
+            if deadline is not None:
+                deadline.check("linting")
             _add(result, config, rule, doc.location(raw.path), raw.message, raw, doc, suppressed, lines, keep, messages)
     templates = tuple(pod_templates(doc))
     result.templates += len(templates)
     # A kind read generically says so in its findings; a synthesised pod (an operator's CR) takes no pod-spec fix.
-    generic = bool(templates) and crds.coverage(doc) is crds.Coverage.GENERIC
+    generic = bool(templates) and coverage(doc) is Coverage.GENERIC
     result.generic += generic
-    synthesised = doc.kind in crds.SYNTHESISED_KINDS or trainjob.bound_runtime(doc) is not None
-    read_from = trainjob.pod_note(doc)
+    adapter = kind_of(doc)
+    synthesised = adapter is not None and adapter.synthesised(doc)
+    read_from = "" if adapter is None else adapter.pod_note(doc)
     for template in templates:
         is_gpu = uses_accelerators(template, ctx.accelerator_resources)
         result.gpu_templates += is_gpu
@@ -610,10 +685,14 @@ def _lint_document(
             if own:
                 template_suppressed = suppressed | own
         for rule in plan.template_gpu if is_gpu else plan.template_any:
+            if deadline is not None:
+                deadline.check("linting")
             for raw in rule.check(template, ctx):  # type: ignore[misc]
+                if deadline is not None:  # a rule's findings come one container at a time
+                    deadline.check("linting")
                 message = raw.message
                 if generic:
-                    message = f"{message} ({crds.generic_note(doc)} at {format_path(template.path)})"
+                    message = f"{message} ({generic_note(doc)} at {format_path(template.path)})"
                 if read_from:
                     message = f"{message} ({read_from})"
                 if synthesised and raw.fix is not None:

@@ -1,86 +1,24 @@
 """Image pull time rules: image pull time for GPU pods (pull policy, mutable tags, CUDA `-devel` images).
 
-Image references follow distribution/reference (ParseNormalizedNamed); pull-policy defaulting follows kubernetes v1.35
-SetDefaults_Container (Always when the parsed tag is `latest`, IfNotPresent otherwise).
+Image references are the one parser's (kubegpu.manifests.image, distribution/reference ParseNormalizedNamed);
+pull-policy defaulting follows kubernetes v1.35 SetDefaults_Container (Always when the parsed tag is `latest`,
+IfNotPresent otherwise).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 from kubegpu.manifests import ContainerRef, PodTemplate, memoised
+from kubegpu.manifests.image import ImageRef, parse_image
 from kubegpu.manifests.placeholders import DEPENDS_ON, MARKER, placeholders_in, render
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.options import RuleOption, regular_expressions
 from kubegpu.rules.resources_util import gpu_containers
 
 _PRACTICE = "image pull time"
-DEFAULT_DOMAIN = "docker.io"
-
-# distribution/reference grammar (reference/regexp.go), anchored.
-_ALNUM = r"[a-z0-9]+"
-_SEPARATOR = r"(?:[._]|__|[-]+)"
-_PATH_COMPONENT = rf"{_ALNUM}(?:{_SEPARATOR}{_ALNUM})*"
-_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
-_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
-_TAG = r"[\w][\w.-]{0,127}"
-_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
-_REFERENCE = re.compile(
-    rf"^(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?$"
-)
-_IDENTIFIER = re.compile(r"^[a-f0-9]{64}$")
-
-
-@dataclass(frozen=True)
-class ImageRef:
-    """A parsed image reference: registry domain, repository path, tag and digest (either may be empty)."""
-
-    raw: str
-    domain: str
-    path: str
-    tag: str
-    digest: str
-
-    @property
-    def name(self) -> str:
-        """The normalised repository name, e.g. `docker.io/nvidia/cuda`."""
-        return f"{self.domain}/{self.path}"
-
-    @property
-    def kube_tag(self) -> str:
-        """The tag Kubernetes defaulting sees: `latest` when neither a tag nor a digest is given."""
-        return self.tag or ("" if self.digest else "latest")
-
-    def with_tag(self, tag: str) -> str:
-        """The original reference text with another tag (the digest dropped: it belonged to the old tag)."""
-        base = self.raw.split("@", 1)[0]
-        if self.tag:
-            base = base[: -len(self.tag) - 1]
-        return f"{base}:{tag}"
-
-
-@lru_cache(maxsize=4096)  # a repository names a few dozen images thousands of times; ImageRef is immutable
-def parse_image(text: str) -> ImageRef | None:
-    """Parse an image reference the way the kubelet does; None for what it cannot parse (placeholders, uppercase)."""
-    if not text or len(text) > 512 or _IDENTIFIER.match(text):
-        return None
-    match = _REFERENCE.match(text)
-    if match is None:
-        return None
-    name = match.group("name")
-    if len(name) > 255:
-        return None
-    first, slash, rest = name.partition("/")
-    if not slash or ("." not in first and ":" not in first and first != "localhost" and first.lower() == first):
-        domain, path = DEFAULT_DOMAIN, name
-    else:
-        domain, path = first, rest
-    if domain in ("docker.io", "index.docker.io") and "/" not in path:
-        domain, path = DEFAULT_DOMAIN, f"library/{path}"
-    return ImageRef(text, domain, path, match.group("tag") or "", match.group("digest") or "")
 
 
 # A tag "looks like a version" when one of its dash-separated parts starts with major.minor (v0.6.3, 24.05-py3,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubegpu.manifests import Document, crds, memoised, partial
+from kubegpu.manifests import Document, memoised
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
+from kubegpu.workloads import Coverage, coverage, partial
 
 # Files that carry apiVersion and kind but are read by tools, not served by the API server.
 _TOOL_CONFIG = frozenset(
@@ -49,7 +50,7 @@ def _unchecked_kind(doc: Document) -> Skipped | None:
         return Skipped(doc.source, f"{doc.kind} ({doc.api_version}) is a tool's configuration", "object")
     if doc.kind in LOOKED_UP_KINDS or doc.kind in WHOLE_INPUT_KINDS:
         return None
-    if crds.coverage(doc) is not crds.Coverage.NOT_CHECKED:  # one classification for lint's rules and its summary
+    if coverage(doc) is not Coverage.NOT_CHECKED:  # one classification for lint's rules and its summary
         return None
     name = doc.ref.name
     return Skipped(
@@ -61,7 +62,7 @@ def _unchecked_kind(doc: Document) -> Skipped | None:
 
 
 def partial_object(doc: Document) -> Skipped | None:
-    """A partial object (a patch fragment, `manifests.partial`): counted, not linted as a whole object, since what
+    """A partial object (a patch fragment, `workloads.partial`): counted, not linted as a whole object, since what
     it leaves out (volumes, images, labels) is decided by the object it patches; linting the kustomization that
     applies it checks the merged result. Decided once per document."""
     return memoised(doc, "partial_object", _partial_object, doc)

@@ -1,10 +1,10 @@
 """What KServe adds to a predictor's container, as the rules read it: the facts the input alone decides
-(`manifests/kserve.py`: default resources, the runtimes KServe ships), and a ServingRuntime of the input.
+(`workloads/kserve.py`: default resources, the runtimes KServe ships), and a ServingRuntime of the input.
 
 Follows kserve v0.15: a `model:` predictor's container is the ServingRuntime's container (the one named by
 `runtime:`, or the one chosen for its model format) with the predictor's fields merged over it, and the pod
 takes the runtime's volumes. A runtime in the input is bound to its predictor by the input's expansion
-(`manifests.kserve.bind_runtimes`); any other runtime that KServe does not ship is unknown, and the rules say
+(`workloads.expand.bind_runtimes`); any other runtime that KServe does not ship is unknown, and the rules say
 that it decides.
 """
 
@@ -16,7 +16,6 @@ from typing import Any
 
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, PodTemplate
-from kubegpu.manifests.kserve import kserve_fill
 from kubegpu.manifests.resources import ResourceValue
 from kubegpu.units import parse_quantity
 
@@ -42,10 +41,10 @@ class Supply:
 def supply(template: PodTemplate, container: ContainerRef) -> Supply | None:
     """What KServe adds to `container` (a component container of an InferenceService); None for anything else.
 
-    A ServingRuntime of the input was bound to its predictor when the input was expanded (manifests.expand), so
-    `kserve_fill` already says what lint's pod model, admit and gen read; this only parses its values.
+    A ServingRuntime of the input was bound to its predictor when the input was expanded (workloads.expand), so
+    the template's `fill` already says what lint's pod model, admit and gen read; this only parses its values.
     """
-    fill = kserve_fill(template, container)
+    fill = template.fill(container)
     if fill is None:
         return None
     if fill.requests is None or fill.limits is None:

@@ -8,132 +8,76 @@ kubegpu.kubelet, imported only once a KubeletConfiguration is seen so that lint 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal
 from typing import TYPE_CHECKING, Any
 
-from kubegpu.errors import QuantityError
-from kubegpu.manifests import Document, FieldPath, as_mapping
+from kubegpu.manifests import Document, FieldPath, as_mapping, memoised
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.topology.cpulist import format_cpulist, parse_cpulist
-from kubegpu.units.quantity import format_bytes, parse_quantity
+from kubegpu.topology.cpulist import format_cpulist
+from kubegpu.units.quantity import format_bytes
 
 if TYPE_CHECKING:
-    from kubegpu.kubelet.features import FeatureGates
+    from kubegpu.kubelet.validation import ConfigIssue
 
 _PRACTICE = "Guaranteed QoS and CPU alignment"
-_KIND = "KubeletConfiguration"
-_API_GROUP = "kubelet.config.k8s.io"
-CPU_POLICIES = ("none", "static")
-MEMORY_POLICIES = ("None", "Static")
-
-
-def is_kubelet_config(doc: Document) -> bool:
-    """A KubeletConfiguration of the kubelet.config.k8s.io group (any version); the same test as
-    kubegpu.kubelet.config.is_kubelet_configuration, kept here so lint need not import the kubelet model."""
-    return doc.kind == _KIND and doc.api_version.split("/")[0] == _API_GROUP
+_KIND = "KubeletConfiguration"  # the kind the rules are run for (kubegpu.kubelet.validation.KIND)
 
 
 def go_parse_bool(value: str) -> bool | None:
     """strconv.ParseBool (kubegpu.kubelet.features.parse_go_bool): True/False, None for what Go refuses."""
-    from kubegpu.kubelet.features import parse_go_bool
+    from kubegpu.kubelet.validation import go_bool
 
-    try:
-        return parse_go_bool(value)
-    except ValueError:
+    return go_bool(value)
+
+
+def _issues(doc: Document, ctx: RuleContext) -> tuple[ConfigIssue, ...] | None:
+    """The validator's issues of a KubeletConfiguration document (None for any other object), found once per
+    document and node for the five rules."""
+    from kubegpu.kubelet.validation import is_kubelet_configuration, validate
+
+    if not is_kubelet_configuration(doc.kind, doc.api_version):
         return None
+    return memoised(doc, ("kubelet_validation", id(ctx.node)), validate, as_mapping(doc.data), ctx.node)
 
 
-def _field(data: Mapping[str, Any], name: str) -> FieldPath:
-    """The path of a top-level field, or of `kind` when the field is absent (so the finding has a line)."""
-    return (name,) if name in data else ("kind",)
-
-
-def _quantity(value: Any) -> Decimal | None:
-    try:
-        return parse_quantity(value).value
-    except QuantityError:
-        return None
+def _of(issues: tuple[ConfigIssue, ...], *codes: str) -> list[ConfigIssue]:
+    return [issue for issue in issues if issue.code in codes]
 
 
 def _policy_options(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return as_mapping(data.get("cpuManagerPolicyOptions"))
 
 
-def _gates(data: Mapping[str, Any]) -> FeatureGates:
-    """The featureGates the file sets (boolean values only) over the modelled release's defaults."""
-    from kubegpu.kubelet.features import FeatureGates
-
-    raw = as_mapping(data.get("featureGates"))
-    return FeatureGates(gates={str(k): v for k, v in raw.items() if isinstance(v, bool)})
-
-
-def _option_true(options: Mapping[str, Any], name: str) -> bool:
-    value = options.get(name)
-    return isinstance(value, str) and go_parse_bool(value) is True
-
-
-# --- reserved CPUs -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CPUReservation:
-    """How many CPUs the static policy reserves and, when listed, which ones."""
-
-    count: int
-    cpus: tuple[int, ...] | None  # None: the kubelet picks them (lowest-numbered whole cores)
-    error: str | None = None
-
-
-def cpu_reservation(data: Mapping[str, Any]) -> CPUReservation:
-    """reservedSystemCPUs wins over kube/systemReserved cpu; otherwise ceil(kubeReserved.cpu + systemReserved.cpu)."""
-    listed = data.get("reservedSystemCPUs")
-    if isinstance(listed, str | int) and str(listed).strip():
-        try:
-            ids = parse_cpulist(str(listed))
-        except ValueError as err:
-            return CPUReservation(0, None, f"reservedSystemCPUs {listed!r} is not a CPU list: {err}")
-        return CPUReservation(len(ids), ids)
-    total = Decimal(0)
-    for section in ("kubeReserved", "systemReserved"):
-        raw = as_mapping(data.get(section)).get("cpu")
-        if raw is None:
-            continue
-        value = _quantity(raw)
-        if value is None:
-            return CPUReservation(0, None, f"{section}.cpu {raw!r} is not a quantity")
-        total += value
-    return CPUReservation(int(total.to_integral_value(rounding=ROUND_CEILING)), None)
-
-
 # --- KG801 ---------------------------------------------------------------------------------------------------
 
 
 def _check_cpu_manager(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
-    if not is_kubelet_config(doc):
+    issues = _issues(doc, ctx)
+    if issues is None:
         return
+    from kubegpu.kubelet import validation as kv
+
     data = as_mapping(doc.data)
     policy = data.get("cpuManagerPolicy", "none")
     if policy == "static":
         return
-    path = _field(data, "cpuManagerPolicy")
-    if policy not in CPU_POLICIES:
+    path = kv.field(data, "cpuManagerPolicy")
+    for issue in _of(issues, kv.CPU_POLICY_UNKNOWN):
         yield RawFinding(
-            path,
-            f"cpuManagerPolicy {policy!r} is not a CPU manager policy (none, static; lower "
+            issue.path,
+            f"cpuManagerPolicy {issue.value!r} is not a CPU manager policy (none, static; lower "
             "case): the kubelet does not start",
             severity=Severity.ERROR,
         )
         return
-    if _policy_options(data):
+    for issue in _of(issues, kv.NONE_POLICY_OPTIONS):
         yield RawFinding(
-            ("cpuManagerPolicyOptions",),
+            issue.path,
             "cpuManagerPolicyOptions are set but the CPU manager policy is "
             'none, which accepts no options: the kubelet does not start ("None policy: received '
             'unsupported options")',
             severity=Severity.ERROR,
         )
-    reservation = cpu_reservation(data)
+    reservation = kv.cpu_reservation(data)
     fix = None
     if reservation.error is None and reservation.count > 0:
         fix = Fix(
@@ -161,64 +105,19 @@ def _check_cpu_manager(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
 
 
 def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
-    if not is_kubelet_config(doc):
+    issues = _issues(doc, ctx)
+    if issues is None:
         return
+    from kubegpu.kubelet import validation as kv
+
     data = as_mapping(doc.data)
     options = _policy_options(data)
-    for name, value in options.items():
-        if not isinstance(value, str):
-            yield RawFinding(
-                ("cpuManagerPolicyOptions", str(name)),
-                f"cpuManagerPolicyOptions.{name} is written as {value!r} without quotes: the field is a "
-                "map of strings, so the kubelet cannot decode its configuration; quote it "
-                f"('\"{str(value).lower()}\"')",
-                severity=Severity.ERROR,
-            )
+    codes = (kv.CPU_OPTION_UNQUOTED, kv.CPU_OPTION_UNKNOWN, kv.CPU_OPTION_NOT_BOOL, kv.CPU_OPTION_ALPHA)
+    for issue in _of(issues, *codes, kv.CPU_OPTION_BETA, kv.CPU_OPTIONS_INCOMPATIBLE):
+        yield RawFinding(issue.path, _option_message(issue), severity=Severity.ERROR)
     if data.get("cpuManagerPolicy") != "static":
         return  # the none policy refuses any option (kubelet-cpu-manager-not-static reports it)
-    from kubegpu.kubelet.cpumanager.options import INCOMPATIBLE_OPTIONS
-    from kubegpu.kubelet.features import CPU_ALPHA_GATE, CPU_BETA_GATE, CPU_OPTION_MATURITY
-
-    gates = _gates(data)
-    for name, value in options.items():
-        maturity = gates.maturity(CPU_OPTION_MATURITY, str(name))
-        where = ("cpuManagerPolicyOptions", str(name))
-        if maturity is None:
-            yield RawFinding(
-                where,
-                f"{name!r} is not a CPU manager policy option (known: "
-                f"{', '.join(CPU_OPTION_MATURITY)}): the kubelet does not start (unknown CPU Manager "
-                "Policy option)",
-                severity=Severity.ERROR,
-            )
-        elif isinstance(value, str) and go_parse_bool(value) is None:
-            yield RawFinding(
-                where,
-                f"cpuManagerPolicyOptions.{name} {value!r} is not a boolean: the kubelet does not "
-                "start (bad value for option)",
-                severity=Severity.ERROR,
-            )
-        elif maturity == "alpha" and not gates.enabled(CPU_ALPHA_GATE):
-            yield RawFinding(
-                where,
-                f"{name} is an alpha option in Kubernetes {gates.version}: without featureGates "
-                f"{CPU_ALPHA_GATE}: true the kubelet does not start",
-                severity=Severity.ERROR,
-            )
-        elif maturity == "beta" and not gates.enabled(CPU_BETA_GATE):
-            yield RawFinding(
-                where,
-                f"{name} is a beta option and featureGates {CPU_BETA_GATE} is false: the kubelet does not start",
-                severity=Severity.ERROR,
-            )
-    for first, second in INCOMPATIBLE_OPTIONS:
-        if _option_true(options, first) and _option_true(options, second):
-            yield RawFinding(
-                ("cpuManagerPolicyOptions",),
-                f"{first} and {second} cannot be used together: the kubelet does not start",
-                severity=Severity.ERROR,
-            )
-    full = _option_true(options, "full-pcpus-only")
+    full = kv.option_true(options, "full-pcpus-only")
     if full or ("full-pcpus-only" in options and not isinstance(options["full-pcpus-only"], str)):
         return
     node = ctx.node
@@ -227,7 +126,7 @@ def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     edit = Edit("add", ("cpuManagerPolicyOptions", "full-pcpus-only"), "true")
     smt = "" if node is None else f" (the node has {node.threads_per_core} threads per core)"
     yield RawFinding(
-        _field(data, "cpuManagerPolicyOptions") if "cpuManagerPolicyOptions" in data else ("cpuManagerPolicy",),
+        kv.field(data, "cpuManagerPolicyOptions") if "cpuManagerPolicyOptions" in data else ("cpuManagerPolicy",),
         "the static CPU manager hands out single hardware threads: a GPU pod's exclusive CPUs can share physical "
         f'cores with another pod\'s threads{smt}; set cpuManagerPolicyOptions full-pcpus-only: "true" and request '
         "CPU counts that are multiples of the threads per core",
@@ -240,42 +139,130 @@ def _check_full_pcpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
     )
 
 
+def _option_message(issue: ConfigIssue) -> str:
+    """The words for a CPU manager policy option that stops the kubelet."""
+    from kubegpu.kubelet import validation as kv
+    from kubegpu.kubelet.features import CPU_ALPHA_GATE, CPU_BETA_GATE, CPU_OPTION_MATURITY
+
+    name, value = issue.name, issue.value
+    if issue.code == kv.CPU_OPTION_UNQUOTED:
+        return (
+            f"cpuManagerPolicyOptions.{name} is written as {value!r} without quotes: the field is a "
+            "map of strings, so the kubelet cannot decode its configuration; quote it "
+            f"('\"{str(value).lower()}\"')"
+        )
+    if issue.code == kv.CPU_OPTION_UNKNOWN:
+        return (
+            f"{name!r} is not a CPU manager policy option (known: "
+            f"{', '.join(CPU_OPTION_MATURITY)}): the kubelet does not start (unknown CPU Manager "
+            "Policy option)"
+        )
+    if issue.code == kv.CPU_OPTION_NOT_BOOL:
+        return (
+            f"cpuManagerPolicyOptions.{name} {value!r} is not a boolean: the kubelet does not "
+            "start (bad value for option)"
+        )
+    if issue.code == kv.CPU_OPTION_ALPHA:
+        return (
+            f"{name} is an alpha option in Kubernetes {issue.detail}: without featureGates "
+            f"{CPU_ALPHA_GATE}: true the kubelet does not start"
+        )
+    if issue.code == kv.CPU_OPTION_BETA:
+        return f"{name} is a beta option and featureGates {CPU_BETA_GATE} is false: the kubelet does not start"
+    return f"{value} and {name} cannot be used together: the kubelet does not start"  # an incompatible pair
+
+
 # --- KG803 ---------------------------------------------------------------------------------------------------
 
 
 def _check_topology_policy(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
-    if not is_kubelet_config(doc):
+    issues = _issues(doc, ctx)
+    if issues is None:
         return
-    from kubegpu.kubelet.features import TM_OPTION_MATURITY
-    from kubegpu.kubelet.topologymanager.manager import SCOPES as TOPOLOGY_SCOPES
-    from kubegpu.kubelet.topologymanager.options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES as DEFAULT_MAX_NUMA_NODES
-    from kubegpu.kubelet.topologymanager.policy import POLICIES as TOPOLOGY_POLICIES
+    from kubegpu.kubelet import validation as kv
 
     data = as_mapping(doc.data)
     policy = data.get("topologyManagerPolicy", "none")
-    path = _field(data, "topologyManagerPolicy")
-    if policy not in TOPOLOGY_POLICIES:
+    path = kv.field(data, "topologyManagerPolicy")
+    for issue in _of(issues, kv.TOPOLOGY_POLICY_UNKNOWN):
         yield RawFinding(
-            path,
-            f"topologyManagerPolicy {policy!r} must be one of {', '.join(TOPOLOGY_POLICIES)}: "
+            issue.path,
+            f"topologyManagerPolicy {issue.value!r} must be one of {', '.join(kv.TOPOLOGY_POLICIES)}: "
             "the kubelet does not start",
             severity=Severity.ERROR,
         )
         return
-    scope = data.get("topologyManagerScope", "container")
-    if scope not in TOPOLOGY_SCOPES:
+    for issue in _of(issues, kv.TOPOLOGY_SCOPE_UNKNOWN):
         yield RawFinding(
-            ("topologyManagerScope",),
-            f"topologyManagerScope {scope!r} must be container or pod: the kubelet does not start",
+            issue.path,
+            f"topologyManagerScope {issue.value!r} must be container or pod: the kubelet does not start",
+            severity=Severity.ERROR,
+        )
+    for issue in _of(issues, kv.MEMORY_POLICY_UNKNOWN):
+        yield RawFinding(
+            issue.path,
+            f"memoryManagerPolicy {issue.value!r} must be None or Static (capitalised): the kubelet does not start",
             severity=Severity.ERROR,
         )
     memory_policy = data.get("memoryManagerPolicy", "None")
-    if memory_policy not in MEMORY_POLICIES:
+    yield from _topology_advice(data, policy, memory_policy, path)
+    for issue in _of(
+        issues, kv.TM_OPTION_UNKNOWN, kv.TM_OPTION_UNQUOTED, kv.TM_OPTION_NOT_BOOL, kv.TM_MAX_NUMA_INVALID
+    ):
+        yield RawFinding(issue.path, _tm_option_message(issue), severity=Severity.ERROR)
+    tm_options = as_mapping(data.get("topologyManagerPolicyOptions"))
+    if (
+        policy == "single-numa-node"
+        and isinstance(tm_options.get("prefer-closest-numa-nodes"), str)
+        and go_parse_bool(tm_options["prefer-closest-numa-nodes"])
+    ):
         yield RawFinding(
-            ("memoryManagerPolicy",),
-            f"memoryManagerPolicy {memory_policy!r} must be None or Static (capitalised): the kubelet does not start",
+            ("topologyManagerPolicyOptions", "prefer-closest-numa-nodes"),
+            "prefer-closest-numa-nodes has no effect with single-numa-node (it only orders multi-NUMA "
+            "hints under best-effort and restricted)",
+            severity=Severity.INFO,
+        )
+    node = ctx.node
+    for issue in _of(issues, kv.TM_NUMA_LIMIT):
+        numa = issue.value
+        yield RawFinding(
+            issue.path,
+            f"node '{node.name if node is not None else ''}' has {numa} NUMA nodes (memory-only nodes count): with a "
+            f"topology manager policy the kubelet refuses to start on more than {issue.detail}; set "
+            f'topologyManagerPolicyOptions max-allowable-numa-nodes: "{numa}"',
             severity=Severity.ERROR,
         )
+
+
+def _tm_option_message(issue: ConfigIssue) -> str:
+    """The words for a topology manager policy option that stops the kubelet."""
+    from kubegpu.kubelet import validation as kv
+    from kubegpu.kubelet.features import TM_OPTION_MATURITY
+    from kubegpu.kubelet.topologymanager.options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+
+    name, value = issue.name, issue.value
+    if issue.code == kv.TM_OPTION_UNKNOWN:
+        return (
+            f"{name!r} is not a topology manager policy option (known: "
+            f"{', '.join(TM_OPTION_MATURITY)}): the kubelet does not start"
+        )
+    if issue.code == kv.TM_OPTION_UNQUOTED:
+        return (
+            f"topologyManagerPolicyOptions.{name} is written as {value!r} without quotes: the "
+            "field is a map of strings, so the kubelet cannot decode its configuration"
+        )
+    if issue.code == kv.TM_OPTION_NOT_BOOL:
+        return f"prefer-closest-numa-nodes {value!r} is not a boolean: the kubelet does not start"
+    return (
+        f"max-allowable-numa-nodes {value!r} must be an integer of at least "
+        f"{DEFAULT_MAX_ALLOWABLE_NUMA_NODES}: the kubelet does not start"
+    )
+
+
+def _topology_advice(data: Mapping[str, Any], policy: Any, memory_policy: Any, path: FieldPath) -> Iterator[RawFinding]:
+    """What a valid topology manager policy leaves misaligned (none, best-effort; memory without hints)."""
+    from kubegpu.kubelet import validation as kv
+
     if policy == "none":
         default = "" if "topologyManagerPolicy" in data else " (the default)"
         yield RawFinding(
@@ -295,70 +282,12 @@ def _check_topology_policy(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
         )
     elif memory_policy == "None" and data.get("cpuManagerPolicy") == "static":
         yield RawFinding(
-            _field(data, "memoryManagerPolicy"),
+            kv.field(data, "memoryManagerPolicy"),
             f"topologyManagerPolicy {policy} aligns GPUs and CPUs, but memoryManagerPolicy None gives "
             "no memory hints: a pod's memory may sit on another NUMA node; consider Static (with "
             "reservedMemory)",
             severity=Severity.INFO,
         )
-    tm_options = as_mapping(data.get("topologyManagerPolicyOptions"))
-    for name, value in tm_options.items():
-        where = ("topologyManagerPolicyOptions", str(name))
-        if name not in TM_OPTION_MATURITY:
-            yield RawFinding(
-                where,
-                f"{name!r} is not a topology manager policy option (known: "
-                f"{', '.join(TM_OPTION_MATURITY)}): the kubelet does not start",
-                severity=Severity.ERROR,
-            )
-        elif not isinstance(value, str):
-            yield RawFinding(
-                where,
-                f"topologyManagerPolicyOptions.{name} is written as {value!r} without quotes: the "
-                "field is a map of strings, so the kubelet cannot decode its configuration",
-                severity=Severity.ERROR,
-            )
-        elif name == "prefer-closest-numa-nodes" and go_parse_bool(value) is None:
-            yield RawFinding(
-                where,
-                f"prefer-closest-numa-nodes {value!r} is not a boolean: the kubelet does not start",
-                severity=Severity.ERROR,
-            )
-        elif name == "max-allowable-numa-nodes" and (
-            not value.strip().isdigit() or int(value) < DEFAULT_MAX_NUMA_NODES
-        ):
-            yield RawFinding(
-                where,
-                f"max-allowable-numa-nodes {value!r} must be an integer of at least "
-                f"{DEFAULT_MAX_NUMA_NODES}: the kubelet does not start",
-                severity=Severity.ERROR,
-            )
-    if (
-        policy == "single-numa-node"
-        and isinstance(tm_options.get("prefer-closest-numa-nodes"), str)
-        and go_parse_bool(tm_options["prefer-closest-numa-nodes"])
-    ):
-        yield RawFinding(
-            ("topologyManagerPolicyOptions", "prefer-closest-numa-nodes"),
-            "prefer-closest-numa-nodes has no effect with single-numa-node (it only orders multi-NUMA "
-            "hints under best-effort and restricted)",
-            severity=Severity.INFO,
-        )
-    node = ctx.node
-    if node is not None and policy != "none":
-        numa = len(node.numa_ids)
-        limit = DEFAULT_MAX_NUMA_NODES
-        raw_limit = tm_options.get("max-allowable-numa-nodes")
-        if isinstance(raw_limit, str) and raw_limit.strip().isdigit():
-            limit = max(limit, int(raw_limit))
-        if numa > limit:
-            yield RawFinding(
-                path,
-                f"node '{node.name}' has {numa} NUMA nodes (memory-only nodes count): with a "
-                f"topology manager policy the kubelet refuses to start on more than {limit}; set "
-                f'topologyManagerPolicyOptions max-allowable-numa-nodes: "{numa}"',
-                severity=Severity.ERROR,
-            )
 
 
 # --- KG804 ---------------------------------------------------------------------------------------------------
@@ -376,84 +305,68 @@ def eviction_memory_bytes(data: Mapping[str, Any], capacity: int | None) -> tupl
     return threshold.bytes, threshold.source
 
 
-def _reserved_entries(data: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
-    entries = data.get("reservedMemory")
-    return [(i, e) for i, e in enumerate(entries) if isinstance(e, Mapping)] if isinstance(entries, list) else []
-
-
-def _memory_type(name: str) -> bool:
-    return name == "memory" or name.startswith("hugepages-")
-
-
 def _check_reserved_memory(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
-    if not is_kubelet_config(doc):
+    issues = _issues(doc, ctx)
+    if issues is None:
         return
+    from kubegpu.kubelet import validation as kv
+
     data = as_mapping(doc.data)
-    entries = _reserved_entries(data)
-    seen: set[tuple[int, str]] = set()
-    totals: dict[str, int] = {}
-    bad = False
-    node = ctx.node
-    numa_ids = set(node.numa_ids) if node is not None else None
-    for index, entry in entries:
-        numa = entry.get("numaNode")
-        if not isinstance(numa, int) or isinstance(numa, bool) or numa < 0:
-            yield RawFinding(
-                ("reservedMemory", index), f"reservedMemory[{index}] has no valid numaNode", severity=Severity.ERROR
-            )
-            bad = True
-            continue
-        if (
-            node is not None
-            and numa_ids is not None
-            and numa not in numa_ids
-            and data.get("memoryManagerPolicy") == "Static"
-        ):
-            yield RawFinding(
-                ("reservedMemory", index, "numaNode"),
-                f"reservedMemory names NUMA node {numa}, which node '{node.name}' does not have "
-                f"(it has {format_cpulist(numa_ids)}): the kubelet does not start",
-                severity=Severity.ERROR,
-            )
-        for name, raw in as_mapping(entry.get("limits")).items():
-            where = ("reservedMemory", index, "limits", str(name))
-            value = _quantity(raw)
-            if not _memory_type(str(name)):
-                yield RawFinding(
-                    where,
-                    f"reservedMemory type {name!r} is not memory or hugepages-<size>: the "
-                    "kubelet configuration is invalid",
-                    severity=Severity.ERROR,
-                )
-                bad = True
-            elif value is None or value <= 0:
-                yield RawFinding(
-                    where,
-                    f"reservedMemory {name} {raw!r} must be a quantity above zero: the kubelet "
-                    "configuration is invalid",
-                    severity=Severity.ERROR,
-                )
-                bad = True
-            elif (numa, str(name)) in seen:
-                yield RawFinding(
-                    where,
-                    f"reservedMemory repeats {name} for NUMA node {numa}: the kubelet configuration is invalid",
-                    severity=Severity.ERROR,
-                )
-                bad = True
-            else:
-                seen.add((numa, str(name)))
-                totals[str(name)] = totals.get(str(name), 0) + int(value)
+    entry_codes = (kv.RESERVED_MEMORY_NUMA_INVALID, kv.RESERVED_MEMORY_NUMA_MISSING)
+    limit_codes = (kv.RESERVED_MEMORY_TYPE, kv.RESERVED_MEMORY_NOT_POSITIVE, kv.RESERVED_MEMORY_DUPLICATE)
+    reported: set[FieldPath] = set()
+    for issue in _of(issues, *entry_codes, *limit_codes):
+        if issue.path in reported:
+            continue  # a limit's first issue only
+        reported.add(issue.path)
+        yield RawFinding(issue.path, _reserved_memory_message(issue, ctx), severity=Severity.ERROR)
+    bad = any(issue.code != kv.RESERVED_MEMORY_NUMA_MISSING for issue in _of(issues, *entry_codes, *limit_codes))
     if data.get("memoryManagerPolicy") != "Static" or bad:
         return
+    yield from _reserved_memory_balance(data, ctx)
+
+
+def _reserved_memory_message(issue: ConfigIssue, ctx: RuleContext) -> str:
+    from kubegpu.kubelet import validation as kv
+
+    name = issue.name
+    if issue.code == kv.RESERVED_MEMORY_NUMA_INVALID:
+        return f"reservedMemory[{issue.path[1]}] has no valid numaNode"
+    if issue.code == kv.RESERVED_MEMORY_NUMA_MISSING:
+        node = ctx.node
+        numa_ids = set(node.numa_ids) if node is not None else set()
+        return (
+            f"reservedMemory names NUMA node {issue.numa}, which node '{node.name if node is not None else ''}' does "
+            f"not have (it has {format_cpulist(numa_ids)}): the kubelet does not start"
+        )
+    if issue.code == kv.RESERVED_MEMORY_TYPE:
+        return f"reservedMemory type {name!r} is not memory or hugepages-<size>: the kubelet configuration is invalid"
+    if issue.code == kv.RESERVED_MEMORY_NOT_POSITIVE:
+        return (
+            f"reservedMemory {name} {issue.value!r} must be a quantity above zero: the kubelet configuration is invalid"
+        )
+    return f"reservedMemory repeats {name} for NUMA node {issue.numa}: the kubelet configuration is invalid"
+
+
+def _reserved_memory_balance(data: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    """The Static memory manager's start-up check: per memory type, reservedMemory adds up to kube + system reserved
+    (+ the hard-eviction threshold for memory)."""
+    from kubegpu.kubelet import validation as kv
+    from kubegpu.kubelet.memorymanager.reserved import is_memory_type
+
+    totals: dict[str, int] = {}
+    for _index, entry in kv.reserved_entries(data):
+        for name, raw in as_mapping(entry.get("limits")).items():
+            totals[str(name)] = totals.get(str(name), 0) + int(kv.quantity(raw) or 0)
+    node = ctx.node
     capacity = sum(n.memory_bytes for n in node.numa_nodes) if node is not None else None
     required: dict[str, int | None] = {}
     explain: dict[str, str] = {}
     for section in ("kubeReserved", "systemReserved"):
         for name, raw in as_mapping(data.get(section)).items():
-            if not _memory_type(str(name)):
+            if not is_memory_type(str(name)):
                 continue
-            value = _quantity(raw)
+            value = kv.quantity(raw)
             if value is None:
                 yield RawFinding(
                     (section, str(name)),
@@ -504,14 +417,16 @@ def _check_reserved_memory(doc: Document, ctx: RuleContext) -> Iterator[RawFindi
 
 def _reserved_memory_fix(data: Mapping[str, Any], name: str, need: int) -> Fix | None:
     """Put what the other NUMA nodes do not reserve on NUMA node 0, as the GPU performance guide's example does."""
-    entries = _reserved_entries(data)
+    from kubegpu.kubelet import validation as kv
+
+    entries = kv.reserved_entries(data)
     others = 0
     zero_index: int | None = None
     for index, entry in entries:
         if entry.get("numaNode") == 0:
             zero_index = index if zero_index is None else zero_index
             continue
-        value = _quantity(as_mapping(entry.get("limits")).get(name, 0))
+        value = kv.quantity(as_mapping(entry.get("limits")).get(name, 0))
         others += int(value or 0)
     remaining = need - others
     if remaining <= 0:
@@ -531,24 +446,21 @@ def _reserved_memory_fix(data: Mapping[str, Any], name: str, need: int) -> Fix |
 
 
 def _check_reserved_cpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
-    if not is_kubelet_config(doc):
+    issues = _issues(doc, ctx)
+    if issues is None:
         return
+    from kubegpu.kubelet import validation as kv
+
     data = as_mapping(doc.data)
-    reservation = cpu_reservation(data)
-    if reservation.error is not None:
-        yield RawFinding(
-            _field(data, "reservedSystemCPUs"),
-            reservation.error + ": the kubelet does not start",
-            severity=Severity.ERROR,
-        )
+    for issue in _of(issues, kv.RESERVED_CPUS_INVALID):
+        yield RawFinding(issue.path, issue.detail + ": the kubelet does not start", severity=Severity.ERROR)
         return
-    static = data.get("cpuManagerPolicy") == "static"
+    reservation = kv.cpu_reservation(data)
     if reservation.cpus is not None:
-        cgroups = [name for name in ("kubeReservedCgroup", "systemReservedCgroup") if data.get(name)]
-        if cgroups:
+        for issue in _of(issues, kv.RESERVED_CPUS_WITH_CGROUPS):
             yield RawFinding(
-                (cgroups[0],),
-                f"reservedSystemCPUs cannot be combined with {' or '.join(cgroups)}: "
+                issue.path,
+                f"reservedSystemCPUs cannot be combined with {issue.name}: "
                 "the kubelet's configuration validation fails and it does not start (distributions "
                 "such as EKS nodeadm or k0s set these cgroups by default: clear them)",
                 severity=Severity.ERROR,
@@ -569,9 +481,9 @@ def _check_reserved_cpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
                 "are reserved and these values are ignored",
                 Fix("remove the cpu entries the kubelet ignores", Safety.SAFE, edits),
             )
-    elif static and reservation.count == 0:
+    for issue in _of(issues, kv.STATIC_WITHOUT_RESERVATION):
         yield RawFinding(
-            _field(data, "cpuManagerPolicy"),
+            issue.path,
             "the static CPU manager needs a CPU reservation (kubeReserved.cpu + systemReserved.cpu above "
             "zero, or reservedSystemCPUs): the kubelet does not start",
             severity=Severity.ERROR,
@@ -579,19 +491,26 @@ def _check_reserved_cpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
     node = ctx.node
     if node is None:
         return
-    online = {cpu.id for cpu in node.cpus}
-    if reservation.cpus is not None and not set(reservation.cpus) <= online:
-        missing = sorted(set(reservation.cpus) - online)
+    for issue in _of(issues, kv.RESERVED_CPUS_OFFLINE):
+        online = {cpu.id for cpu in node.cpus}
         yield RawFinding(
-            ("reservedSystemCPUs",),
-            f"reservedSystemCPUs names CPUs {format_cpulist(missing)} that "
+            issue.path,
+            f"reservedSystemCPUs names CPUs {format_cpulist(issue.value)} that "
             f"node '{node.name}' does not have (online: {format_cpulist(online)}): the kubelet does not "
             "start",
             severity=Severity.ERROR,
         )
         return
+    yield from _split_cores(data, reservation, node)
+
+
+def _split_cores(data: Mapping[str, Any], reservation: Any, node: Any) -> Iterator[RawFinding]:
+    """With full-pcpus-only, reserved CPUs that are not whole cores waste their sibling threads."""
+    from kubegpu.kubelet import validation as kv
+
     threads = int(node.threads_per_core)
-    if not static or threads < 2 or not _option_true(_policy_options(data), "full-pcpus-only"):
+    static = data.get("cpuManagerPolicy") == "static"
+    if not static or threads < 2 or not kv.option_true(_policy_options(data), "full-pcpus-only"):
         return
     if reservation.cpus is not None:
         whole = sorted({s for cpu in reservation.cpus for s in node.siblings(cpu)})
@@ -607,7 +526,7 @@ def _check_reserved_cpus(doc: Document, ctx: RuleContext) -> Iterator[RawFinding
             )
     elif reservation.count % threads:
         yield RawFinding(
-            _field(data, "kubeReserved" if "kubeReserved" in data else "systemReserved"),
+            kv.field(data, "kubeReserved" if "kubeReserved" in data else "systemReserved"),
             f"the kubelet reserves {reservation.count} CPU(s), not a multiple of the {threads} threads "
             f"per core of node '{node.name}': with full-pcpus-only the sibling thread of the partly "
             "reserved core is never given out exclusively; reserve a multiple of "

@@ -9,7 +9,7 @@ and kubernetes v1.35 HPA (minReplicas default 1).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,11 +24,11 @@ from kubegpu.manifests import (
     get_path,
     is_mapping,
     memoised,
-    pod_templates,
     uses_accelerators,
 )
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.resources_util import gpu_containers
+from kubegpu.workloads import kind_of, pod_templates
 
 _PRACTICE = "model loading"
 
@@ -260,8 +260,11 @@ def _server_name(container: ContainerRef, tokens: Sequence[Token]) -> str | None
 
 
 def _home(container: ContainerRef, template: PodTemplate) -> str:
-    image = str(container.data.get("image") or "").lower()
-    return "/home/ray" if template.kind in ("RayService", "RayCluster") or "rayproject/" in image else "/root"
+    """The container's home directory: its kind's (KubeRay runs as user ray), else its image's, else root's."""
+    adapter = kind_of(template.document)
+    if adapter is not None and adapter.home:
+        return adapter.home
+    return "/home/ray" if "rayproject/" in str(container.data.get("image") or "").lower() else "/root"
 
 
 def _mentions(text: str, words: Sequence[str]) -> bool:
@@ -284,20 +287,22 @@ def recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     return memoised(container, "models.recognise", _recognise, template, container)
 
 
+# Kinds whose object itself names the model its pods serve (so every container of theirs is looked at).
+_MODEL_NAMING_KINDS = frozenset({"InferenceService", "LLMInferenceService", "RayService"})
+
+
 def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
     kind = template.kind
     raw = _raw_text(container)
     if (
-        kind not in ("InferenceService", "LLMInferenceService", "RayService")
+        kind not in _MODEL_NAMING_KINDS
         and not _mentions(raw, _SERVER_HINTS)
         and not _mentions_loader(raw)
-        and not (kind == "RayJob" and _mentions_loader(_entrypoint(template)))
+        and not (_entrypoint_field(template) is not None and _mentions_loader(_entrypoint(template)))
     ):
         return None  # cheap exit before shell-splitting: most GPU containers are not inference servers
     tokens = _tokens(container)
-    flags = _flags(tokens)
     env, env_index = _env(container)
-    cpath = container.path
     name = _server_name(container, tokens)
     hf_token = not env_index.keys().isdisjoint(_HF_TOKENS)
     if kind == "InferenceService":
@@ -306,84 +311,138 @@ def _recognise(template: PodTemplate, container: ContainerRef) -> Server | None:
             return kserve
         if name is None and (_is_hf_runtime(container) or hf_token):
             name = "KServe Hugging Face runtime"
-    if kind == "LLMInferenceService":
-        spec = template.document.data.get("spec")
-        model_spec = spec.get("model") if isinstance(spec, Mapping) else None
-        uri = model_spec.get("uri") if isinstance(model_spec, Mapping) else None
-        if not isinstance(uri, str) or not _known(uri):
-            return None
-        cached = uri.startswith(("pvc://", "oci://"))
-        return Server("KServe LLMInferenceService", container, uri, cpath, not cached, False, (), ())
-    if name is None and kind == "RayService":
-        config = (template.document.data.get("spec") or {}).get("serveConfigV2")
-        if not (isinstance(config, str) and _RAY_HF_HINT.search(config)) and not hf_token:
-            return None
-        cache = hf_cache_dir(env, _home(container, template))
-        evidence = "a Hugging Face token is set" if hf_token else "the serve config uses Hugging Face libraries"
-        return Server("Ray Serve", container, None, cpath, True, False, (cache,) if cache else (), (), evidence)
+    elif kind == "LLMInferenceService":
+        return _llm_inference_service(template, container)
+    elif kind == "RayService" and name is None:
+        return _ray_serve(template, container, env, hf_token)
     if name is None:
         return _python_loader(template, container, env, env_index)
-    home = _home(container, template)
     if name == "NIM":
-        cache = env.get("NIM_CACHE_PATH", "/opt/nim/.cache")
-        return Server(
-            name,
-            container,
-            str(container.data.get("image")),
-            (*cpath, "image"),
-            True,
-            False,
-            (cache,) if _known(cache) else (),
-            (),
-            "NIM pulls its model profile from NGC",
-        )
+        return _nim(container, env)
+    flags = _flags(tokens)
     if name == "Triton":
-        repos = [t for t in tokens if t.text.startswith(("--model-repository", "--model-store", "--triton_model_repo"))]
-        values: list[Token] = []
-        for flag in ("--model-repository", "--model-store", "--triton-model-repo-dir"):
-            found = _flag(flags, flag)
-            if found is not None:
-                values.append(found)
-        remote = next((v for v in values if _REMOTE.match(v.text)), None)
-        local = tuple(v.text for v in values if _model_kind(v.text) == "local")
-        where: FieldPath = (*cpath, (values[0].field if values else repos[0].field if repos else "command"))
-        cache = hf_cache_dir(env, home) if hf_token else None
-        return Server(
-            name,
-            container,
-            remote.text if remote else (values[0].text if values else None),
-            where,
-            remote is not None or hf_token,
-            False,
-            (cache,) if cache else (),
-            local,
-            "a Hugging Face token is set" if hf_token else "",
-        )
+        return _triton(template, container, tokens, flags, env, hf_token)
+    return _model_server(name, template, container, tokens, flags, env, env_index, hf_token)
+
+
+def _llm_inference_service(template: PodTemplate, container: ContainerRef) -> Server | None:
+    """A KServe LLMInferenceService names its model in spec.model.uri (pvc:// and oci:// are on the node already)."""
+    spec = template.document.data.get("spec")
+    model_spec = spec.get("model") if isinstance(spec, Mapping) else None
+    uri = model_spec.get("uri") if isinstance(model_spec, Mapping) else None
+    if not isinstance(uri, str) or not _known(uri):
+        return None
+    cached = uri.startswith(("pvc://", "oci://"))
+    return Server("KServe LLMInferenceService", container, uri, container.path, not cached, False, (), ())
+
+
+def _ray_serve(template: PodTemplate, container: ContainerRef, env: Mapping[str, str], hf_token: bool) -> Server | None:
+    """A RayService whose serve config uses Hugging Face libraries (or whose container has a token) downloads."""
+    config = (template.document.data.get("spec") or {}).get("serveConfigV2")
+    if not (isinstance(config, str) and _RAY_HF_HINT.search(config)) and not hf_token:
+        return None
+    cache = hf_cache_dir(env, _home(container, template))
+    evidence = "a Hugging Face token is set" if hf_token else "the serve config uses Hugging Face libraries"
+    return Server("Ray Serve", container, None, container.path, True, False, (cache,) if cache else (), (), evidence)
+
+
+def _nim(container: ContainerRef, env: Mapping[str, str]) -> Server:
+    """NVIDIA NIM pulls its model profile from NGC into NIM_CACHE_PATH."""
+    cache = env.get("NIM_CACHE_PATH", "/opt/nim/.cache")
+    return Server(
+        "NIM",
+        container,
+        str(container.data.get("image")),
+        (*container.path, "image"),
+        True,
+        False,
+        (cache,) if _known(cache) else (),
+        (),
+        "NIM pulls its model profile from NGC",
+    )
+
+
+def _triton(
+    template: PodTemplate,
+    container: ContainerRef,
+    tokens: Sequence[Token],
+    flags: Mapping[str, tuple[int, Token]],
+    env: Mapping[str, str],
+    hf_token: bool,
+) -> Server:
+    """Triton serves a model repository: a remote one is downloaded at start, a local one is read."""
+    repos = [t for t in tokens if t.text.startswith(("--model-repository", "--model-store", "--triton_model_repo"))]
+    values: list[Token] = []
+    for flag in ("--model-repository", "--model-store", "--triton-model-repo-dir"):
+        found = _flag(flags, flag)
+        if found is not None:
+            values.append(found)
+    remote = next((v for v in values if _REMOTE.match(v.text)), None)
+    local = tuple(v.text for v in values if _model_kind(v.text) == "local")
+    where: FieldPath = (*container.path, (values[0].field if values else repos[0].field if repos else "command"))
+    cache = hf_cache_dir(env, _home(container, template)) if hf_token else None
+    return Server(
+        "Triton",
+        container,
+        remote.text if remote else (values[0].text if values else None),
+        where,
+        remote is not None or hf_token,
+        False,
+        (cache,) if cache else (),
+        local,
+        "a Hugging Face token is set" if hf_token else "",
+    )
+
+
+def _model_argument(tokens: Sequence[Token], flags: Mapping[str, tuple[int, Token]]) -> Token | None:
+    """The model a server's command line names: --model (and its aliases), or `vllm serve MODEL`."""
     model_token = _flag(flags, "--model", "--model-path", "--model-id")
-    if model_token is None:
-        for i, token in enumerate(tokens[:-1]):
-            if (
-                token.text == "serve"
-                and i > 0
-                and tokens[i - 1].text.endswith("vllm")
-                and not tokens[i + 1].text.startswith("-")
-            ):
-                model_token = tokens[i + 1]
-                break
+    if model_token is not None:
+        return model_token
+    for i, token in enumerate(tokens[:-1]):
+        if (
+            token.text == "serve"
+            and i > 0
+            and tokens[i - 1].text.endswith("vllm")
+            and not tokens[i + 1].text.startswith("-")
+        ):
+            return tokens[i + 1]
+    return None
+
+
+def _server_cache(
+    name: str, container: ContainerRef, flags: Mapping[str, tuple[int, Token]], env: Mapping[str, str], home: str
+) -> str | None:
+    """Where a server keeps downloaded weights: --download-dir, TGI's image default, else the Hugging Face cache."""
+    download_dir = _flag(flags, "--download-dir", "--huggingface-hub-cache")
+    if download_dir is not None:
+        return download_dir.text if _known(download_dir.text) else None
+    if name == "TGI" and env.keys().isdisjoint(("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME")):
+        # The TGI image sets HF_HOME=/data; Google's Hugging Face DLC builds of it set the hub cache to /tmp.
+        return "/tmp" if "deeplearning-platform-release" in str(container.data.get("image")) else "/data"
+    return hf_cache_dir(env, home)
+
+
+def _model_server(
+    name: str,
+    template: PodTemplate,
+    container: ContainerRef,
+    tokens: Sequence[Token],
+    flags: Mapping[str, tuple[int, Token]],
+    env: Mapping[str, str],
+    env_index: Mapping[str, int],
+    hf_token: bool,
+) -> Server:
+    """A server that names its model on its command line (vLLM, TGI, SGLang) or in MODEL_ID."""
+    cpath = container.path
+    model_token = _model_argument(tokens, flags)
     model_path: FieldPath = (*cpath, model_token.field) if model_token else cpath
     model = model_token.text if model_token else None
     if model is None and "MODEL_ID" in env_index:
         model = env.get("MODEL_ID")
         model_path = (*cpath, "env", env_index["MODEL_ID"])
     model_kind = _model_kind(model)
-    download_dir = _flag(flags, "--download-dir", "--huggingface-hub-cache")
-    if download_dir is not None:
-        cache = download_dir.text if _known(download_dir.text) else None
-    elif name == "TGI" and env.keys().isdisjoint(("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME")):
-        # The TGI image sets HF_HOME=/data; Google's Hugging Face DLC builds of it set the hub cache to /tmp.
-        cache = "/tmp" if "deeplearning-platform-release" in str(container.data.get("image")) else "/data"
-    else:
-        cache = hf_cache_dir(env, home)
+    cache = _server_cache(name, container, flags, env, _home(container, template))
     load_format = _flag(flags, "--load-format")
     streaming = (
         load_format is not None
@@ -416,9 +475,16 @@ def _loader_calls(text: str) -> Iterator[tuple[str, str | None]]:
         yield call, model
 
 
+def _entrypoint_field(template: PodTemplate) -> FieldPath | None:
+    """Where the object holds its driver's command line (a RayJob's entrypoint), if its kind has one."""
+    adapter = kind_of(template.document)
+    return None if adapter is None else adapter.entrypoint
+
+
 def _entrypoint(template: PodTemplate) -> str:
-    """A RayJob's entrypoint (the driver's command line, often `python -c` with inline code)."""
-    value = get_path(template.document.data, ("spec", "entrypoint"))
+    """The object's driver command line (a RayJob's entrypoint, often `python -c` with inline code), lower-cased."""
+    field = _entrypoint_field(template)
+    value = get_path(template.document.data, field) if field is not None else None
     return str(value).lower() if isinstance(value, str) else ""
 
 
@@ -432,8 +498,9 @@ def _python_loader(
         items = container.data.get(field)
         for i, item in enumerate(items if isinstance(items, list) else []):
             sources.append(((*container.path, field, i), str(item)))
-    if template.kind == "RayJob" and _entrypoint(template):
-        sources.append((("spec", "entrypoint"), str(get_path(template.document.data, ("spec", "entrypoint")))))
+    entrypoint = _entrypoint_field(template)
+    if entrypoint is not None and _entrypoint(template):
+        sources.append((entrypoint, str(get_path(template.document.data, entrypoint))))
     for where, text in sources:
         for call, model in _loader_calls(text):
             kind = _model_kind(model)
@@ -790,90 +857,116 @@ _COLD = "the next request waits for a GPU node, the image pull and the model loa
 
 
 def _check_scale_to_zero(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]:
-    kind = doc.kind
     spec = doc.data.get("spec") if is_mapping(doc.data) else None
     if not is_mapping(spec):
         return
-    group = doc.api_version.split("/")[0]
-    if kind == "HorizontalPodAutoscaler" and group == "autoscaling":
-        minimum = _int_value(spec.get("minReplicas"))
-        target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
-        if minimum == 0 and target is not None and _gpu_templates(target, ctx):
+    check = _SCALERS.get((doc.api_version.split("/")[0], doc.kind))
+    if check is not None:
+        yield from check(doc, spec, ctx)
+
+
+def _hpa_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    minimum = _int_value(spec.get("minReplicas"))
+    target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
+    if minimum == 0 and target is not None and _gpu_templates(target, ctx):
+        yield RawFinding(
+            ("spec", "minReplicas"),
+            f"HPA minReplicas 0 scales the GPU {target.kind} '{target.ref.name}' to zero "
+            f"(HPAScaleToZero): {_COLD}; keep at least one warm replica",
+            Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicas"), 1),)),
+        )
+
+
+def _keda_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
+    if target is None or not _gpu_templates(target, ctx):
+        return
+    minimum = _int_value(spec.get("minReplicaCount"))
+    name = f"the GPU {target.kind} '{target.ref.name}'"
+    if "minReplicaCount" not in spec:
+        yield RawFinding(
+            ("spec",),
+            f"KEDA ScaledObject has no minReplicaCount, and KEDA's default is 0: it scales "
+            f"{name} to zero when idle; {_COLD}; set minReplicaCount: 1 or more",
+            Fix("keep one warm replica", Safety.UNSAFE, (Edit("add", ("spec", "minReplicaCount"), 1),)),
+        )
+    elif minimum == 0:
+        yield RawFinding(
+            ("spec", "minReplicaCount"),
+            f"KEDA minReplicaCount 0 scales {name} to zero when idle; {_COLD}",
+            Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicaCount"), 1),)),
+        )
+    if _int_value(spec.get("idleReplicaCount")) == 0 and (minimum or 0) > 0:
+        yield RawFinding(
+            ("spec", "idleReplicaCount"),
+            f"KEDA idleReplicaCount 0 scales {name} to zero whenever "
+            f"no trigger is active, below minReplicaCount; {_COLD}",
+            Fix("drop idleReplicaCount", Safety.UNSAFE, (Edit("remove", ("spec", "idleReplicaCount")),)),
+        )
+
+
+def _vllm_runtime_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    # vllm-project/production-stack vllmruntime_types.go: autoscalingConfig (KEDA) minReplicas, default 1
+    scaling = spec.get("autoscalingConfig")
+    if (
+        isinstance(scaling, Mapping)
+        and scaling.get("enabled") is True
+        and _int_value(scaling.get("minReplicas")) == 0
+        and _gpu_templates(doc, ctx)
+    ):
+        yield RawFinding(
+            ("spec", "autoscalingConfig", "minReplicas"),
+            f"VLLMRuntime '{doc.ref.name}' autoscalingConfig.minReplicas 0 lets KEDA scale its GPU "
+            f"pods to zero when idle: {_COLD}; keep at least one warm replica",
+            Fix(
+                "keep one warm replica",
+                Safety.UNSAFE,
+                (Edit("replace", ("spec", "autoscalingConfig", "minReplicas"), 1),),
+            ),
+        )
+
+
+def _knative_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    for template in _gpu_templates(doc, ctx):
+        yield from _knative(template)
+
+
+def _kserve_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    for template in _gpu_templates(doc, ctx):
+        component = template.spec
+        if template.path[-1] == "workerSpec":
+            continue
+        if _int_value(component.get("minReplicas")) == 0:
             yield RawFinding(
-                ("spec", "minReplicas"),
-                f"HPA minReplicas 0 scales the GPU {target.kind} '{target.ref.name}' to zero "
-                f"(HPAScaleToZero): {_COLD}; keep at least one warm replica",
-                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicas"), 1),)),
+                (*template.path, "minReplicas"),
+                f"KServe {template.role} minReplicas 0 lets the autoscaler (Knative in Serverless "
+                f"mode, KEDA in Standard mode) scale the GPU model server to zero; {_COLD}; keep at "
+                "least 1 (KServe's default)",
+                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", (*template.path, "minReplicas"), 1),)),
             )
-    elif kind == "ScaledObject" and group == "keda.sh":
-        target = _target(ctx, doc, spec.get("scaleTargetRef"), "Deployment")
-        if target is None or not _gpu_templates(target, ctx):
-            return
-        minimum = _int_value(spec.get("minReplicaCount"))
-        name = f"the GPU {target.kind} '{target.ref.name}'"
-        if "minReplicaCount" not in spec:
-            yield RawFinding(
-                ("spec",),
-                f"KEDA ScaledObject has no minReplicaCount, and KEDA's default is 0: it scales "
-                f"{name} to zero when idle; {_COLD}; set minReplicaCount: 1 or more",
-                Fix("keep one warm replica", Safety.UNSAFE, (Edit("add", ("spec", "minReplicaCount"), 1),)),
-            )
-        elif minimum == 0:
-            yield RawFinding(
-                ("spec", "minReplicaCount"),
-                f"KEDA minReplicaCount 0 scales {name} to zero when idle; {_COLD}",
-                Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", ("spec", "minReplicaCount"), 1),)),
-            )
-        if _int_value(spec.get("idleReplicaCount")) == 0 and (minimum or 0) > 0:
-            yield RawFinding(
-                ("spec", "idleReplicaCount"),
-                f"KEDA idleReplicaCount 0 scales {name} to zero whenever "
-                f"no trigger is active, below minReplicaCount; {_COLD}",
-                Fix("drop idleReplicaCount", Safety.UNSAFE, (Edit("remove", ("spec", "idleReplicaCount")),)),
-            )
-    elif kind == "VLLMRuntime" and group == "production-stack.vllm.ai":
-        # vllm-project/production-stack vllmruntime_types.go: autoscalingConfig (KEDA) minReplicas, default 1
-        scaling = spec.get("autoscalingConfig")
-        if (
-            isinstance(scaling, Mapping)
-            and scaling.get("enabled") is True
-            and _int_value(scaling.get("minReplicas")) == 0
-            and _gpu_templates(doc, ctx)
-        ):
-            yield RawFinding(
-                ("spec", "autoscalingConfig", "minReplicas"),
-                f"VLLMRuntime '{doc.ref.name}' autoscalingConfig.minReplicas 0 lets KEDA scale its GPU "
-                f"pods to zero when idle: {_COLD}; keep at least one warm replica",
-                Fix(
-                    "keep one warm replica",
-                    Safety.UNSAFE,
-                    (Edit("replace", ("spec", "autoscalingConfig", "minReplicas"), 1),),
-                ),
-            )
-    elif kind == "Service" and group == "serving.knative.dev":
-        for template in _gpu_templates(doc, ctx):
-            yield from _knative(template)
-    elif kind == "InferenceService" and group == "serving.kserve.io":
-        for template in _gpu_templates(doc, ctx):
-            component = template.spec
-            if template.path[-1] == "workerSpec":
-                continue
-            if _int_value(component.get("minReplicas")) == 0:
-                yield RawFinding(
-                    (*template.path, "minReplicas"),
-                    f"KServe {template.role} minReplicas 0 lets the autoscaler (Knative in Serverless "
-                    f"mode, KEDA in Standard mode) scale the GPU model server to zero; {_COLD}; keep at "
-                    "least 1 (KServe's default)",
-                    Fix("keep one warm replica", Safety.UNSAFE, (Edit("replace", (*template.path, "minReplicas"), 1),)),
-                )
-    elif kind == "RayService" and group == "ray.io" and _gpu_templates(doc, ctx):
-        for name in _ray_serve_scale_to_zero(spec.get("serveConfigV2")):
-            yield RawFinding(
-                ("spec", "serveConfigV2"),
-                f"Ray Serve deployment '{name}' asks for GPUs with autoscaling_config.min_replicas 0: "
-                f"Serve drops its last replica when idle and the GPU worker can be released; {_COLD}; "
-                "set min_replicas: 1",
-            )
+
+
+def _ray_service_to_zero(doc: Document, spec: Mapping[str, Any], ctx: RuleContext) -> Iterator[RawFinding]:
+    if not _gpu_templates(doc, ctx):
+        return
+    for name in _ray_serve_scale_to_zero(spec.get("serveConfigV2")):
+        yield RawFinding(
+            ("spec", "serveConfigV2"),
+            f"Ray Serve deployment '{name}' asks for GPUs with autoscaling_config.min_replicas 0: "
+            f"Serve drops its last replica when idle and the GPU worker can be released; {_COLD}; "
+            "set min_replicas: 1",
+        )
+
+
+# Each autoscaler (and each serving kind with its own), by API group and kind: what scales GPU pods to zero.
+_SCALERS: Mapping[tuple[str, str], Callable[[Document, Mapping[str, Any], RuleContext], Iterator[RawFinding]]] = {
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa_to_zero,
+    ("keda.sh", "ScaledObject"): _keda_to_zero,
+    ("production-stack.vllm.ai", "VLLMRuntime"): _vllm_runtime_to_zero,
+    ("serving.knative.dev", "Service"): _knative_to_zero,
+    ("serving.kserve.io", "InferenceService"): _kserve_to_zero,
+    ("ray.io", "RayService"): _ray_service_to_zero,
+}
 
 
 def _ray_serve_scale_to_zero(config: Any) -> Iterator[str]:

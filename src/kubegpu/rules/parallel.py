@@ -22,7 +22,6 @@ from typing import Any
 
 from kubegpu.collector import gc_paused
 from kubegpu.manifests import Document, Location, ObjectRef
-from kubegpu.manifests.expand import with_embedded
 from kubegpu.manifests.sources import HELM, KUSTOMIZE
 from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, NodeTarget, Severity
 from kubegpu.rules.config import LintConfig
@@ -36,6 +35,7 @@ from kubegpu.rules.engine import (
     load_source,
 )
 from kubegpu.rules.processes import Input
+from kubegpu.workloads.expand import with_embedded
 
 # One input file: its position in discovery order, display name, path (None for stdin) and kind.
 _Entry = tuple[int, str, Path | None, str]

@@ -12,10 +12,7 @@ from collections.abc import Iterable, Iterator
 from kubegpu.manifests import Document, PodTemplate, as_mapping, get_path, is_mapping, mapping_items
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.gang import (
-    DYNAMO_GROVE_ANNOTATION,
     SHAPED_KINDS,
-    JobShape,
-    is_volcano_job,
     is_work_queue_job,
     job_shape,
     kueue_managed,
@@ -23,6 +20,7 @@ from kubegpu.rules.gang import (
     relative_path,
 )
 from kubegpu.rules.options import RuleOption, label_key, label_keys
+from kubegpu.workloads import GangShape, kind_of
 
 _PRACTICE = "topology-aware placement"
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -30,11 +28,6 @@ KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 KUEUE_SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 KUEUE_TAS_ANNOTATIONS = (KUEUE_REQUIRED, KUEUE_PREFERRED, KUEUE_SLICE_REQUIRED)
 KAI_TOPOLOGY_ANNOTATIONS = ("kai.scheduler/topology-required-placement", "kai.scheduler/topology-preferred-placement")
-LWS_TOPOLOGY_ANNOTATIONS = (
-    "leaderworkerset.sigs.k8s.io/exclusive-topology",
-    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
-)
-JOBSET_TOPOLOGY_ANNOTATION = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 COMPUTE_DOMAIN_CLASS_PREFIX = "compute-domain"
 HOSTNAME = "kubernetes.io/hostname"
 # Node labels that name a network block, rack, leaf switch or NVLink domain (Kueue docs, GKE, EKS, OCI, NVIDIA GFD).
@@ -156,15 +149,7 @@ def _compute_domain_claim(template: PodTemplate, ctx: RuleContext) -> str | None
     return None
 
 
-# KServe copies an LLMInferenceService's leaderworkerset.sigs.k8s.io annotations to its LeaderWorkerSet.
-_EXCLUSIVE_TOPOLOGY = {
-    "LeaderWorkerSet": LWS_TOPOLOGY_ANNOTATIONS,
-    "LLMInferenceService": LWS_TOPOLOGY_ANNOTATIONS,
-    "JobSet": (JOBSET_TOPOLOGY_ANNOTATION,),
-}
-
-
-def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContext) -> str | None:
+def placement_constraint(shape: GangShape, template: PodTemplate, ctx: RuleContext) -> str | None:
     """What keeps this template's pods together, or None (asked per GPU template: any(map(...)) looks keys up
     without a generator)."""
     doc = shape.doc
@@ -172,34 +157,20 @@ def placement_constraint(shape: JobShape, template: PodTemplate, ctx: RuleContex
     annotations = template.annotations
     if annotations and any(map(annotations.get, KUEUE_TAS_ANNOTATIONS)) and kueue_managed(doc):
         return "Kueue TAS"
-    if is_volcano_job(doc) and as_mapping(get_path(doc.data, ("spec", "networkTopology"))).get("mode"):
-        return "Volcano networkTopology"
+    adapter = kind_of(doc)
+    own = adapter.placement(doc, template) if adapter is not None else None
+    if own is not None:  # the kind's own fields (Volcano networkTopology, Dynamo's packDomain)
+        return own
     job_annotations = object_annotations(doc)
     if (job_annotations and any(map(job_annotations.get, KAI_TOPOLOGY_ANNOTATIONS))) or (
         annotations and any(map(annotations.get, KAI_TOPOLOGY_ANNOTATIONS))
     ):
         return "KAI topology placement"
-    if doc.kind == "DynamoGraphDeployment" and (domain := _dynamo_pack_domain(doc, template)):
-        return f"Dynamo topologyConstraint packDomain {domain}"
-    for key in _EXCLUSIVE_TOPOLOGY.get(doc.kind, ()):
+    for key in adapter.exclusive_topology if adapter is not None else ():
         value = str(job_annotations.get(key) or "")
         if value and not value.startswith("topology.kubernetes.io/"):  # a zone or region is far wider than a rack
             return f"{doc.kind} exclusive topology on {value}"
     return _affinity_constraint(template, ctx) or _compute_domain_claim(template, ctx)
-
-
-# Dynamo packs each multinode replica's pods into one topology domain (spec.topologyConstraint.packDomain, or the
-# service's own topologyConstraint.packDomain) through Grove; with nvidia.com/enable-grove: "false" (LeaderWorkerSet)
-# the constraint is not applied (ai-dynamo/dynamo docs/kubernetes/topology-aware-scheduling.md).
-_WIDE_DOMAINS = frozenset({"region", "zone", "datacenter"})
-
-
-def _dynamo_pack_domain(doc: Document, template: PodTemplate) -> str | None:
-    if str(object_annotations(doc).get(DYNAMO_GROVE_ANNOTATION) or "").lower() == "false":
-        return None
-    service = as_mapping(get_path(doc.data, (*template.path, "topologyConstraint"))).get("packDomain")
-    domain = service or as_mapping(get_path(doc.data, ("spec", "topologyConstraint"))).get("packDomain")
-    return str(domain) if domain and str(domain) not in _WIDE_DOMAINS else None
 
 
 def _gb200(template: PodTemplate, ctx: RuleContext) -> bool:
@@ -220,8 +191,10 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
         return
     unmanaged = [t for t in loose if (notes := t.annotations) and any(map(notes.get, KUEUE_TAS_ANNOTATIONS))]
     level = TOPOLOGY_LEVEL.read(ctx, "topology-missing")
+    adapter = kind_of(doc)
+    kueue_pods = adapter is None or adapter.kueue_manages_pods
     fix = None
-    if level and doc.kind != "DynamoGraphDeployment":  # Kueue does not manage a Dynamo graph's pods
+    if level and kueue_pods:  # Kueue does not manage a Dynamo graph's pods
         edits = []
         for template in loose:
             if template.metadata_path is None or template.metadata is template.document.metadata:
@@ -241,18 +214,8 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
         and is_mapping(get_path(first.document.data, first.metadata_path))
     )
     anchor = first.metadata_path if has_metadata and first.metadata_path is not None else first.path
-    if doc.kind == "DynamoGraphDeployment":
-        hints = [
-            "set spec.topologyConstraint (topologyProfile and a packDomain such as rack or block) or the service's "
-            "topologyConstraint.packDomain, which Grove applies to each multinode replica, or a required podAffinity "
-            "on a rack/block label in extraPodSpec"
-        ]
-    elif doc.kind == "LLMInferenceService":
-        hints = [
-            f"annotate the LLMInferenceService with {LWS_TOPOLOGY_ANNOTATIONS[0]} on a rack/block label (KServe "
-            "copies it to the LeaderWorkerSet), or use Kueue topology annotations on a Kueue-managed service or a "
-            "required podAffinity on a rack/block label"
-        ]
+    if adapter is not None and adapter.placement_advice is not None:
+        hints = [adapter.placement_advice]
     else:
         hints = [
             f"add {KUEUE_PREFERRED} (or -required-) on the pod template(s) with a Kueue-managed job, a required "
@@ -273,11 +236,7 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
         f"placement constraint){note}: the scheduler may put them on nodes under different leaf switches or racks, "
         "and every NCCL collective then crosses the spine; "
         + "; ".join(hints)
-        + (
-            ""
-            if level or doc.kind == "DynamoGraphDeployment"
-            else " (give the rule option `topology-level` for an automatic fix)"
-        )
+        + ("" if level or not kueue_pods else " (give the rule option `topology-level` for an automatic fix)")
         + shape.hedge,
         fix,
         Severity.INFO if shape.placeholder else None,

@@ -5,7 +5,7 @@ Follows kubernetes v1.35 QoS (pkg/apis/core/v1/helper/qos) and the static CPU ma
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
@@ -134,33 +134,46 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
     """
     pod_level = _pod_level(template)
     if pod_level is not None:
-        guaranteed = qos_class(template) == podmodel.GUARANTEED
-        model = template_pod(template).resources
-        requests, limits, _path = pod_level
-        problems, pod_edits = _problems(requests, limits, template.path, model.requests if model is not None else None)
-        if not guaranteed:
-            if not pod_level[0] and not pod_level[1]:
-                problems = [
-                    "an empty `resources` at pod level decides the QoS class alone (BestEffort), whatever "
-                    "the containers set; remove it"
-                ]
-            if problems:
-                yield RawFinding(
-                    pod_level[2],
-                    f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}",
-                    _equal_fix(pod_edits),
-                )
-        else:
+        yield from _check_pod_level_guaranteed(template, pod_level)
+        return
+    yield from _check_containers_guaranteed(template)
+
+
+def _check_pod_level_guaranteed(
+    template: PodTemplate, pod_level: tuple[_Values, _Values, FieldPath]
+) -> Iterator[RawFinding]:
+    """Pod-level resources decide the QoS class alone; the CPU and memory managers skip such pods."""
+    guaranteed = qos_class(template) == podmodel.GUARANTEED
+    model = template_pod(template).resources
+    requests, limits, _path = pod_level
+    problems, pod_edits = _problems(requests, limits, template.path, model.requests if model is not None else None)
+    if not guaranteed:
+        if not pod_level[0] and not pod_level[1]:
+            problems = [
+                "an empty `resources` at pod level decides the QoS class alone (BestEffort), whatever "
+                "the containers set; remove it"
+            ]
+        if problems:
             yield RawFinding(
                 pod_level[2],
-                "pod-level resources make the pod Guaranteed, but the static CPU and memory managers skip pods "
-                "with pod-level resources unless the alpha PodLevelResourceManagers feature gate is on: the GPU "
-                "pod gets no exclusive CPUs or NUMA-local memory; set equal cpu and memory requests and limits "
-                "on every container instead",
-                None,
-                Severity.INFO,
+                f"pod-level resources: {'; '.join(problems)}: {_NOT_GUARANTEED}",
+                _equal_fix(pod_edits),
             )
-        return
+    else:
+        yield RawFinding(
+            pod_level[2],
+            "pod-level resources make the pod Guaranteed, but the static CPU and memory managers skip pods "
+            "with pod-level resources unless the alpha PodLevelResourceManagers feature gate is on: the GPU "
+            "pod gets no exclusive CPUs or NUMA-local memory; set equal cpu and memory requests and limits "
+            "on every container instead",
+            None,
+            Severity.INFO,
+        )
+
+
+def _check_containers_guaranteed(template: PodTemplate) -> Iterator[RawFinding]:
+    """Every container, init and sidecar included, with cpu and memory limits equal to requests (KServe's fill
+    included); one finding naming them all."""
     containers = template.containers
     supplies = [supply(template, container) for container in containers]  # in the order of the containers
     # Without KServe's fill, the sums of requests and limits decide (ComputePodQOS), as the kubelet sees the pod:
@@ -205,16 +218,7 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         if own_edits is not None:
             edits.extend(own_edits)
     if anchor is None:
-        if undecided:
-            container, supplied = undecided[0]
-            yield RawFinding(
-                (*container.path, "resources") if "resources" in container.data else container.path,
-                f"KServe builds container '{_label(container)}' on {supplied.source}, taking the cpu and memory it "
-                "leaves out from that runtime's container: whether the GPU pod is Guaranteed depends on them; give "
-                "the runtime (or this predictor) equal cpu and memory requests and limits",
-                None,
-                Severity.INFO,
-            )
+        yield from _undecided(undecided)
         return
     fix_all = (
         Fix(
@@ -232,6 +236,20 @@ def _check_guaranteed(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFi
         else ""
     )
     yield RawFinding(anchor, f"{', '.join(parts)}: {_NOT_GUARANTEED}{hint}", fix_all)
+
+
+def _undecided(undecided: Sequence[tuple[ContainerRef, Supply]]) -> Iterator[RawFinding]:
+    """A container whose cpu and memory come from a ServingRuntime not in the input: its QoS is not known here."""
+    if undecided:
+        container, supplied = undecided[0]
+        yield RawFinding(
+            (*container.path, "resources") if "resources" in container.data else container.path,
+            f"KServe builds container '{_label(container)}' on {supplied.source}, taking the cpu and memory it "
+            "leaves out from that runtime's container: whether the GPU pod is Guaranteed depends on them; give "
+            "the runtime (or this predictor) equal cpu and memory requests and limits",
+            None,
+            Severity.INFO,
+        )
 
 
 def _pin_edits(res: Any) -> list[Edit] | None:
@@ -293,8 +311,8 @@ def _cpu_edits(res: Any, value: Decimal) -> tuple[Edit, ...]:
 
 def _check_cpu_integer(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     for container, res, value in _cpu_value(ctx, template):
-        if value == value.to_integral_value():
-            continue
+        if value <= 0 or podmodel.exclusive_cpus(podmodel.GUARANTEED, value):
+            continue  # whole CPUs: pinned once the pod is Guaranteed
         rounded = value.to_integral_value(rounding=ROUND_CEILING)
         yield RawFinding(
             res.resources_path,
@@ -362,16 +380,17 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         return
     smt, assumed = check
     for container, res, value in _cpu_value(ctx, template):
-        if value != value.to_integral_value() or int(value) % smt == 0:
+        pinned = podmodel.exclusive_cpus(podmodel.GUARANTEED, value)  # the CPUs it pins once the pod is Guaranteed
+        if not pinned or pinned % smt == 0:
             continue
         # Asked only here, where most pods never get: pods with pod-level resources get no exclusive CPUs, so no
         # SMT alignment check either.
         if _pod_level(template) is not None:
             return
-        rounded = (int(value) + smt - 1) // smt * smt
+        rounded = (pinned + smt - 1) // smt * smt
         # Only Guaranteed pods get exclusive CPUs, so only they are rejected; a Burstable pod will be once
         # gpu-pod-not-guaranteed is fixed, so it is still reported, as a warning.
-        guaranteed = qos_class(template) == "Guaranteed"
+        guaranteed = qos_class(template) == podmodel.GUARANTEED
         when = (
             "the kubelet rejects the pod"
             if guaranteed
@@ -392,7 +411,7 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         )
         yield RawFinding(
             res.resources_path,
-            f"container '{_label(container)}' asks for {int(value)} CPUs, not a multiple of {node}: {option} "
+            f"container '{_label(container)}' asks for {pinned} CPUs, not a multiple of {node}: {option} "
             f"{when} (SMTAlignmentError); use {rounded}",
             Fix(f"round CPUs up to {rounded} (a multiple of {smt})", Safety.UNSAFE, _cpu_edits(res, Decimal(rounded))),
             None if guaranteed and not assumed else Severity.WARNING,

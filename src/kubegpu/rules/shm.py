@@ -21,17 +21,15 @@ from kubegpu.manifests import (
     is_mapping,
     mapping_items,
     memoised,
-    pod_templates,
-    trainjob,
 )
-from kubegpu.manifests.crds import SYNTHESISED_KINDS
-from kubegpu.manifests.kserve import KServeFill, kserve_fill
 from kubegpu.manifests.resources import template_pod
+from kubegpu.manifests.template import ContainerFill
 from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.rules.options import RuleOption, quantity_above
 from kubegpu.rules.resources_util import gpu_containers
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
+from kubegpu.workloads import kind_of, pod_templates, trainjob
 
 _PRACTICE = "/dev/shm"
 SHM_PATH = "/dev/shm"
@@ -55,7 +53,8 @@ def _find_pod_volumes(template: PodTemplate) -> list[tuple[FieldPath, Mapping[st
     if volumes_field is None:
         return []
     out: list[tuple[FieldPath, Mapping[str, Any]]] = []
-    if template.kind in SYNTHESISED_KINDS:  # the operator adds these volumes; the object does not list them
+    adapter = kind_of(template.document)
+    if adapter is not None and adapter.operator_pods:  # the operator adds these volumes; the object lists none
         volumes = template.spec.get("volumes")
         return [
             ((*volumes_field, i), v)
@@ -230,17 +229,17 @@ def _host_path_shm(template: PodTemplate, name: str) -> bool:
 def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     if template.spec.get("hostIPC") is True:
         return  # the pod shares the host's /dev/shm: KG203 reports that, and it is not the 64 MiB default
-    runtime = trainjob.bound_runtime(template.document) if template.kind == "TrainJob" else None
+    runtime = trainjob.bound_runtime(template.document)  # a TrainJob's runtime, when the input holds it
     if runtime is not None and (_runtime_has_shm(runtime) or _merged_has_shm(template)):
         return  # the TrainJob's pods come from its runtime's template (and patches), which mount /dev/shm
     missing: list[tuple[ContainerRef, str | None]] = []  # with the volume each mounts at /dev/shm, if any
-    undecided: list[tuple[ContainerRef, KServeFill]] = []
+    undecided: list[tuple[ContainerRef, ContainerFill]] = []
     for container, _res in gpu_containers(template, ctx):
         name = _shm_volume_name(container)
         # the pod's volumes are looked up only for a container that mounts something at /dev/shm
         if name is not None and (name in _memory_volumes(template) or _host_path_shm(template, name)):
             continue
-        fill = kserve_fill(template, container)
+        fill = template.fill(container)
         if fill is None or fill.shm is False:
             missing.append((container, name))  # nothing adds /dev/shm to this container
         elif fill.shm is None:

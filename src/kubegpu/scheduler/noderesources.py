@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from kubegpu.errors import ConfigError
-from kubegpu.scheduler.resources import CPU, MEMORY, PODS, NodeResources, PodRequest, is_extended
+from kubegpu.scheduler.resources import CPU, MEMORY, PODS, NodeResources, ResourceRequest, is_extended
 
 MAX_NODE_SCORE = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -175,7 +175,7 @@ class FitScorer:
         if self.strategy is Strategy.REQUESTED_TO_CAPACITY_RATIO:
             validate_shape(self.shape)
 
-    def vectors(self, node: NodeResources, pod: PodRequest) -> tuple[list[int], list[int], list[int]]:
+    def vectors(self, node: NodeResources, pod: ResourceRequest) -> tuple[list[int], list[int], list[int]]:
         """(requested, allocatable, weights) over the resources this pod and node are scored on."""
         requested: list[int] = []
         allocatable: list[int] = []
@@ -194,7 +194,7 @@ class FitScorer:
             weights.append(spec.weight)
         return requested, allocatable, weights
 
-    def score(self, node: NodeResources, pod: PodRequest) -> int:
+    def score(self, node: NodeResources, pod: ResourceRequest) -> int:
         """The raw plugin score 0..100 for one node; ConfigError when no resource is configured."""
         if not self.resources:
             raise ConfigError("NodeResourcesFit: resources are required")
@@ -212,11 +212,11 @@ class BalancedAllocationScorer:
 
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
 
-    def skip(self, pod: PodRequest) -> bool:
+    def skip(self, pod: ResourceRequest) -> bool:
         """PreScore Skip for a pod requesting none of the scored resources (issue #129138)."""
         return pod.is_best_effort_for(spec.name for spec in self.resources)
 
-    def score(self, node: NodeResources, pod: PodRequest) -> int:
+    def score(self, node: NodeResources, pod: ResourceRequest) -> int:
         """The raw score 50..100 (two resources) for one node."""
         requested: list[int] = []
         allocatable: list[int] = []
@@ -231,7 +231,7 @@ class BalancedAllocationScorer:
         return balanced_allocation(requested, allocatable)
 
 
-def fits(node: NodeResources, pod: PodRequest) -> bool:
+def fits(node: NodeResources, pod: ResourceRequest) -> bool:
     """NodeResourcesFit Filter: every requested resource fits what is left, and one more pod slot."""
     max_pods = node.allocatable.get(PODS)
     if max_pods is not None and node.pod_count + 1 > max_pods:

@@ -34,8 +34,9 @@ def canonical_amount(name: str, raw: object) -> int:
 
 
 @dataclass(frozen=True)
-class PodRequest:
-    """The requests of one pod: actual sums, and sums with cpu/memory non-zero defaults (Fit only)."""
+class ResourceRequest:
+    """One pod's requests as kube-scheduler counts them (computePodResourceRequest): actual sums, and sums with
+    the cpu/memory non-zero defaults (Fit only). The kubelet's view of a pod is kubegpu.kubelet.PodRequest."""
 
     requests: Mapping[str, int] = field(default_factory=dict)
     nonzero: Mapping[str, int] = field(default_factory=dict)
@@ -57,20 +58,20 @@ def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
 _NON_MISSING = {CPU: Decimal(DEFAULT_MILLI_CPU_REQUEST) / 1000, MEMORY: Decimal(DEFAULT_MEMORY_REQUEST)}
 
 
-def pod_request_of(pod: podmodel.Pod, pod_level_resources: bool = True) -> PodRequest:
+def resource_request_of(pod: podmodel.Pod, pod_level_resources: bool = True) -> ResourceRequest:
     """The scheduler's view of a pod: PodRequests, and PodRequests with the non-zero cpu/memory defaults
     filled in for each container that omits them (an explicit 0 stays 0), both with overhead."""
     actual = podmodel.pod_requests(pod, pod_level=pod_level_resources)
     nonzero = podmodel.pod_requests(pod, pod_level=pod_level_resources, non_missing=_NON_MISSING)
-    return PodRequest(requests=podmodel.canonical_amounts(actual), nonzero=podmodel.canonical_amounts(nonzero))
+    return ResourceRequest(requests=podmodel.canonical_amounts(actual), nonzero=podmodel.canonical_amounts(nonzero))
 
 
-def pod_request(
+def resource_request(
     containers: Iterable[Mapping[str, object]],
     sidecars: Iterable[Mapping[str, object]] = (),
     init_containers: Iterable[Mapping[str, object]] = (),
     overhead: Mapping[str, object] | None = None,
-) -> PodRequest:
+) -> ResourceRequest:
     """A pod given as lists of `{"requests": {...}}` (app containers, sidecars started after the init
     containers, init containers): the scheduler's view through the pod model."""
     parts: list[podmodel.Container] = []
@@ -86,7 +87,7 @@ def pod_request(
             requests, _ = podmodel.read_amounts(raw, f"{kind}[{i}].requests")
             parts.append(podmodel.make_container(f"{kind}-{i}", kind, requests))
     extra, _ = podmodel.read_amounts(overhead, "overhead")
-    return pod_request_of(podmodel.make_pod(parts, None, extra))
+    return resource_request_of(podmodel.make_pod(parts, None, extra))
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class NodeResources:
     nonzero_requested: Mapping[str, int] = field(default_factory=dict)
     pod_count: int = 0
 
-    def with_pod(self, pod: PodRequest) -> NodeResources:
+    def with_pod(self, pod: ResourceRequest) -> NodeResources:
         """The node after binding one more pod."""
         req = dict(self.requested)
         _add(req, pod.requests)

@@ -23,6 +23,12 @@ def numpy_round(value: float, decimals: int) -> float:
     return round(value * scale) / scale
 
 
+def arrival_columns(arrived: Sequence[int], total_gpus: int) -> FloatArray:
+    """Each event's column: round(arrived / total_gpus / 10, 0), the arrived GPU in whole percent."""
+    columns: FloatArray = np.rint(np.asarray(arrived, dtype=np.int64) / total_gpus / 10)
+    return columns
+
+
 def _alloc_ratios(used: Sequence[int], total_gpus: int) -> FloatArray:
     """round(used / total_gpus / 10, 2) per event with Python's correctly rounded round (Series.apply)."""
     values, inverse = np.unique(np.asarray(used, dtype=np.int64), return_inverse=True)
@@ -41,7 +47,7 @@ def discretize(
     """
     if total_gpus <= 0 or not arrived:
         return {}
-    arrive = np.rint(np.asarray(arrived, dtype=np.int64) / total_gpus / 10)
+    arrive = arrival_columns(arrived, total_gpus)
     alloc = _alloc_ratios(allocated, total_gpus)
     out: dict[int, float] = {}
     for k in range(top + 1):

@@ -20,7 +20,7 @@ from kubegpu.scheduler.gpu.fragmentation import FloatArray, FragModel, StateCach
 from kubegpu.scheduler.gpu.policies import FGDScore
 from kubegpu.scheduler.gpu.registry import make_policy
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, IntArray, NodeSpec
-from kubegpu.sim.discrete import TOP_COLUMN, discretize
+from kubegpu.sim.discrete import discretize
 from kubegpu.sim.gorand import GoRand
 from kubegpu.sim.published import PublishedRuns, RowComparison, compare_row
 
@@ -76,6 +76,14 @@ def tune_workload(
             )
         )
         serial += 1
+
+
+def seeded_stream(seed: int) -> GoRand:
+    """The artifact's global rand after core.go Simulate's rand.Seed(seed) and the rand.Int() its debug log
+    line evaluates (Go draws a call's arguments whether or not the line is printed)."""
+    rand = GoRand(seed)
+    rand.int63()
+    return rand
 
 
 def node_name_ranks(size: int, rand: GoRand) -> IntArray:
@@ -134,8 +142,7 @@ def run_policy(
     """One run of the paper's method: the run the authors' simulator makes with tuning seed `seed`."""
     cluster = GpuCluster(sorted(nodes, key=lambda n: n.name))  # the scheduler's node order: created by name
     typical = typical_pods(trace)
-    rand = GoRand(seed)
-    rand.int63()  # core.go Simulate logs "Random Int: %d" with rand.Int(): the argument is drawn at any log level
+    rand = seeded_stream(seed)
     pods = tune_workload(trace, cluster.total_gpu_milli, arrival, rand)
     for _ in range(INFORMER_WATCH_DRAWS):
         rand.float64()
@@ -186,7 +193,7 @@ def run_policy(
         _frag_curve(metric, node_frag, changes, len(pods)),
         failed,
         len(pods),
-        discretize(arrived_curve, alloc_curve, int(cluster.gpu_count.sum()), max(TOP_COLUMN, round(arrival * 100))),
+        discretize(arrived_curve, alloc_curve, int(cluster.gpu_count.sum()), round(arrival * 100)),
     )
 
 

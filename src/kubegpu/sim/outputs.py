@@ -9,11 +9,15 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubegpu.errors import InputError
 from kubegpu.sim.experiment import RunResult, Summary
+
+if TYPE_CHECKING:  # read through its attributes only: the bound (and HiGHS) is imported by runs that ask for it
+    from kubegpu.sim.bound import BoundSummary
 
 COLUMNS = (
     "workload",
@@ -30,6 +34,18 @@ COLUMNS = (
     "published_runs_compared",
     "published_runs_identical",
 )
+BOUND_COLUMNS = ("bound_mean", "gap_to_bound")
+
+
+def bound_fields(summary: Summary, bounds: Mapping[str, BoundSummary] | None) -> dict[str, object]:
+    """The bound of the summary's workload and how far the policy is below it (empty without bounds)."""
+    bound = None if bounds is None else bounds.get(summary.workload)
+    if bound is None:
+        return {}
+    return {
+        "bound_mean": round(bound.mean, 3),
+        "gap_to_bound": round(bound.mean - summary.gpu_alloc_ratio_mean, 3),
+    }
 
 
 def rows_csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str] | None = None) -> str:
@@ -48,25 +64,30 @@ def rows_csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str] | None
     return out.getvalue()
 
 
-def summaries_markdown(summaries: Sequence[Summary], title: str) -> str:
-    """A markdown table: our mean over seeds beside the published mean, per workload and policy; then each
-    run against its published row, where the authors published one."""
+def summaries_markdown(
+    summaries: Sequence[Summary], title: str, bounds: Mapping[str, BoundSummary] | None = None
+) -> str:
+    """A markdown table: our mean over seeds beside the published mean (and the bound), per workload and policy;
+    then each run against its published row, where the authors published one."""
+    extra = " bound | gap to bound |" if bounds else ""
     lines = [
         f"# {title}",
         "",
         "| workload | policy | seeds | ours (alloc % @ arrival) | std | published | Δ | "
-        "unallocated GPUs | failed pods | runs identical to published |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "unallocated GPUs | failed pods | runs identical to published |" + extra,
+        "|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if bounds else ""),
     ]
     for s in summaries:
         pub = "" if s.published_mean is None else f"{s.published_mean:.2f}"
         delta = "" if s.published_mean is None else f"{s.gpu_alloc_ratio_mean - s.published_mean:+.2f}"
         seeds = f"{s.seeds[0]}–{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0])
         same = f"{s.identical_runs} of {len(s.runs)}" if s.runs else ""
+        bound = bound_fields(s, bounds)
+        cells = f" {bound['bound_mean']:.2f} | {bound['gap_to_bound']:.2f} |" if bound else (" | |" if bounds else "")
         lines.append(
             f"| {s.workload} | {s.policy} | {seeds} | {s.gpu_alloc_ratio_mean:.2f} | "
             f"{s.gpu_alloc_ratio_std:.2f} | {pub} | {delta} | {s.unallocated_gpus_mean:.0f} | "
-            f"{s.failed_pods_mean:.0f} | {same} |"
+            f"{s.failed_pods_mean:.0f} | {same} |" + cells
         )
     runs = [r for s in summaries for r in s.runs]
     if runs:
@@ -86,8 +107,11 @@ def summaries_markdown(summaries: Sequence[Summary], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_allocation(results: Sequence[RunResult], path: Path, title: str = "") -> None:
-    """Mean GPU allocation % against arrived GPU request % (0..arrival), one line per policy."""
+def plot_allocation(
+    results: Sequence[RunResult], path: Path, title: str = "", bound: Mapping[int, float] | None = None
+) -> None:
+    """Mean GPU allocation % against arrived GPU request % (0..arrival), one line per policy, and the bound
+    (the most any placement of the same arrivals could allocate) when given."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,6 +126,16 @@ def plot_allocation(results: Sequence[RunResult], path: Path, title: str = "") -
     for policy, runs in groups.items():
         ys = [np.mean([r.discrete.get(int(x), np.nan) for r in runs]) for x in xs]
         ax.plot(xs, ys, label=policy, linewidth=1.4)
+    if bound:
+        columns = sorted(bound)
+        ax.plot(
+            columns,
+            [bound[k] for k in columns],
+            color="black",
+            linestyle="--",
+            linewidth=1.4,
+            label="bound (any placement)",
+        )
     ax.plot(xs, np.minimum(xs, 100), color="grey", linestyle=":", linewidth=1, label="arrived")
     ax.set_xlabel("arrived GPU requests (% of capacity)")
     ax.set_ylabel("GPU allocation ratio (%)")

@@ -1,7 +1,8 @@
 """Jobs the simulator replays: gangs of identical pods with a duration, topology request and arrival.
 
-Built from openb rows (one pod each), Kubernetes Job / PyTorchJob / JobSet manifests carrying a
-`kubegpu.io/duration` annotation, or the synthetic generator (gang sizes, GPU counts, arrival rate).
+Built from openb rows (one pod each), manifests of the workload kinds whose adapters expand them to pods
+(kubegpu.workloads: `sim_pods`) carrying a `kubegpu.io/duration` annotation, or the synthetic generator (gang
+sizes, GPU counts, arrival rate).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import numpy as np
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
-from kubegpu.manifests import as_mapping, pod_spec, pod_templates, trainjob
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
-from kubegpu.manifests.document import Document
-from kubegpu.manifests.expand import bind_runtimes, by_kind, with_embedded
+from kubegpu.manifests.document import Document, as_mapping
 from kubegpu.manifests.objects import read_objects
-from kubegpu.manifests.partial import PartialObject, partial_object
 from kubegpu.scheduler.gpu.state import GpuPod
 from kubegpu.scheduler.tas import Mode, TopologyRequest
+from kubegpu.workloads import kind_of, simulated_kinds
+from kubegpu.workloads.expand import bind_runtimes, by_kind, with_embedded
+from kubegpu.workloads.partial import PartialObject, partial_object
 
 DURATION_ANNOTATION = "kubegpu.io/duration"
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
@@ -142,97 +143,52 @@ def _topology(meta: Mapping[str, Any]) -> TopologyRequest | None:
     return None
 
 
-def _replicas(value: object, default: int, what: str, source: str) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{what} must be a non-negative integer, got {value!r}", file=source)
-    return value
-
-
-def jobs_from_manifest(doc: Mapping[str, Any], source: str) -> list[Job]:
-    """Job, PyTorchJob (kubeflow.org/v1) or JobSet (jobset.x-k8s.io/v1alpha2) -> one gang job."""
-    kind = doc.get("kind")
-    meta = doc.get("metadata") or {}
-    name = str(meta.get("name") or "job")
+def jobs_from_manifest(doc: Document, source: str) -> list[Job]:
+    """One gang job of the object's pods, as its kind's adapter expands it (none for a kind the simulator does not
+    read)."""
+    adapter = kind_of(doc)
+    expansion = adapter.sim_pods(doc, source) if adapter is not None and adapter.sim_pods is not None else None
+    if expansion is None:
+        return []
+    meta = as_mapping(doc.data.get("metadata"))
     ann = meta.get("annotations") or {}
     duration = _duration(ann[DURATION_ANNOTATION], source) if DURATION_ANNOTATION in ann else None
-    spec = doc.get("spec") or {}
-    pods: list[GpuPod] = []
     topology = _topology(meta)
-    if kind == "Job":
-        template = spec.get("template") or {}
-        count = _replicas(spec.get("parallelism"), 1, "spec.parallelism", source)
-        pods = [_pod_from_template(f"{name}-{i}", template, source, name) for i in range(count)]
+    pods: list[GpuPod] = []
+    for template, names in expansion.groups:
+        pods += [_pod_from_template(name, template, source, expansion.name) for name in names]
         topology = topology or _topology(template.get("metadata") or {})
-    elif kind == "PyTorchJob":
-        for role, rspec in (spec.get("pytorchReplicaSpecs") or {}).items():
-            count = _replicas(rspec.get("replicas"), 1, f"{role}.replicas", source)
-            template = rspec.get("template") or {}
-            pods += [_pod_from_template(f"{name}-{role.lower()}-{i}", template, source, name) for i in range(count)]
-            topology = topology or _topology(template.get("metadata") or {})
-    elif kind == "JobSet":
-        for rjob in spec.get("replicatedJobs") or []:
-            reps = _replicas(rjob.get("replicas"), 1, "replicatedJobs[].replicas", source)
-            jspec = ((rjob.get("template") or {}).get("spec")) or {}
-            par = _replicas(jspec.get("parallelism"), 1, "parallelism", source)
-            template = jspec.get("template") or {}
-            topology = topology or _topology(template.get("metadata") or {})
-            pods += [
-                _pod_from_template(f"{name}-{rjob.get('name', 'r')}-{r}-{i}", template, source, name)
-                for r in range(reps)
-                for i in range(par)
-            ]
-    else:
-        return []
     if not pods:
-        raise InputError(f"{kind} {name} has no pods", file=source)
-    return [Job(name, tuple(pods), 0.0, duration, len(pods), topology)]
-
-
-def _trainjob(doc: Document, source: str) -> list[Job]:
-    """A TrainJob bound to its runtime: one gang of the runtime's pods with the TrainJob's settings applied, the
-    pods `kubegpu lint` and `admit` read (kubegpu.manifests.trainjob)."""
-    meta = doc.metadata
-    name = str(meta.get("name") or "trainjob")
-    ann = as_mapping(meta.get("annotations"))
-    duration = _duration(ann[DURATION_ANNOTATION], source) if DURATION_ANNOTATION in ann else None
-    topology = _topology(meta)
-    pods: list[GpuPod] = []
-    for template in pod_templates(doc):
-        spec = {"metadata": template.metadata, "spec": pod_spec(template)}
-        topology = topology or _topology(template.metadata)
-        count = 1 if template.replicas is None else template.replicas
-        pods += [_pod_from_template(f"{name}-{template.role}-{i}", spec, source, name) for i in range(count)]
-    return [Job(name, tuple(pods), 0.0, duration, len(pods), topology)] if pods else []
+        if expansion.may_be_empty:
+            return []
+        raise InputError(f"{doc.kind} {expansion.name} has no pods", file=source)
+    return [Job(expansion.name, tuple(pods), 0.0, duration, len(pods), topology)]
 
 
 def load_job_manifests(paths: Sequence[Path]) -> list[Job]:
-    """Every Job / PyTorchJob / JobSet in the YAML files given, those an Argo resource step creates included, and
-    every TrainJob whose runtime is in the files (other kinds, a TrainJob without its runtime and partial objects
-    are skipped)."""
+    """Every job of a kind the simulator reads (`simulated_kinds`) in the YAML files given, those an Argo resource
+    step creates included (other kinds, a TrainJob without its runtime and partial objects are skipped)."""
     return read_job_manifests(paths)[0]
 
 
 def read_job_manifests(paths: Sequence[Path]) -> tuple[list[Job], list[PartialObject]]:
     """The jobs of the files (load_job_manifests) and the partial objects (patch fragments) skipped, which the
-    API server would reject as whole objects (manifests.partial, as lint counts them)."""
+    API server would reject as whole objects (workloads.partial, as lint counts them)."""
     objects: list[Document] = []
     for path in paths:
         # read as every command reads manifests (bad YAML, alias bombs, FIFOs and huge files are refused)
         objects.extend(with_embedded(read_objects(str(path))))  # a job an Argo resource step creates too
-    bind_runtimes(objects, by_kind(objects))  # the same expansion as lint and admit (kubegpu.manifests.expand)
+    bind_runtimes(objects, by_kind(objects))  # the same expansion as lint and admit (kubegpu.workloads.expand)
     jobs: list[Job] = []
     fragments: list[PartialObject] = []
     for obj in objects:
         fragment = partial_object(obj)
         if fragment is not None:
             fragments.append(fragment)
-        elif obj.kind == "TrainJob" and trainjob.bound_runtime(obj) is not None:
-            jobs.extend(_trainjob(obj, obj.source))
         else:
-            jobs.extend(jobs_from_manifest(obj.data, obj.source))
+            jobs.extend(jobs_from_manifest(obj, obj.source))
     if not jobs:
         skipped = f" ({len(fragments)} partial object{'s' if len(fragments) != 1 else ''} skipped)" if fragments else ""
-        raise InputError(f"no Job, PyTorchJob, JobSet or TrainJob found{skipped}", file=",".join(map(str, paths)))
+        kinds = simulated_kinds()
+        raise InputError(f"no {', '.join(kinds[:-1])} or {kinds[-1]} found{skipped}", file=",".join(map(str, paths)))
     return jobs, fragments

@@ -1,22 +1,26 @@
 """The webhook's HTTP transport: a thin Starlette app around the pure review function.
 
 Routes: POST /mutate, POST /validate, GET /healthz, /readyz, /metrics. Reviews run in a small
-thread pool with a bounded queue (503 when full), so the event loop always answers health checks.
+thread pool with a bounded queue (503 when full, and when a review has waited its queue budget since it
+arrived), so the event loop always answers health checks; each review stops at its deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from kubegpu.deadline import Deadline
 from kubegpu.rules import all_rules
 from kubegpu.webhook.limits import Limits
 from kubegpu.webhook.metrics import CONTENT_TYPE, Metrics
@@ -29,32 +33,56 @@ class Overloaded(Exception):
     """Every worker is busy and the queue is full."""
 
 
-class ReviewPool:
-    """A few worker threads and a bounded queue; used from the event loop thread only."""
+@dataclass(eq=False)
+class _Job(Generic[T]):
+    """A review waiting for a worker (mutable hand-over state between the loop and a worker thread)."""
 
-    def __init__(self, workers: int, queue: int, metrics: Metrics, max_wait: float = 5.0) -> None:
+    work: Callable[[], T] | None
+    started: bool = False
+
+
+class ReviewPool:
+    """A few worker threads and a bounded queue; `run` is called from the event loop thread only."""
+
+    def __init__(self, workers: int, queue: int, metrics: Metrics, max_wait: float = 2.0) -> None:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kubegpu-review")
         self._capacity = workers + queue
         self._pending = 0
         self._metrics = metrics
         self._max_wait = max_wait
+        self._lock = threading.Lock()  # a job is either started by a worker or given up by the loop, never both
 
-    async def run(self, fn: Callable[[], T]) -> T:
-        """Run `fn` on a worker; Overloaded at once when `workers + queue` are already taken, and
-        when it waited for a worker longer than `max_wait` (the API server has given up by then)."""
+    async def run(self, fn: Callable[[], T], wait_until: float | None = None) -> T:
+        """Run `fn` on a worker; Overloaded at once when `workers + queue` are already taken, and at
+        `wait_until` (a `time.monotonic()` reading; default `max_wait` from now) if no worker has taken it
+        by then: the wait is bounded from the request's arrival, not checked when a worker frees up."""
         if self._pending >= self._capacity:
             raise Overloaded
-        queued = time.monotonic()
+        if wait_until is None:
+            wait_until = time.monotonic() + self._max_wait
+        job = _Job(fn)
 
-        def timed() -> T:
-            if time.monotonic() - queued > self._max_wait:
+        def start() -> T:
+            with self._lock:
+                work, job.work = job.work, None
+                job.started = work is not None
+            if work is None:  # given up while it waited
                 raise Overloaded
-            return fn()
+            return work()
 
         self._pending += 1
         self._metrics.in_flight.inc()
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._executor, timed)
+            future = asyncio.get_running_loop().run_in_executor(self._executor, start)
+            done, _ = await asyncio.wait({future}, timeout=max(0.0, wait_until - time.monotonic()))
+            if not done:
+                with self._lock:
+                    given_up = not job.started
+                    job.work = None  # the queued entry no longer holds the request body
+                if given_up:
+                    future.cancel()
+                    raise Overloaded
+            return await future
         finally:
             self._pending -= 1
             self._metrics.in_flight.dec()
@@ -79,7 +107,7 @@ def create_app(
     config = config or WebhookConfig()
     metrics = metrics or Metrics()
     limits = limits or Limits()
-    pool = pool or ReviewPool(limits.review_workers, limits.review_queue, metrics, limits.queue_timeout)
+    pool = pool or ReviewPool(limits.review_workers, limits.review_queue, metrics, limits.queue_wait_seconds)
     ready = bool(all_rules())  # rules register at import: ready once they are loaded
     max_body = limits.max_body_bytes
 
@@ -89,6 +117,7 @@ def create_app(
 
     async def handle(request: Request, mode: Mode) -> Response:
         start = time.perf_counter()
+        arrived = time.monotonic()  # the review's budgets run from here: the API server's clock is already running
         endpoint = f"/{mode}"
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > max_body:
@@ -106,8 +135,11 @@ def create_app(
             return PlainTextResponse("client disconnected", status_code=400)
         body = b"".join(chunks)
         del chunks
+        deadline = Deadline.after(limits.deadline_seconds, arrived)
         try:
-            decision = await pool.run(lambda: review(body, mode, config))
+            decision = await pool.run(
+                lambda: review(body, mode, config, deadline), wait_until=arrived + limits.queue_wait_seconds
+            )
         except Overloaded:
             metrics.observe(endpoint, "overloaded", time.perf_counter() - start)
             return PlainTextResponse("too many reviews in progress", status_code=503, headers={"Retry-After": "1"})
@@ -124,6 +156,7 @@ def create_app(
             patch_ops=len(decision.patch),
             patched_rules=decision.rules if decision.patched else (),
             denied_rules=decision.rules if decision.denied else (),
+            unfinished=decision.unfinished,
         )
         return JSONResponse(decision.response)
 

@@ -2,7 +2,9 @@
 configurations and TLS.
 
 Fields follow admissionregistration.k8s.io/v1, apps/v1 and networking.k8s.io/v1 (Kubernetes v1.35),
-cert-manager v1. The memory limit is the budget of the server's limits (limits.memory_budget).
+cert-manager v1. The memory limit is the budget of the server's limits (limits.memory_budget); the server is
+told the timeoutSeconds and failurePolicy the configurations are written with, so it answers in time and
+as that policy would.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kubegpu.errors import InputError
 from kubegpu.rules import all_rules
 from kubegpu.rules.config import parse_config
 from kubegpu.webhook.limits import Limits, memory_limit_quantity
+from kubegpu.webhook.review import DEFAULT_FAILURE_POLICY, MAX_CONTAINERS, FailurePolicy, WebhookConfig
 
 OPT_OUT_LABEL = "kubegpu.io/webhook"
 TLS_MOUNT = "/etc/kubegpu/tls"
@@ -32,19 +35,19 @@ class DeployOptions:
     """Where and how to run the webhook; `ca_bundle` (PEM) replaces cert-manager when given.
 
     `image` is an image with kubegpu installed (`kubegpu` on PATH): by default the release image of this
-    version, built from the repository's Dockerfile.
+    version, built from the repository's Dockerfile. timeoutSeconds is `limits.timeout_seconds`.
     """
 
     image: str = DEFAULT_IMAGE
     namespace: str = "kubegpu-system"
     name: str = "kubegpu-webhook"
     replicas: int = 2
-    failure_policy: str = "Ignore"
+    failure_policy: FailurePolicy = DEFAULT_FAILURE_POLICY
     validating: bool = True
     deny_severity: str = "error"
     ca_bundle: str | None = None
-    timeout_seconds: int = 5
     limits: Limits = field(default_factory=Limits)
+    max_containers: int = MAX_CONTAINERS
     namespace_object: bool = True
     mutating: bool = True
     select: tuple[str, ...] = ()
@@ -76,7 +79,9 @@ HEADER = """\
 #   {queue} waiting (then 503, a webhook failure that failurePolicy {failure} governs); memory limit
 #   {memory} is what these limits can use. NetworkPolicy: only TCP {port} in, nothing out.
 # rules: only Pod CREATE (pod specs are immutable after creation; UPDATEs are not sent).
-# sideEffects None and a {timeout}s timeout: the webhook only reads the review it is sent.
+# sideEffects None and a {timeout}s timeout: the webhook only reads the review it is sent. A review
+#   not finished {deadline:g}s after it arrived, or of a GPU pod of more than {containers_cap} containers, is answered
+#   as failurePolicy {failure} would have it: {unfinished}.
 # reinvocationPolicy IfNeeded: if a later mutating webhook adds a container, the pod is sent again
 #   so the new container gets its /dev/shm mount too.
 # TLS: {tls}
@@ -89,6 +94,12 @@ FAILURE_WHY = {
     "Fail": "fail-closed: if the webhook is down, slow or overloaded, every pod CREATE in the\n#   "
     "selected namespaces is rejected (enforcement wins over availability: keep replicas\n#   "
     ">= 2 and the PodDisruptionBudget).",
+}
+
+
+UNFINISHED_ANSWER = {
+    "Ignore": "admitted unchanged, with a warning",
+    "Fail": "denied, saying why",
 }
 
 
@@ -127,6 +138,12 @@ def _deployment(options: DeployOptions) -> dict[str, Any]:
         str(limits.review_workers),
         "--review-queue",
         str(limits.review_queue),
+        "--timeout-seconds",
+        str(limits.timeout_seconds),
+        "--failure-policy",
+        options.failure_policy,
+        "--max-containers",
+        str(options.max_containers),
     ]
     mounts = [{"name": "tls", "mountPath": TLS_MOUNT, "readOnly": True}]
     volumes: list[dict[str, Any]] = [{"name": "tls", "secret": {"secretName": f"{options.name}-tls"}}]
@@ -215,7 +232,7 @@ def _webhook(options: DeployOptions, kind: str, path: str, ca: str | None) -> di
         "failurePolicy": options.failure_policy,
         "matchPolicy": "Equivalent",
         "sideEffects": "None",
-        "timeoutSeconds": options.timeout_seconds,
+        "timeoutSeconds": options.limits.timeout_seconds,
         "namespaceSelector": {
             "matchExpressions": [
                 {
@@ -313,8 +330,7 @@ def encode_ca_bundle(pem: str, source: str) -> str:
 
 def webhook_objects(options: DeployOptions) -> list[dict[str, Any]]:
     """Every object of the webhook install, in apply order."""
-    if options.failure_policy not in FAILURE_WHY:
-        raise InputError(f"failurePolicy must be Ignore or Fail, not {options.failure_policy!r}")
+    WebhookConfig(failure_policy=options.failure_policy, max_containers=options.max_containers)  # as the server checks
     if not options.image.strip():
         raise InputError("an image is required (an image with kubegpu installed)")
     if options.replicas < 1:
@@ -402,7 +418,10 @@ def render_webhook(options: DeployOptions) -> str:
         failure_why=FAILURE_WHY[options.failure_policy],
         namespace=options.namespace,
         opt_out=OPT_OUT_LABEL,
-        timeout=options.timeout_seconds,
+        timeout=options.limits.timeout_seconds,
+        deadline=options.limits.deadline_seconds,
+        containers_cap=options.max_containers,
+        unfinished=UNFINISHED_ANSWER[options.failure_policy],
         tls=tls,
         connections=options.limits.max_connections,
         body=options.limits.max_body_bytes // 1024,

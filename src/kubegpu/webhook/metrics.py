@@ -15,6 +15,8 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 OUTCOMES = ("allowed", "patched", "denied", "skipped", "bad_request", "too_large", "overloaded", "error")
 CLOSE_REASONS = ("handshake_failed", "handshake_timeout", "header_timeout", "body_timeout", "evicted", "refused")
+ENDPOINTS = ("/mutate", "/validate")
+UNFINISHED_REASONS = ("deadline", "containers")
 
 
 class Metrics:
@@ -63,8 +65,18 @@ class Metrics:
             ["result"],
             registry=self.registry,
         )
+        self.unfinished = Counter(
+            f"{prefix}unfinished_reviews",
+            "Pods answered by the failure policy without a finished review, by endpoint and reason "
+            "(deadline: the review ran out of time; containers: over the container limit).",
+            ["endpoint", "reason"],
+            registry=self.registry,
+        )
         for reason in CLOSE_REASONS:
             self.closed.labels(reason)
+        for endpoint in ENDPOINTS:
+            for reason in UNFINISHED_REASONS:
+                self.unfinished.labels(endpoint, reason)
         for result in ("success", "failure"):
             self.reloads.labels(result)
 
@@ -76,9 +88,12 @@ class Metrics:
         patch_ops: int = 0,
         patched_rules: Iterable[str] = (),
         denied_rules: Iterable[str] = (),
+        unfinished: str = "",
     ) -> None:
-        """Record one answered request; outcome is one of OUTCOMES."""
+        """Record one answered request; outcome is one of OUTCOMES, `unfinished` one of UNFINISHED_REASONS or ""."""
         self.requests.labels(endpoint, outcome).inc()
+        if unfinished:
+            self.unfinished.labels(endpoint, unfinished).inc()
         self.latency.labels(endpoint, outcome).observe(seconds)
         if patch_ops:
             self.patch_operations.inc(patch_ops)

@@ -2,6 +2,8 @@
 
 Follows admission.k8s.io/v1 (Kubernetes v1.35): JSONPatch responses, warnings, denial status. The safe fixes
 and their JSON Patch come from the fix engine (kubegpu.fix.fix_object), which `kubegpu fix` uses too.
+A review that cannot be finished (past its deadline, or a pod over the container limit) is answered as the
+webhook's failurePolicy would answer it: allowed unchanged with a warning (Ignore) or denied (Fail).
 """
 
 from __future__ import annotations
@@ -12,18 +14,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kubegpu.deadline import Deadline, DeadlineExceeded
 from kubegpu.errors import InputError
 from kubegpu.fix.engine import fix_object
 from kubegpu.fix.model import FixOptions
 from kubegpu.fix.protocols import FindingLike
 from kubegpu.manifests.loader import MAX_NESTING_DEPTH, NestingTooDeep, nesting_exceeds
 from kubegpu.manifests.resources import GPU_SHARING_ANNOTATIONS, HAMI_RESOURCES
-from kubegpu.rules import Finding, LintConfig, Severity, lint_text
+from kubegpu.rules import Finding, LintConfig, Severity, lint_object
 
 ADMISSION_API = "admission.k8s.io/v1"
 ALWAYS_EXCLUDED = frozenset({"kube-system"})
 MAX_WARNINGS = 10
 MAX_WARNING_CHARS = 250  # the API server may truncate warnings over 256 characters
+MAX_DENY_FINDINGS = 10  # findings a denial spells out; the rest are counted
+MAX_DENY_CHARS = 2048  # a denial's whole message, which kubectl prints and controllers repeat in their events
+MAX_NAME_CHARS = 253  # a pod name as the denial shows it (the longest valid name; /mutate runs before validation)
+# Containers, init containers and ephemeral containers a pod may have to be reviewed. Kubernetes sets no
+# number (the API server's 3 MiB request bound is the only one); 256 is far above real pods (sidecars and
+# Tekton steps: tens) and keeps a review well inside the deadline (bench/bench_webhook_attacks.py).
+MAX_CONTAINERS = 256
+FailurePolicy = Literal["Ignore", "Fail"]
+FAILURE_POLICIES: tuple[FailurePolicy, ...] = ("Ignore", "Fail")
+DEFAULT_FAILURE_POLICY: FailurePolicy = "Ignore"
 Mode = Literal["mutate", "validate"]
 
 
@@ -31,14 +44,30 @@ class MalformedReview(InputError):
     """The request body is not an AdmissionReview v1 request (answered 400)."""
 
 
+def failure_policy_named(value: str) -> FailurePolicy:
+    """The failurePolicy called `value`; InputError when there is none."""
+    for policy in FAILURE_POLICIES:
+        if value == policy:
+            return policy
+    raise InputError(f"failurePolicy must be Ignore or Fail, not {value!r}")
+
+
 @dataclass(frozen=True)
 class WebhookConfig:
-    """What the webhook does: lint rules, excluded namespaces, and the severity that denies."""
+    """What the webhook does: lint rules, excluded namespaces, the severity that denies, and how a review that
+    cannot be finished is answered (`failure_policy`, the one the webhook configurations are deployed with)."""
 
     lint: LintConfig = field(default_factory=LintConfig)
     excluded_namespaces: frozenset[str] = ALWAYS_EXCLUDED
     deny_severity: Severity = Severity.ERROR
     max_fix_passes: int = 4
+    failure_policy: FailurePolicy = DEFAULT_FAILURE_POLICY
+    max_containers: int = MAX_CONTAINERS
+
+    def __post_init__(self) -> None:
+        failure_policy_named(self.failure_policy)
+        if not 1 <= self.max_containers <= 100_000:
+            raise InputError("max-containers must be between 1 and 100000")
 
     def excluded(self, namespace: str) -> bool:
         return namespace in self.excluded_namespaces or namespace in ALWAYS_EXCLUDED
@@ -46,7 +75,10 @@ class WebhookConfig:
 
 @dataclass(frozen=True)
 class Decision:
-    """The answer to one review plus what happened, for metrics and logs."""
+    """The answer to one review plus what happened, for metrics and logs.
+
+    `unfinished`: why the pod was not reviewed ("deadline", "containers"); it is then skipped or denied.
+    """
 
     response: dict[str, Any]
     patched: bool = False
@@ -54,6 +86,7 @@ class Decision:
     skipped: str = ""
     patch: tuple[dict[str, Any], ...] = ()
     rules: tuple[str, ...] = ()
+    unfinished: str = ""
 
 
 def parse_review(body: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
@@ -85,10 +118,12 @@ def _response(uid: str, **fields: Any) -> dict[str, Any]:
     return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": {"uid": uid, "allowed": True, **fields}}
 
 
-def _lint(pod: Mapping[str, Any], config: WebhookConfig, text: str | None = None) -> tuple[list[Finding], bool]:
-    if text is None:
-        text = json.dumps(pod, ensure_ascii=False)
-    result = lint_text("admission-request.json", text, config.lint)
+def _lint(
+    pod: Mapping[str, Any], config: WebhookConfig, deadline: Deadline | None = None
+) -> tuple[list[Finding], bool]:
+    """The pod's findings and whether it is a GPU pod. The pod is linted as parsed: its JSON text is one line, so
+    positions say nothing a response uses, and parsing it again was most of the time a large review took."""
+    result = lint_object("admission-request.json", pod, config.lint, deadline=deadline)
     if result.internal_errors:  # never allow a pod unchecked: the server answers 500 (the failure policy decides)
         raise RuntimeError(result.internal_errors[0])
     return result.findings, result.gpu_templates > 0
@@ -111,27 +146,50 @@ def may_use_accelerators(text: str, config: WebhookConfig) -> bool:
 
 
 def apply_safe_fixes(
-    pod: Mapping[str, Any], config: WebhookConfig, findings: Sequence[Finding] | None = None
+    pod: Mapping[str, Any],
+    config: WebhookConfig,
+    findings: Sequence[Finding] | None = None,
+    deadline: Deadline | None = None,
 ) -> tuple[dict[str, Any], Sequence[FindingLike], list[str], list[dict[str, Any]]]:
     """Apply every safe fix through the fix engine (its order, overlap deferral, parent creation and passes).
 
     `findings` are those of `pod` when the caller has them. Returns the fixed pod, the findings that remain,
     the rules whose fixes were applied, and the RFC 6902 operations that turn `pod` into the fixed pod.
+    `deadline` bounds every re-lint of a pass (DeadlineExceeded past it).
     """
-    outcome = fix_object(pod, lambda obj: _lint(obj, config)[0], FixOptions(max_passes=config.max_fix_passes), findings)
+    outcome = fix_object(
+        pod,
+        lambda obj: _lint(obj, config, deadline)[0],
+        FixOptions(max_passes=config.max_fix_passes),
+        findings,
+    )
     return outcome.fixed, outcome.remaining, [a.code for a in outcome.applied], list(outcome.patch)
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _warnings(findings: Sequence[FindingLike]) -> list[str]:
-    out = []
-    for f in findings[:MAX_WARNINGS]:
-        text = f"kubegpu {f.code} {f.name}: {f.message}"
-        out.append(text if len(text) <= MAX_WARNING_CHARS else text[: MAX_WARNING_CHARS - 1] + "…")
-    return out
+    return [_cut(f"kubegpu {f.code} {f.name}: {f.message}", MAX_WARNING_CHARS) for f in findings[:MAX_WARNINGS]]
 
 
-def review(body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookConfig) -> Decision:
-    """Answer one AdmissionReview; raise MalformedReview when the body is not one."""
+def _pod_name(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata")
+    if not isinstance(meta, Mapping):
+        meta = {}
+    name = str(meta.get("name") or meta.get("generateName") or "<unnamed>")
+    return _cut("".join(c if c.isprintable() else "?" for c in name[: MAX_NAME_CHARS + 1]), MAX_NAME_CHARS)
+
+
+def review(
+    body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookConfig, deadline: Deadline | None = None
+) -> Decision:
+    """Answer one AdmissionReview; raise MalformedReview when the body is not one.
+
+    Work stops at `deadline` (checked per rule, pod template, finding and fix pass), and a pod over
+    `config.max_containers` is not linted: both are answered by `config.failure_policy` (see `_unfinished`).
+    """
     request = parse_review(body)["request"]
     uid = str(request["uid"])
     kind = request.get("kind")
@@ -154,12 +212,69 @@ def review(body: bytes | str | Mapping[str, Any], mode: Mode, config: WebhookCon
         raise MalformedReview(f"request.object is not valid Unicode: {err.reason}") from err
     if not may_use_accelerators(text, config):
         return Decision(_response(uid), skipped="no accelerators")
-    findings, is_gpu = _lint(pod, config, text)
+    containers = container_count(pod)
+    if containers > config.max_containers:
+        return _unfinished(
+            uid,
+            namespace,
+            pod,
+            config,
+            "containers",
+            f"it has {containers} containers, over the limit of {config.max_containers} this webhook reviews",
+        )
+    try:
+        return _decide(uid, namespace, pod, mode, config, deadline)
+    except DeadlineExceeded:
+        assert deadline is not None  # only a deadline raises it
+        return _unfinished(
+            uid, namespace, pod, config, "deadline", f"its review did not finish within {deadline.seconds:g} s"
+        )
+
+
+def container_count(pod: Mapping[str, Any]) -> int:
+    """Containers, init containers and ephemeral containers of a pod (lists only; anything else counts 0)."""
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        return 0
+    return sum(
+        len(spec[key])
+        for key in ("containers", "initContainers", "ephemeralContainers")
+        if isinstance(spec.get(key), list)
+    )
+
+
+def _unfinished(
+    uid: str, namespace: str, pod: Mapping[str, Any], config: WebhookConfig, reason: str, why: str
+) -> Decision:
+    """The answer to a pod that was not reviewed: what failurePolicy would have the API server do had the
+    webhook not answered, but at once and saying why (Ignore: allowed unchanged; Fail: denied)."""
+    if config.failure_policy == "Ignore":
+        warning = f"kubegpu did not review this pod: {why}; admitted unchanged (failurePolicy Ignore)"
+        return Decision(_response(uid, warnings=[_cut(warning, MAX_WARNING_CHARS)]), skipped=reason, unfinished=reason)
+    message = _cut(
+        f"kubegpu denied pod {namespace}/{_pod_name(pod)} unreviewed: {why}, and the webhook's failurePolicy "
+        "is Fail, so pods it cannot check are not admitted",
+        MAX_DENY_CHARS,
+    )
+    code, status_reason = (403, "Forbidden") if reason == "containers" else (503, "ServiceUnavailable")
+    status = {"code": code, "reason": status_reason, "message": message}
+    return Decision(_response(uid, allowed=False, status=status), denied=True, unfinished=reason)
+
+
+def _decide(
+    uid: str,
+    namespace: str,
+    pod: Mapping[str, Any],
+    mode: Mode,
+    config: WebhookConfig,
+    deadline: Deadline | None,
+) -> Decision:
+    findings, is_gpu = _lint(pod, config, deadline)
     if not is_gpu:
         return Decision(_response(uid), skipped="no accelerators")
     if mode == "validate":
         return _validate(uid, namespace, pod, findings, config)
-    _, remaining, applied, ops = apply_safe_fixes(pod, config, findings)
+    _, remaining, applied, ops = apply_safe_fixes(pod, config, findings, deadline)
     extra: dict[str, Any] = {}
     if ops:
         encoded = base64.b64encode(json.dumps(ops, separators=(",", ":")).encode()).decode()
@@ -177,15 +292,24 @@ def _validate(
     if not failing:
         warnings = _warnings(findings)
         return Decision(_response(uid, **({"warnings": warnings} if warnings else {})))
-    meta = pod.get("metadata")
-    if not isinstance(meta, Mapping):
-        meta = {}
-    name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-    rules = tuple(dict.fromkeys(f"{f.code} {f.name}" for f in failing))
-    details = "; ".join(f"{f.code} {f.name}: {f.message}" for f in failing)
-    message = (
-        f"kubegpu denied pod {namespace}/{name}: {len(failing)} finding(s) at or above "
-        f"{config.deny_severity.value} ({', '.join(rules)}): {details}"
-    )
+    message = _deny_message(f"{namespace}/{_pod_name(pod)}", failing, config.deny_severity)
     response = _response(uid, allowed=False, status={"code": 403, "reason": "Forbidden", "message": message})
     return Decision(response, denied=True, rules=tuple(f.code for f in failing))
+
+
+def _deny_message(pod: str, failing: Sequence[Finding], severity: Severity) -> str:
+    """Every rule that denied (with its count when it found more than once), the first MAX_DENY_FINDINGS
+    findings spelled out (each cut like a warning), the rest counted; MAX_DENY_CHARS at most in all."""
+    counts: dict[str, int] = {}
+    for f in failing:
+        key = f"{f.code} {f.name}"
+        counts[key] = counts.get(key, 0) + 1
+    rules = ", ".join(key if n == 1 else f"{key} x{n}" for key, n in counts.items())
+    details = "; ".join(_cut(f"{f.code} {f.name}: {f.message}", MAX_WARNING_CHARS) for f in failing[:MAX_DENY_FINDINGS])
+    more = len(failing) - MAX_DENY_FINDINGS
+    if more > 0:
+        details += f"; and {more} more"
+    return _cut(
+        f"kubegpu denied pod {pod}: {len(failing)} finding(s) at or above {severity.value} ({rules}): {details}",
+        MAX_DENY_CHARS,
+    )

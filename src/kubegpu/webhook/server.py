@@ -144,7 +144,7 @@ class WebhookServer:
         self.host = host
         self.port = port
         self.pool = ReviewPool(
-            self.limits.review_workers, self.limits.review_queue, self.metrics, self.limits.queue_timeout
+            self.limits.review_workers, self.limits.review_queue, self.metrics, self.limits.queue_wait_seconds
         )
         app = create_app(config, self.metrics, self.limits, self.pool)
         self._uvicorn = uvicorn.Config(

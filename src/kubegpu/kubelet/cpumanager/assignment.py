@@ -10,7 +10,7 @@ the fewest NUMA nodes in groups of `cpu_group_size`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import combinations
 
 from kubegpu.errors import ModelError
@@ -320,62 +320,89 @@ def take_by_topology_numa_distributed(
         for combo in _combos(numas, k):
             if best_balance == 0:
                 break
-            if sum(free[n] for n in combo) < num_cpus:
-                continue
-            if sum(free[n] // group for n in combo) * group < num_cpus:
-                continue
-            share = (num_cpus // len(combo) // group) * group
-            if any(free[n] < share for n in combo):
-                continue
-            after = dict(free)
-            for n in combo:
-                after[n] -= share
-            remainder = num_cpus - share * len(combo)
-            local_best = math.inf
-            local_rem: tuple[int, ...] = ()
-            if remainder == 0:
-                local_best = _std_dev(list(after.values()))
-            candidates = [n for n in combo if after[n] >= group]
-            for size_k in range(len(candidates), 0, -1):
-                if remainder <= 0:
-                    break
-                for subset in combinations(candidates, size_k):
-                    if sum(after[n] for n in subset) < remainder:
-                        continue
-                    trial = dict(after)
-                    left = remainder
-                    while left > 0:
-                        for n in subset:
-                            if left == 0:
-                                break
-                            if trial[n] < group:
-                                continue
-                            trial[n] -= group
-                            left -= group
-                    balance = _std_dev(list(trial.values()))
-                    if balance < local_best:
-                        local_best, local_rem = balance, subset
-            if local_best < best_balance:
-                best_balance, best_combo, best_remainder = local_best, combo, local_rem
+            balance, remainder_numas = _combo_balance(combo, free, num_cpus, group)
+            if balance < best_balance:
+                best_balance, best_combo, best_remainder = balance, combo, remainder_numas
         if best_combo is None:
             continue
-        share = (num_cpus // len(best_combo) // group) * group
-        for n in best_combo:
-            acc.take(take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], share, strategy))
-        left = num_cpus - share * len(best_combo)
-        while left > 0:
-            progressed = False
-            for n in best_remainder:
-                if left == 0:
-                    break
-                if (acc.details & topo.numa_bits[n]).bit_count() < group:
-                    continue
-                acc.take(take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], group, strategy))
-                left -= group
-                progressed = True
-            if not progressed:
-                break
+        _take_distributed(acc, topo, best_combo, best_remainder, num_cpus, group, strategy)
         if acc.needed != 0:
             raise CPUAllocationError(f"accounting error, not enough CPUs allocated, remaining: {acc.needed}")
         return acc.result
     return take_by_topology_numa_packed(topo, available, num_cpus, strategy)
+
+
+def _combo_balance(
+    combo: tuple[int, ...], free: Mapping[int, int], num_cpus: int, group: int
+) -> tuple[float, tuple[int, ...]]:
+    """How evenly the NUMA nodes' free CPUs are left when `combo` takes an equal share of the CPUs (the standard
+    deviation; inf when it cannot), and the nodes that take the remainder, one group at a time."""
+    if sum(free[n] for n in combo) < num_cpus:
+        return math.inf, ()
+    if sum(free[n] // group for n in combo) * group < num_cpus:
+        return math.inf, ()
+    share = (num_cpus // len(combo) // group) * group
+    if any(free[n] < share for n in combo):
+        return math.inf, ()
+    after = dict(free)
+    for n in combo:
+        after[n] -= share
+    remainder = num_cpus - share * len(combo)
+    local_best = math.inf
+    local_rem: tuple[int, ...] = ()
+    if remainder == 0:
+        local_best = _std_dev(list(after.values()))
+    candidates = [n for n in combo if after[n] >= group]
+    for size_k in range(len(candidates), 0, -1):
+        if remainder <= 0:
+            break
+        for subset in combinations(candidates, size_k):
+            if sum(after[n] for n in subset) < remainder:
+                continue
+            balance = _std_dev(list(_spread_remainder(after, subset, remainder, group).values()))
+            if balance < local_best:
+                local_best, local_rem = balance, subset
+    return local_best, local_rem
+
+
+def _spread_remainder(after: Mapping[int, int], subset: tuple[int, ...], remainder: int, group: int) -> dict[int, int]:
+    """The free CPUs per NUMA node once `subset` takes the remainder one group at a time, round robin."""
+    trial = dict(after)
+    left = remainder
+    while left > 0:
+        for n in subset:
+            if left == 0:
+                break
+            if trial[n] < group:
+                continue
+            trial[n] -= group
+            left -= group
+    return trial
+
+
+def _take_distributed(
+    acc: Accumulator,
+    topo: CPUTopology,
+    combo: tuple[int, ...],
+    remainder_numas: tuple[int, ...],
+    num_cpus: int,
+    group: int,
+    strategy: str,
+) -> None:
+    """Take an equal share from each NUMA node of `combo`, then the remainder a group at a time."""
+    share = (num_cpus // len(combo) // group) * group
+    for n in combo:
+        acc.take(take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], share, strategy))
+    left = num_cpus - share * len(combo)
+    while left > 0:
+        progressed = False
+        for n in remainder_numas:
+            if left == 0:
+                break
+            if (acc.details & topo.numa_bits[n]).bit_count() < group:
+                continue
+            acc.take(take_by_topology_numa_packed(topo, acc.details & topo.numa_bits[n], group, strategy))
+            left -= group
+            progressed = True
+        if not progressed:
+            break

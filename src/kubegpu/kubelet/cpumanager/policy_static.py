@@ -22,8 +22,8 @@ from kubegpu.kubelet.cpumanager.options import StaticPolicyOptions
 from kubegpu.kubelet.cpumanager.topology import CPUTopology
 from kubegpu.kubelet.hints import TopologyHint
 from kubegpu.kubelet.pod import CPU, KIND_INIT, ContainerRequest, PodRequest, aggregate
-from kubegpu.kubelet.qos import GUARANTEED
 from kubegpu.kubelet.reasons import SMTAlignmentError
+from kubegpu.manifests.pod import exclusive_cpus_of_millis
 
 RESOURCE = "cpu"
 
@@ -115,13 +115,9 @@ class StaticPolicy:
 
     # -- sizes -------------------------------------------------------------------------
     def guaranteed_cpus(self, qos: str, container: ContainerRequest) -> int:
-        """Exclusive CPUs for a container: its whole CPUs when the pod is Guaranteed, else 0."""
-        if qos != GUARANTEED:
-            return 0
-        millis = container.request(CPU)
-        if millis % 1000 != 0:
-            return 0
-        return millis // 1000
+        """Exclusive CPUs for a container: its whole CPUs when the pod is Guaranteed, else 0 (the pod model's
+        exclusive_cpus; callers skip pods with pod-level resources)."""
+        return exclusive_cpus_of_millis(qos, container.request(CPU))
 
     def pod_guaranteed_cpus(self, qos: str, pod: PodRequest) -> int:
         """max(app + sidecar CPUs, the largest regular init container plus sidecars before it)."""

@@ -235,7 +235,26 @@ class StaticMemoryPolicy:
         existing = state.blocks.get(pod.key, {}).get(container.name)
         if existing is not None:
             return existing
+        best = self._placement(state, pod, requested, hint)
+        assert best.affinity is not None
+        bits = best.affinity.ids()
         machine = state.machine
+        if len(bits) > 1:
+            for n in bits:
+                node = machine[n]
+                if node.assignments and (len(node.cells) == 1 or set(node.cells) != set(bits)):
+                    raise ModelError("[memorymanager] preferred hint violates NUMA node allocation")
+        blocks = [self._book(state, pod, best.affinity, bits, resource, size) for resource, size in requested.items()]
+        self._update_reusable(state, pod, container, blocks)
+        state.blocks.setdefault(pod.key, {})[container.name] = blocks
+        self._update_init_container_blocks(state, pod, container, blocks)
+        return blocks
+
+    def _placement(
+        self, state: MemoryState, pod: PodRequest, requested: dict[str, int], hint: TopologyHint
+    ) -> TopologyHint:
+        """The hint to allocate on: the merged one, the default when it has no affinity, extended when its NUMA
+        nodes cannot hold the request (ModelError when no hint will do)."""
         best = hint
         if best.affinity is None:
             hints = self.calculate_hints(state, pod, requested)
@@ -259,37 +278,32 @@ class StaticMemoryPolicy:
             if not extended.preferred and best.preferred:
                 raise ModelError("[memorymanager] failed to find the extended preferred hint")
             best = extended
-        assert best.affinity is not None
-        bits = best.affinity.ids()
-        if len(bits) > 1:
-            for n in bits:
-                node = machine[n]
-                if node.assignments and (len(node.cells) == 1 or set(node.cells) != set(bits)):
-                    raise ModelError("[memorymanager] preferred hint violates NUMA node allocation")
-        blocks: list[MemoryBlock] = []
-        for resource, size in requested.items():
-            block = MemoryBlock(bits, size, resource)
-            reusable = self._reusable(state, pod, best.affinity, resource)
-            remaining = 0 if reusable >= size else size - reusable
-            for n in bits:
-                node = machine[n]
-                node.assignments += 1
-                node.cells = bits
-                if remaining == 0:
-                    continue
-                table = node.tables.get(resource)
-                if table is None or table.free <= 0:
-                    continue
-                taken = min(table.free, remaining)
-                table.free -= taken
-                table.reserved += taken
-                remaining -= taken
-                block.per_node[n] = block.per_node.get(n, 0) + taken
-            blocks.append(block)
-        self._update_reusable(state, pod, container, blocks)
-        state.blocks.setdefault(pod.key, {})[container.name] = blocks
-        self._update_init_container_blocks(state, pod, container, blocks)
-        return blocks
+        return best
+
+    def _book(
+        self, state: MemoryState, pod: PodRequest, affinity: NUMAMask, bits: tuple[int, ...], resource: str, size: int
+    ) -> MemoryBlock:
+        """One resource's block on the NUMA group `bits`: what the pod's reusable memory does not cover is taken
+        from each node's free memory in turn."""
+        machine = state.machine
+        block = MemoryBlock(bits, size, resource)
+        reusable = self._reusable(state, pod, affinity, resource)
+        remaining = 0 if reusable >= size else size - reusable
+        for n in bits:
+            node = machine[n]
+            node.assignments += 1
+            node.cells = bits
+            if remaining == 0:
+                continue
+            table = node.tables.get(resource)
+            if table is None or table.free <= 0:
+                continue
+            taken = min(table.free, remaining)
+            table.free -= taken
+            table.reserved += taken
+            remaining -= taken
+            block.per_node[n] = block.per_node.get(n, 0) + taken
+        return block
 
     @staticmethod
     def _update_init_container_blocks(

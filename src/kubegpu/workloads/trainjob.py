@@ -30,12 +30,16 @@ so such entries are ignored here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path, mapping_items
+from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path, is_mapping, mapping_items
 from kubegpu.manifests.memo import recalled, remember
-from kubegpu.manifests.workloads import ContainerRef, PodTemplate, containers_of, int_field
+from kubegpu.manifests.podspec import pod_spec
+from kubegpu.manifests.template import ContainerRef, PodTemplate, containers_of, int_field
+from kubegpu.workloads.gangs import counted_gang
+from kubegpu.workloads.jobset import replicated_jobs
+from kubegpu.workloads.kind import DocumentsOf, GangVerdict, SimulatedPods, WorkloadKind
 
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 TRAINER_STEP = "trainer"
@@ -52,7 +56,7 @@ def runtime_ref(doc: Document) -> tuple[str, str] | None:
     return str(ref.get("kind") or "ClusterTrainingRuntime"), str(ref["name"])
 
 
-def find_runtime(doc: Document, documents_of: Callable[..., Iterable[Document]]) -> Document | None:
+def find_runtime(doc: Document, documents_of: DocumentsOf) -> Document | None:
     """The (Cluster)TrainingRuntime a TrainJob refers to, when it is among `documents_of(kind)`."""
     ref = runtime_ref(doc)
     if ref is None or ref[0] not in RUNTIME_KINDS:
@@ -119,25 +123,16 @@ def templates_with_runtime(doc: Document, runtime: Document) -> tuple[PodTemplat
             continue
         name = str(job.get("name") or f"job-{i}")
         is_trainer = i == trainer_index
-        count = int_field(job_spec.get("parallelism"), 1)
-        if ancestors[i] == TRAINER_STEP and isinstance(ml_policy, Mapping):
-            count = int_field(ml_policy.get("numNodes"), 1)
-        if is_trainer and trainer.get("numNodes") is not None:
-            nodes = int_field(trainer.get("numNodes"), None)
-            count = None if nodes is None else (max(nodes - 1, 1) if launcher_as_node and name == NODE else nodes)
+        count = _pods_per_copy(
+            job_spec, ancestors[i], ml_policy, trainer if is_trainer else None, launcher_as_node, name
+        )
         replicas = 1 if is_trainer else int_field(job.get("replicas"), 1)
         takes_resources = is_trainer or (launcher_as_node and name == NODE)
+        refs = _containers(pod, trainer, is_trainer, takes_resources, here)
         merged = dict(pod)
-        refs: list[ContainerRef] = []
-        for ref in containers_of(pod, ("spec", "runtimeRef")):
-            data = ref.data
-            path = ref.path[:2]
-            if ref.kind == "container" and ref.name == NODE and (is_trainer or takes_resources):
-                data = _override(data, trainer, is_trainer, takes_resources)
-                path = here
-            refs.append(ContainerRef(path, data, ref.kind))
         merged["initContainers"] = [r.data for r in refs if r.kind != "container"]
         merged["containers"] = [r.data for r in refs if r.kind == "container"]
+        role = TRAINER_STEP if is_trainer else name
         out.append(
             PodTemplate(
                 doc,
@@ -145,12 +140,47 @@ def templates_with_runtime(doc: Document, runtime: Document) -> tuple[PodTemplat
                 merged,
                 None,
                 as_mapping(pod_template.get("metadata")),
-                TRAINER_STEP if is_trainer else name,
+                role,
                 None if count is None or replicas is None else count * replicas,
-                tuple(refs),
+                refs,
+                has_volumes=role != TRAINER_STEP,
             )
         )
     return tuple(out)
+
+
+def _pods_per_copy(
+    job_spec: Mapping[str, Any],
+    ancestor: str | None,
+    ml_policy: Any,
+    trainer: Mapping[str, Any] | None,
+    launcher_as_node: bool,
+    name: str,
+) -> int | None:
+    """A replicated job's pods: its parallelism; the trainer step's, mlPolicy.numNodes; the trainer job's, the
+    TrainJob's numNodes (less the launcher when MPI runs it as a node)."""
+    count = int_field(job_spec.get("parallelism"), 1)
+    if ancestor == TRAINER_STEP and isinstance(ml_policy, Mapping):
+        count = int_field(ml_policy.get("numNodes"), 1)
+    if trainer is not None and trainer.get("numNodes") is not None:
+        nodes = int_field(trainer.get("numNodes"), None)
+        count = None if nodes is None else (max(nodes - 1, 1) if launcher_as_node and name == NODE else nodes)
+    return count
+
+
+def _containers(
+    pod: Mapping[str, Any], trainer: Mapping[str, Any], is_trainer: bool, takes_resources: bool, here: FieldPath
+) -> tuple[ContainerRef, ...]:
+    """The job's containers, its `node` container with the TrainJob's trainer settings (found at `here`)."""
+    refs: list[ContainerRef] = []
+    for ref in containers_of(pod, ("spec", "runtimeRef")):
+        data = ref.data
+        path = ref.path[:2]
+        if ref.kind == "container" and ref.name == NODE and (is_trainer or takes_resources):
+            data = _override(data, trainer, is_trainer, takes_resources)
+            path = here
+        refs.append(ContainerRef(path, data, ref.kind))
+    return tuple(refs)
 
 
 # Lists of the patchable fields that merge item by item, and the key that matches items (Kubernetes v1.35 core/v1
@@ -283,10 +313,8 @@ def _override(
     return out
 
 
-def pod_note(doc: Document) -> str:
-    """Words for a TrainJob's findings: where its pod was read from ('' for other kinds)."""
-    if doc.kind != "TrainJob":
-        return ""
+def _pod_note(doc: Document) -> str:
+    """Words for a TrainJob's findings: where its pod was read from."""
     runtime = bound_runtime(doc)
     if runtime is not None:
         return f"the pod is the trainer template of {runtime.kind} '{runtime.ref.name}' with this TrainJob's settings"
@@ -294,3 +322,86 @@ def pod_note(doc: Document) -> str:
     if ref is None:
         return ""
     return f"its runtime {ref[0]} '{ref[1]}' is not in the input: only spec.trainer was read"
+
+
+def _bind(doc: Document, documents_of: DocumentsOf) -> None:
+    runtime = find_runtime(doc, documents_of)
+    if runtime is not None:
+        bind_runtime(doc, runtime)
+
+
+def _runtimes(doc: Document) -> tuple[Document, ...]:
+    runtime = bound_runtime(doc)
+    return () if runtime is None else (runtime,)
+
+
+def _bound(doc: Document) -> bool:
+    return bound_runtime(doc) is not None
+
+
+def _trainer(doc: Document) -> Iterator[PodTemplate]:
+    """Unbound, a TrainJob has no pod template: `spec.trainer` (image, resourcesPerNode, numNodes) plays its part
+    (bind_runtime replaces these templates with the runtime's)."""
+    trainer = get_path(doc.data, ("spec", "trainer"))
+    if not is_mapping(trainer):
+        return
+    path: FieldPath = ("spec", "trainer")
+    container = dict(trainer)
+    if "resourcesPerNode" in trainer:
+        container["resources"] = trainer["resourcesPerNode"]
+    ref = ContainerRef(path, container, "container")
+    count = int_field(trainer.get("numNodes"), None)
+    yield PodTemplate(doc, path, trainer, None, {}, TRAINER_STEP, count, (ref,), has_volumes=False)
+
+
+def _own_gang(doc: Document) -> GangVerdict | None:
+    """The runtime's podGroupPolicy gangs the TrainJob's pods; a runtime not in the input may or may not."""
+    runtime = bound_runtime(doc)
+    policy = as_mapping(get_path(runtime.data, ("spec", "podGroupPolicy"))) if runtime is not None else None
+    if policy:
+        return GangVerdict(f"the TrainingRuntime's podGroupPolicy ({', '.join(str(key) for key in policy)})")
+    name = str(get_path(doc.data, ("spec", "runtimeRef", "name")) or "")
+    if runtime is None and name:
+        return GangVerdict(
+            None,
+            f"its runtime '{name}' is not in the input: it is a gang only if that runtime "
+            "sets podGroupPolicy (coscheduling or volcano)",
+        )
+    return None
+
+
+def _simulated(doc: Document, source: str) -> SimulatedPods | None:
+    """A TrainJob bound to its runtime: one gang of the runtime's pods with the TrainJob's settings applied, the pods
+    `lint` and `admit` read; unbound, none (its pods are not known)."""
+    if bound_runtime(doc) is None:
+        return None
+    name = str(doc.metadata.get("name") or "trainjob")
+    return SimulatedPods(name, _simulated_groups(doc, name), may_be_empty=True)
+
+
+def _simulated_groups(doc: Document, name: str) -> Iterator[tuple[Mapping[str, Any], tuple[str, ...]]]:
+    templates: tuple[PodTemplate, ...] = recalled(doc, "pod_templates") or ()  # the runtime's, once bound
+    for template in templates:
+        count = 1 if template.replicas is None else template.replicas
+        spec = {"metadata": template.metadata, "spec": pod_spec(template)}
+        yield spec, tuple(f"{name}-{template.role}-{i}" for i in range(count))
+
+
+def _runtime_templates(doc: Document) -> Iterator[PodTemplate]:
+    return replicated_jobs(doc, ("spec", "template", "spec"))
+
+
+TRAIN_JOB = WorkloadKind(
+    kinds=frozenset({"TrainJob"}),
+    templates=_trainer,
+    gang=counted_gang,
+    own_gang=_own_gang,
+    synthesised=_bound,
+    rebuilt=_bound,
+    bind=_bind,
+    runtimes=_runtimes,
+    pod_note=_pod_note,
+    sim_pods=_simulated,
+    looked_up=frozenset(RUNTIME_KINDS),
+)
+TRAINING_RUNTIME = WorkloadKind(kinds=frozenset(RUNTIME_KINDS), templates=_runtime_templates)

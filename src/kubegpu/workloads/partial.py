@@ -12,22 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubegpu.manifests.document import Document
-from kubegpu.manifests.workloads import pod_templates
-
-# Built-in kinds whose pod templates the API server validates as a whole.
-_VALIDATED_POD_KINDS = frozenset(
-    {
-        ("", "Pod"),
-        ("", "PodTemplate"),
-        ("", "ReplicationController"),
-        ("apps", "Deployment"),
-        ("apps", "StatefulSet"),
-        ("apps", "DaemonSet"),
-        ("apps", "ReplicaSet"),
-        ("batch", "Job"),
-        ("batch", "CronJob"),
-    }
-)
+from kubegpu.workloads.discovery import pod_templates
+from kubegpu.workloads.registry import kind_of
 
 
 @dataclass(frozen=True)
@@ -51,7 +37,8 @@ def partial_object(doc: Document) -> PartialObject | None:
     """The fragment `doc` is, or None when the API server could create it as written (or it is not a built-in
     workload: a custom resource's controller may fill images in)."""
     group = doc.api_version.rpartition("/")[0] if "/" in doc.api_version else ""
-    if (group, doc.kind) not in _VALIDATED_POD_KINDS:
+    adapter = kind_of(doc)
+    if adapter is None or group not in adapter.validated_in:  # built-in kinds validate their pod templates
         return None
     for template in pod_templates(doc):
         for container in template.containers:

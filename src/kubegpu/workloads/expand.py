@@ -1,23 +1,22 @@
 """The objects of an input as the cluster would see them: what every command that reads pods calls first.
 
 An Argo workflow's resource steps create objects written as text in it (manifests.embedded); a Kubeflow Trainer
-TrainJob's pods are its (Cluster)TrainingRuntime's trainer job with the TrainJob's settings (manifests.trainjob),
-and a KServe `model:` predictor's container is completed by its (Cluster)ServingRuntime (manifests.kserve), when
-that runtime is in the same input. `lint`, `admit`, `gen` and the Python API read pods only after this step,
-so no two commands disagree on which pods a file holds, nor on their requests and QoS.
+TrainJob's pods are its (Cluster)TrainingRuntime's trainer job with the TrainJob's settings (workloads.trainjob),
+and a KServe `model:` predictor's container is completed by its (Cluster)ServingRuntime (workloads.kserve), when
+that runtime is in the same input: each kind's adapter binds it (`bind`) and names the runtimes bound to it.
+`lint`, `admit`, `gen` and the Python API read pods only after this step, so no two commands disagree on which pods
+a file holds, nor on their requests and QoS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
-from kubegpu.manifests import kserve, trainjob
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.embedded import embedded_objects
-from kubegpu.manifests.partial import partial_object
-from kubegpu.manifests.workloads import pod_templates
-
-DocumentsOf = Callable[[str], Iterable[Document]]
+from kubegpu.workloads.kind import DocumentsOf
+from kubegpu.workloads.partial import partial_object
+from kubegpu.workloads.registry import kind_of
 
 
 def with_embedded(documents: Iterable[Document]) -> tuple[Document, ...]:
@@ -31,10 +30,9 @@ def bind_runtimes(documents: Iterable[Document], documents_of: DocumentsOf) -> N
     predictor to its ServingRuntime or ClusterServingRuntime (its container's resources and /dev/shm are the
     runtime's for what it leaves out)."""
     for doc in documents:
-        if doc.kind == "TrainJob" and (runtime := trainjob.find_runtime(doc, documents_of)) is not None:
-            trainjob.bind_runtime(doc, runtime)
-        elif doc.kind == "InferenceService":
-            kserve.bind_runtimes(doc, documents_of)
+        adapter = kind_of(doc)
+        if adapter is not None:
+            adapter.bind(doc, documents_of)
 
 
 def runtime_users(documents: Iterable[Document]) -> dict[int, Document]:
@@ -43,13 +41,9 @@ def runtime_users(documents: Iterable[Document]) -> dict[int, Document]:
     of the TrainJobs and InferenceServices that use it, which is how `admit` and `simulate` count them."""
     users: dict[int, Document] = {}
     for doc in documents:
-        if doc.kind == "TrainJob" and (runtime := trainjob.bound_runtime(doc)) is not None:
+        adapter = kind_of(doc)
+        for runtime in adapter.runtimes(doc) if adapter is not None else ():
             users.setdefault(id(runtime), doc)
-        elif doc.kind == "InferenceService":
-            for template in pod_templates(doc):
-                for container in template.containers:
-                    if (served := kserve.bound_runtime(doc, container)) is not None:
-                        users.setdefault(id(served), doc)
     return users
 
 

@@ -1,0 +1,206 @@
+"""An upper bound on the FGD metric: at each arrival column, the most GPU any placement of the pods that
+have arrived could allocate, for the very arrivals `run_policy` replays with the same seed.
+
+A policy's allocation at an event never exceeds the most GPU a subset of the pods arrived so far can take
+on the cluster, and that grows with the arrivals; so the bound of a column is taken at its last event, and
+capped by the GPU arrived. The packing LP is kubegpu.packing's class LP: offline (it knows every arrival
+and may leave any pod out), so no online policy reaches it in general; no placement can exceed it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from kubegpu.packing.classlp import ClassLP
+from kubegpu.packing.model import NodeClass, PackingProblem, TaskType
+from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, NodeSpec
+from kubegpu.sim.discrete import arrival_columns
+from kubegpu.sim.experiment import seeded_stream, tune_workload
+
+MIB = 1024 * 1024
+IntArray = npt.NDArray[np.int64]
+TypeKey = tuple[int, int, int, int, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class TraceProblem:
+    """The packing problem of a cluster and a trace: one class per node shape, one type per GPU pod shape.
+
+    `type_of` maps a pod's shape to its task type; CPU-only pods allocate no GPU and are left out (leaving
+    them out only frees room, so the bound stays an upper bound).
+    """
+
+    problem: PackingProblem
+    type_of: Mapping[TypeKey, int]
+    capacity_milli: int
+
+
+def pod_key(pod: GpuPod) -> TypeKey:
+    """What makes two pods interchangeable for packing: requests, GPU share and allowed models."""
+    return (pod.cpu_milli, pod.memory_bytes // MIB, pod.gpu_count, pod.gpu_milli, tuple(sorted(pod.gpu_models)))
+
+
+def trace_problem(nodes: Sequence[NodeSpec], trace: Sequence[GpuPod]) -> TraceProblem:
+    """Node classes (CPU, memory rounded up to MiB, pod slots, GPUs, model) and the trace's GPU pod types."""
+    shapes: dict[tuple[int, int, int, int, str], int] = {}
+    for node in nodes:
+        key = (node.cpu_milli, -(-node.memory_bytes // MIB), node.max_pods, node.gpu_count, node.gpu_model)
+        shapes[key] = shapes.get(key, 0) + 1
+    classes = tuple(
+        NodeClass(f"{model or 'cpu'} {gpus}×GPU {cpu / 1000:g} CPU {mem // 1024} GiB", count, cpu, mem, pods, gpus)
+        for (cpu, mem, pods, gpus, model), count in shapes.items()
+    )
+    type_of: dict[TypeKey, int] = {}
+    for pod in trace:
+        if pod.is_gpu:
+            type_of.setdefault(pod_key(pod), len(type_of))
+    types = tuple(
+        TaskType(f"{count}×{milli}m GPU {cpu / 1000:g} CPU {mem} MiB", cpu, mem, count, milli, 0)
+        for cpu, mem, count, milli, _ in type_of
+    )
+    eligible = tuple(
+        tuple(gpus > 0 and (not models or model in models) for *_, models in type_of)
+        for (_, _, _, gpus, model) in shapes
+    )
+    capacity = GpuCluster(nodes).total_gpu_milli
+    return TraceProblem(PackingProblem(classes, types, eligible), type_of, capacity)
+
+
+def column_events(arrived: Sequence[int], capacity: int, top: int) -> dict[int, int]:
+    """Column k -> the last event whose allocation the FGD metric averages into column k.
+
+    The metric (discrete.discretize) averages the events whose arrived GPU rounds to k % of capacity,
+    or, when none does, those within one point; a bound at the last of them holds for all of them.
+    """
+    pct = arrival_columns(arrived, capacity // 1000)
+    out: dict[int, int] = {}
+    for k in range(top + 1):
+        hits = np.flatnonzero(pct == k)
+        if hits.size == 0:
+            hits = np.flatnonzero((pct >= k - 1) & (pct <= k + 1))
+            if hits.size == 0:
+                continue
+        out[k] = int(hits.max())
+    return out
+
+
+@dataclass(frozen=True)
+class BoundCurve:
+    """One seed's bound: per arrival column, the most GPU allocation (%) any placement could reach."""
+
+    workload: str
+    seed: int
+    arrival: float
+    capacity_milli: int
+    discrete: dict[int, float] = field(default_factory=dict)
+    lp_solves: int = 0
+    seconds: float = 0.0
+
+    @property
+    def at_arrival(self) -> float:
+        """The bound at the target arrival column (percent)."""
+        return self.discrete.get(round(self.arrival * 100), max(self.discrete.values(), default=0.0))
+
+
+def bound_curve(
+    nodes: Sequence[NodeSpec],
+    trace: Sequence[GpuPod],
+    seed: int,
+    arrival: float = 1.3,
+    workload: str = "custom",
+    prepared: tuple[TraceProblem, ClassLP] | None = None,
+) -> BoundCurve:
+    """The bound at every column for the arrivals `run_policy(…, seed, arrival)` replays.
+
+    Columns are solved from the top down (each LP warm-starts from the one before); once every GPU pod
+    arrived by a column fits, every earlier column's arrivals fit too, and the bound there is the GPU arrived.
+    """
+    start = time.perf_counter()
+    tp, lp = prepared if prepared is not None else _prepare(nodes, trace)
+    capacity = tp.capacity_milli
+    pods = tune_workload(trace, capacity, arrival, seeded_stream(seed))
+    kinds = np.array([tp.type_of.get(pod_key(p), -1) if p.is_gpu else -1 for p in pods], dtype=np.int64)
+    arrived = np.cumsum([p.total_gpu_milli for p in pods], dtype=np.int64)
+    events = column_events(arrived.tolist(), capacity, round(arrival * 100))
+    zero = np.zeros(len(tp.problem.types), dtype=np.int64)
+    bounds: dict[int, float] = {}
+    solves = 0
+    saturated = False
+    for k in sorted(events, reverse=True):
+        last = events[k]
+        ceiling = float(arrived[last])
+        if not saturated:
+            kept = kinds[: last + 1]
+            counts = np.bincount(kept[kept >= 0], minlength=len(zero)).astype(np.int64)
+            value = lp.solve(zero, counts).value
+            solves += 1
+            if value >= ceiling:
+                saturated = True
+            ceiling = min(ceiling, value)
+        bounds[k] = round(100.0 * ceiling / capacity, 2)
+    return BoundCurve(
+        workload, seed, arrival, capacity, dict(sorted(bounds.items())), solves, time.perf_counter() - start
+    )
+
+
+def _prepare(nodes: Sequence[NodeSpec], trace: Sequence[GpuPod]) -> tuple[TraceProblem, ClassLP]:
+    tp = trace_problem(nodes, trace)
+    return tp, ClassLP(tp.problem)
+
+
+def bound_curves(
+    nodes: Sequence[NodeSpec],
+    traces: Mapping[str, Sequence[GpuPod]],
+    seeds: Sequence[int],
+    arrival: float = 1.3,
+    on_done: Callable[[BoundCurve], None] | None = None,
+) -> list[BoundCurve]:
+    """Every (workload, seed) curve; one LP per workload, warm-started from seed to seed."""
+    out: list[BoundCurve] = []
+    for workload, trace in traces.items():
+        prepared = _prepare(nodes, trace)
+        for seed in seeds:
+            out.append(bound_curve(nodes, trace, seed, arrival, workload, prepared))
+            if on_done is not None:
+                on_done(out[-1])
+    return out
+
+
+@dataclass(frozen=True)
+class BoundSummary:
+    """Mean and spread over seeds of one workload's bound at the target column, and its curve (means)."""
+
+    workload: str
+    seeds: tuple[int, ...]
+    arrival: float
+    mean: float
+    std: float
+    curve: dict[int, float]
+    seconds: float
+
+
+def summarize_bounds(curves: Sequence[BoundCurve]) -> dict[str, BoundSummary]:
+    """Per workload: the mean bound at the target column and the mean curve over the seeds."""
+    groups: dict[str, list[BoundCurve]] = {}
+    for c in curves:
+        groups.setdefault(c.workload, []).append(c)
+    out: dict[str, BoundSummary] = {}
+    for workload, runs in groups.items():
+        values = np.array([r.at_arrival for r in runs])
+        columns = sorted(set.intersection(*(set(r.discrete) for r in runs)))
+        curve = {k: float(np.mean([r.discrete[k] for r in runs])) for k in columns}
+        out[workload] = BoundSummary(
+            workload,
+            tuple(r.seed for r in runs),
+            runs[0].arrival,
+            float(values.mean()),
+            float(values.std()),
+            curve,
+            sum(r.seconds for r in runs),
+        )
+    return out
