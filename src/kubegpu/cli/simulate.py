@@ -389,7 +389,9 @@ def fgd_repro(
         Path | None, typer.Option(help=f"An openb folder (default ${ENV_VAR}, else the trace that ships with kubegpu).")
     ] = None,
     policy: Annotated[str, typer.Option(help="Comma list of policies, or all.")] = "all",
-    seeds: Annotated[str, typer.Option(help="Seeds: 42-51 or 42,43.")] = "42-51",
+    seeds: Annotated[
+        str, typer.Option(help="Runs by the authors' seed numbers (each replays their run): 42-51 or 42,43.")
+    ] = "42-51",
     arrival: Annotated[float, typer.Option(help="Inflate arrivals to this × GPU capacity.")] = 1.3,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 2,
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
