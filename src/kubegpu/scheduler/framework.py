@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from kubegpu.errors import ConfigError
+from kubegpu.scheduler.draws import Draws, NumpyDraws
 from kubegpu.scheduler.gpu.state import BoolArray, GpuCluster, GpuPod, IntArray
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -66,7 +67,7 @@ class ScorePlugin(Protocol):
 
     name: str
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         """Raw integer scores for `nodes` (indices into the cluster)."""
         ...
 
@@ -94,7 +95,8 @@ class ResourceFitFilter:
 
 
 class Framework:
-    """One scheduling profile: filters, weighted scorers, percentageOfNodesToScore and a seeded RNG."""
+    """One scheduling profile: filters, weighted scorers, percentageOfNodesToScore and its random draws
+    (a seeded numpy generator unless `draws` gives another source, such as Go's stream)."""
 
     def __init__(
         self,
@@ -104,6 +106,7 @@ class Framework:
         seed: int = 0,
         tie_break: str = "random",
         name_rank: IntArray | None = None,
+        draws: Draws | None = None,
     ) -> None:
         for w in scorers:
             if w.weight < 1:
@@ -115,7 +118,7 @@ class Framework:
         self.scorers = tuple(scorers)
         self.filters = tuple(filters)
         self.percentage = percentage_of_nodes_to_score
-        self.rng = np.random.default_rng(seed)
+        self.rng: Draws = NumpyDraws(seed) if draws is None else draws
         self.next_start = 0
 
     def feasible_nodes(self, cluster: GpuCluster, pod: GpuPod, restrict: BoolArray | None = None) -> IntArray:
@@ -163,7 +166,7 @@ class Framework:
             ranks = nodes[best] if self.name_rank is None else self.name_rank[nodes[best]]
             pick = best[int(np.argmin(ranks))]
         else:
-            pick = best[int(self.rng.integers(len(best)))]
+            pick = best[self.rng.intn(len(best))]
         return int(nodes[pick])
 
     def schedule(self, cluster: GpuCluster, pod: GpuPod, restrict: BoolArray | None = None) -> int | None:
