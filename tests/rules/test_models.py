@@ -15,8 +15,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubegpu.lint import LintConfig, lint_paths, lint_text
 from kubegpu.manifests import ContainerRef, format_path
-from kubegpu.rules import LintConfig, lint_paths, lint_text
 from kubegpu.rules.models import MountView, Token, _flag, _flags, _tokens, hf_cache_dir, mount_for
 
 TABLE = yaml.safe_load((Path(__file__).parent / "cases" / "models.yaml").read_text())

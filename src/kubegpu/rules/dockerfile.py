@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kubegpu.manifests import SourceText
 from kubegpu.manifests.image import parse_image
-from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
+from kubegpu.ruleapi import RawFinding, Rule, RuleContext, Severity, Target
 from kubegpu.rules.images import is_devel_image, runtime_variant
 
 _PRACTICE = "image pull time"

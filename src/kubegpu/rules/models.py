@@ -26,8 +26,8 @@ from kubegpu.manifests import (
     memoised,
     uses_accelerators,
 )
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.resources_util import gpu_containers
+from kubegpu.manifests.gpu_containers import gpu_containers
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.workloads import kind_of, pod_templates
 
 _PRACTICE = "model loading"
@@ -637,7 +637,7 @@ def mount_for(views: Sequence[MountView], path: str) -> MountView | None:
 
 def _server_containers(template: PodTemplate, ctx: RuleContext) -> list[ContainerRef]:
     """App containers that request accelerators; all app containers when the pod asks by annotation only."""
-    gpu = [c for c, _ in gpu_containers(template, ctx)]
+    gpu = [c for c, _ in gpu_containers(template, ctx.accelerator_resources)]
     return gpu or [c for c in template.containers if c.kind == "container"]
 
 

@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from kubegpu.collector import gc_paused
 from kubegpu.deadline import Deadline, DeadlineExceeded
+from kubegpu.lint.config import LintConfig
+from kubegpu.lint.inventory import Skipped, partial_object, skipped_file, unchecked_kind
+from kubegpu.lint.processes import input_sizes, plan_processes
+from kubegpu.lint.registry import all_rules
 from kubegpu.manifests import (
     Document,
     InputProblem,
@@ -33,8 +37,7 @@ from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomi
 from kubegpu.manifests.selection import Selection
 from kubegpu.manifests.sources import HELM, KUSTOMIZE, WalkReport, read_regular
 from kubegpu.manifests.template import release
-from kubegpu.rules import inputs
-from kubegpu.rules.base import (
+from kubegpu.ruleapi import (
     LOOKED_UP_KINDS,
     WHOLE_INPUT_KINDS,
     Finding,
@@ -47,10 +50,7 @@ from kubegpu.rules.base import (
     Severity,
     Target,
 )
-from kubegpu.rules.config import LintConfig
-from kubegpu.rules.inventory import Skipped, partial_object, skipped_file, unchecked_kind
-from kubegpu.rules.processes import input_sizes, plan_processes
-from kubegpu.rules.registry import all_rules
+from kubegpu.rules import inputs
 from kubegpu.workloads import Coverage, coverage, generic_note, kind_of, pod_templates
 from kubegpu.workloads.expand import bind_runtimes, with_embedded
 
@@ -225,7 +225,7 @@ def _lint_inputs(
         if prepared is not None:
             processes = 1 if jobs == 1 else plan_processes(input_sizes(inputs), jobs)
             if processes > 1:
-                from kubegpu.rules import parallel  # it builds on this module
+                from kubegpu.lint import parallel  # it builds on this module
 
                 return parallel.lint_streaming_parallel(
                     inputs, input_sizes(inputs), config, processes, prepared, target
@@ -236,7 +236,7 @@ def _lint_inputs(
         sizes = input_sizes(inputs)
         processes = plan_processes(sizes, jobs)
         if processes > 1:
-            from kubegpu.rules import parallel  # it builds on this module
+            from kubegpu.lint import parallel  # it builds on this module
 
             return parallel.lint_inputs_parallel(inputs, sizes, config, processes, target)
     with gc_paused():
