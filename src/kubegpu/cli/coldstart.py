@@ -207,8 +207,8 @@ def _predictions(
     from kubegpu.manifests.objects import read_objects
     from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
     from kubegpu.ruleapi import RuleContext
-    from kubegpu.rules.models import recognise
     from kubegpu.serving.coldstart import Prediction, model_size_of, pod_images, predict
+    from kubegpu.serving.servers import recognise
     from kubegpu.workloads import pod_templates
     from kubegpu.workloads.expand import expand_input
     from kubegpu.workloads.partial import partial_object

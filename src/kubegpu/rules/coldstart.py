@@ -13,7 +13,6 @@ from kubegpu.manifests import ContainerRef, PodTemplate, memoised
 from kubegpu.manifests.gpu_containers import gpu_containers
 from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.ruleapi.options import RuleOption, byte_sizes, positive_number
-from kubegpu.rules.models import recognise
 from kubegpu.serving.coldstart import (
     DEFAULT_INIT_SECONDS,
     DEFAULT_LOAD_GBPS,
@@ -26,6 +25,7 @@ from kubegpu.serving.coldstart import (
     model_size_of,
     predict,
 )
+from kubegpu.serving.servers import recognise
 
 _NAME = "startup-probe-too-short"
 _HANDLERS = ("httpGet", "tcpSocket", "grpc", "exec")
