@@ -15,6 +15,7 @@ from kubegpu.units.quantity import memory_bytes
 
 if TYPE_CHECKING:
     from kubegpu.serving.coldstart import ImageFacts, ModelSize, Prediction, Rates
+    from kubegpu.workloads.partial import PartialObject
 
 
 class Format(StrEnum):
@@ -203,48 +204,22 @@ def _predictions(
 ) -> list[tuple[str, Prediction]]:
     """One prediction per GPU container of the manifest's pods (those lint and admit see), with its object."""
     from kubegpu.live.registry import layout_images
-    from kubegpu.manifests.gpu_containers import gpu_containers
     from kubegpu.manifests.objects import read_objects
-    from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
-    from kubegpu.ruleapi import RuleContext
-    from kubegpu.serving.coldstart import Prediction, model_size_of, pod_images, predict
-    from kubegpu.serving.servers import recognise
-    from kubegpu.workloads import pod_templates
-    from kubegpu.workloads.expand import expand_input
-    from kubegpu.workloads.partial import partial_object
+    from kubegpu.serving.manifest import manifest_predictions
 
     layouts = [layout_images(path) for path in oci_layout]
     documents = read_objects(str(manifest))
-    ctx = RuleContext(options={}, accelerator_resources=DEFAULT_ACCELERATOR_RESOURCES)
-    results: list[tuple[str, Prediction]] = []
-    registry_notes: list[str] = []
-    for document in expand_input(documents):  # the pods lint and admit see
-        fragment = partial_object(document)
-        if fragment is not None:  # a patch fragment: its images are the patched object's (as lint skips it)
-            typer.echo(
-                f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, not checked",
-                err=True,
-            )
-            continue
-        for template in pod_templates(document):
-            facts = _image_facts(pod_images(template), layouts, sizes, registry, insecure_registry, registry_notes)
-            for container, _ in gpu_containers(template, ctx.accelerator_resources):
-                server = recognise(template, container)
-                model = given_model or model_size_of(server)
-                prediction = predict(template, container, server, facts, model, rates)
-                if registry_notes:
-                    prediction = Prediction(
-                        prediction.container,
-                        prediction.server,
-                        prediction.terms,
-                        prediction.budget,
-                        (*prediction.notes, *registry_notes),
-                    )
-                    registry_notes = []
-                results.append((f"{document.kind}/{document.ref.name}", prediction))
-    if not results:
-        raise InputError("no GPU container in this manifest", file=str(manifest))
-    return results
+
+    def facts_of(images: list[str], notes: list[str]) -> dict[str, ImageFacts]:
+        return _image_facts(images, layouts, sizes, registry, insecure_registry, notes)
+
+    def on_fragment(fragment: PartialObject) -> None:
+        typer.echo(
+            f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, not checked",
+            err=True,
+        )
+
+    return manifest_predictions(documents, str(manifest), facts_of, given_model, rates, on_fragment)
 
 
 def register(app: typer.Typer, gen_app: typer.Typer) -> None:

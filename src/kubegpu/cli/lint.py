@@ -33,7 +33,7 @@ from kubegpu.lint import (
     load_config,
 )
 from kubegpu.lint.config import did_you_mean, rule_names_option, split_rule_names
-from kubegpu.lint.engine import NoInputError
+from kubegpu.lint.runner import NoInputError
 from kubegpu.manifests.render import DEFAULT_RENDER_DEADLINE_S, DEFAULT_RENDER_TIMEOUT_S, HelmSettings
 from kubegpu.report.escape import printable
 

@@ -2,8 +2,9 @@
 suppressions and returns the findings. The public Python entry points of lint (and the rule interface it uses)."""
 
 from kubegpu.lint.config import LintConfig, find_config, load_config
-from kubegpu.lint.engine import LintResult, lint_loaded, lint_object, lint_paths, lint_text, load_sources
+from kubegpu.lint.engine import LintResult, lint_loaded, lint_object, lint_text, load_sources
 from kubegpu.lint.registry import all_rules, find_rule
+from kubegpu.lint.runner import lint_paths
 from kubegpu.ruleapi import (
     Edit,
     Finding,

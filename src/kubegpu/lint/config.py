@@ -133,7 +133,7 @@ _CONFIG_BYTES = 4 * 1024 * 1024  # a configuration file larger than this is refu
 def _config_text(path: Path, errors: str = "strict") -> str:
     """The text of a configuration file, at most _CONFIG_BYTES of a regular file; "" when it cannot be read
     (`errors="replace"`), else the OSError or UnicodeDecodeError."""
-    from kubegpu.manifests.sources import NotReadable, read_regular
+    from kubegpu.manifests.regular_file import NotReadable, read_regular
 
     try:
         return read_regular(path, _CONFIG_BYTES).decode("utf-8", errors)

@@ -1,5 +1,6 @@
 """model-cache-writable-shared: a shared model cache (a ReadWriteMany or ReadOnlyMany claim, a host path, a shared
-file system) is mounted read-write into an inference server, so one replica's interrupted download becomes every replica's weights.
+file system) is mounted read-write into an inference server, so one replica's interrupted download becomes every
+replica's weights.
 """
 
 from __future__ import annotations
