@@ -53,4 +53,4 @@ clean:
 	rm -rf $(VENV) build *.egg-info
 
 docs: $(STAMP)
-	$(BIN)/python -m kubegpu.rules.docs docs/rules
+	$(BIN)/python -m kubegpu.lint.docs docs/rules

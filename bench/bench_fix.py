@@ -20,7 +20,7 @@ from ruamel.yaml import YAML
 sys.path.insert(0, str(Path(__file__).parent))
 from corpus_gen import write_corpus
 from kubegpu.fix import FindingLike, FixOptions, fix_input, read_inputs, write_outcome, yamlio
-from kubegpu.rules import LintConfig, lint_text
+from kubegpu.lint import LintConfig, lint_text
 
 TARGET_SECONDS = 20.0
 

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from kubegpu.fix import FindingLike, FixOptions, fix_text
-from kubegpu.rules import LintConfig, lint_text
+from kubegpu.lint import LintConfig, lint_text
 
 LIMITS = {"nvidia.com/gpu": 1, "memory": "8Gi"}
 

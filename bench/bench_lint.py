@@ -23,7 +23,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from corpus_gen import write_corpus
-from kubegpu.rules import LintConfig, lint_paths
+from kubegpu.lint import LintConfig, lint_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKOV = ROOT / "bench" / ".venv-checkov" / "bin" / "checkov"
@@ -54,7 +54,7 @@ def kubegpu_lint(folder: Path, jobs: int) -> tuple[float, float, int]:
 
 def peak_rss_mb(folder: Path) -> float:
     code = (
-        f"from kubegpu.rules import LintConfig, lint_paths; r = lint_paths([{str(folder)!r}], LintConfig()); "
+        f"from kubegpu.lint import LintConfig, lint_paths; r = lint_paths([{str(folder)!r}], LintConfig()); "
         "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

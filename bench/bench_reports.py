@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from corpus_gen import write_corpus
+from kubegpu.lint import LintConfig, LintResult, lint_paths
 from kubegpu.report.findings_github import render_github
 from kubegpu.report.findings_json import render_json
 from kubegpu.report.findings_junit import render_junit
 from kubegpu.report.findings_sarif import render_sarif
 from kubegpu.report.findings_text import write_text
-from kubegpu.rules import LintConfig, LintResult, lint_paths
 
 RUNS = 5
 

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 import kubegpu
 from kubegpu.cli.main import app
-from kubegpu.rules import LintConfig, lint_paths
-from kubegpu.rules.dockerfile import Instruction, instructions, stages
+from kubegpu.lint import LintConfig, lint_paths
+from kubegpu.manifests.dockerfile import Instruction, instructions, stages
 from tests.paths import REPO_ROOT
 
 DOCKERFILE = REPO_ROOT / "Dockerfile"

@@ -16,11 +16,11 @@ from kubegpu.fix import FileOutcome, FixOptions
 from kubegpu.fix import fix_text as _fix_stream
 from kubegpu.kubelet import Admission, KubeletConfig, KubeletStartupError, NodeState, PodRequest
 from kubegpu.kubelet.pod import input_pods
+from kubegpu.lint import Finding, LintConfig, LintResult, Severity, load_config
+from kubegpu.lint import lint_paths as _lint_paths
+from kubegpu.lint import lint_text as _lint_text
 from kubegpu.manifests import Document
 from kubegpu.manifests.objects import objects_of_text
-from kubegpu.rules import Finding, LintConfig, LintResult, Severity, load_config
-from kubegpu.rules import lint_paths as _lint_paths
-from kubegpu.rules import lint_text as _lint_text
 from kubegpu.topology.model import NodeTopology
 from kubegpu.topology.presets import load_node
 

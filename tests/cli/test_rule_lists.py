@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
-from kubegpu.rules import all_rules
-from kubegpu.rules.config import split_rule_names
-from kubegpu.rules.config_lines import key_line
+from kubegpu.lint import all_rules
+from kubegpu.lint.config import split_rule_names
+from kubegpu.lint.config_lines import key_line
 
 runner = CliRunner()
 # One GPU pod with several findings: no /dev/shm, not Guaranteed, a mutable image tag, ...

@@ -14,7 +14,7 @@ from werkzeug import Request, Response
 
 from kubegpu.errors import InputError
 from kubegpu.live.registry import layout_images, match_layout, parse_reference, registry_image
-from kubegpu.rules.coldstart_model import ImageFacts
+from kubegpu.serving.coldstart import ImageFacts
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.fix import AppliedFix, FindingLike, FixOptions, LintFunction
+from kubegpu.lint import LintConfig, NodeTarget, lint_text
 from kubegpu.manifests import Document, FieldPath, Location
-from kubegpu.rules import LintConfig, NodeTarget, lint_text
 
 
 @dataclass(frozen=True)

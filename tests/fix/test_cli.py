@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kubegpu.cli.fix import rule_options
 from kubegpu.cli.main import app
 from kubegpu.errors import ConfigError
-from kubegpu.rules import Rule, Severity, Target
+from kubegpu.lint import Rule, Severity, Target
 from kubegpu.rules.gang import QUEUE
 from kubegpu.rules.placement import TOPOLOGY_LEVEL
 from tests.fix.helpers import FIXTURES

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
 from kubegpu.fix import FixOptions, fix_text
+from kubegpu.lint import LintConfig
 from kubegpu.manifests import load_text
-from kubegpu.rules import LintConfig
 from tests.fix.helpers import linter, strip_paths, touched_by_document
 
 UNSAFE = FixOptions(unsafe=True)

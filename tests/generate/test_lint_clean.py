@@ -21,7 +21,7 @@ from kubegpu.generate import (
     workload,
 )
 from kubegpu.generate.output import Generated, YamlDoc, render_documents
-from kubegpu.rules import NodeTarget, lint_text
+from kubegpu.lint import NodeTarget, lint_text
 from kubegpu.topology.presets import load_preset
 
 DATA = Path(__file__).parent / "data"

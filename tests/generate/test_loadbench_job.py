@@ -13,7 +13,7 @@ from kubegpu.errors import InputError
 from kubegpu.generate.loadbench_job import DEFAULT_IMAGE, HOSTNAME_LABEL, LoadbenchJobOptions, generate
 from kubegpu.generate.output import render_documents
 from kubegpu.generate.validate import validate_object
-from kubegpu.rules import lint_text
+from kubegpu.lint import lint_text
 
 CASES: dict[str, LoadbenchJobOptions] = {
     "pvc-node": LoadbenchJobOptions(pvc="llama-weights", node="gpu-7"),

@@ -21,7 +21,7 @@ from kubegpu.kubelet import KubeletConfig, KubeletStartupError, NodeState, check
 from kubegpu.kubelet.config import read_kubelet_config
 from kubegpu.kubelet.eviction import DEFAULT_EVICTION_HARD, hard_thresholds, memory_threshold
 from kubegpu.kubelet.memorymanager.reserved import Amount
-from kubegpu.rules import LintConfig, NodeTarget, Severity, lint_text
+from kubegpu.lint import LintConfig, NodeTarget, Severity, lint_text
 from kubegpu.topology.presets import load_node
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"

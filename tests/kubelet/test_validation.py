@@ -11,8 +11,8 @@ import yaml
 from kubegpu.errors import KubegpuError
 from kubegpu.kubelet import KubeletConfig, KubeletStartupError
 from kubegpu.kubelet import validation as kv
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.manifests import format_path
-from kubegpu.rules import LintConfig, lint_text
 
 HEAD = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 

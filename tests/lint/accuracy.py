@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kubegpu.lint import LintConfig, Severity, lint_text
 from kubegpu.manifests.placeholders import DEPENDS_ON
-from kubegpu.rules import LintConfig, Severity, lint_text
 from tests.paths import SHARED_DIR
 
 DEFAULT_CORPUS = SHARED_DIR / "corpus" / "real"

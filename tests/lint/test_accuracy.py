@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kubegpu.rules import Severity, all_rules
+from kubegpu.lint import Severity, all_rules
 from tests.lint import accuracy
 
 GPU_DEPLOYMENT = """\

@@ -10,9 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from kubegpu.lint import LintConfig, Severity, lint_paths
 from kubegpu.report.findings_junit import render_junit
 from kubegpu.report.findings_sarif import render_sarif
-from kubegpu.rules import LintConfig, Severity, lint_paths
 
 DEPLOYMENT = """\
 apiVersion: apps/v1

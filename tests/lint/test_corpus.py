@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from kubegpu.lint import LintConfig, all_rules, lint_text
 from kubegpu.manifests import load_text, uses_accelerators
 from kubegpu.manifests.placeholders import DEPENDS_ON
-from kubegpu.rules import LintConfig, all_rules, lint_text
 from kubegpu.workloads import pod_templates
 from tests.paths import SHARED_DIR
 

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
-from kubegpu.rules import all_rules
-from kubegpu.rules.docs import rule_doc, rules_index
+from kubegpu.lint import all_rules
+from kubegpu.lint.docs import rule_doc, rules_index
 from tests.paths import REPO_ROOT
 
 runner = CliRunner()

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
+from kubegpu.lint import Finding, Fix, Safety, Severity, lint_text
 from kubegpu.manifests import Location, ObjectRef
 from kubegpu.report.escape import json_defused
 from kubegpu.report.findings_github import render_github
@@ -19,7 +20,6 @@ from kubegpu.report.findings_json import LineMemo, finding_line, finding_to_dict
 from kubegpu.report.findings_junit import render_junit
 from kubegpu.report.findings_sarif import render_sarif
 from kubegpu.report.findings_text import render_text, write_text
-from kubegpu.rules import Finding, Fix, Safety, Severity, lint_text
 
 TEXT = """\
 apiVersion: apps/v1

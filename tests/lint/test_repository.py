@@ -265,8 +265,8 @@ def test_the_whole_repository_reports_each_finding_once(platform: Path, monkeypa
 
 
 def test_streaming_gives_what_loading_everything_gives(shared_dir: Path) -> None:
+    from kubegpu.lint import LintConfig, lint_paths
     from kubegpu.report.findings_json import render_json
-    from kubegpu.rules import LintConfig, lint_paths
 
     for paths in ([str(shared_dir / "corpus" / "real")], [str(PLATFORM)]):
         whole = render_json(lint_paths(paths, LintConfig()))
@@ -276,7 +276,7 @@ def test_streaming_gives_what_loading_everything_gives(shared_dir: Path) -> None
 
 def test_streamed_findings_that_say_the_same_thing_share_one_text(tmp_path: Path) -> None:
     """A monorepo's findings repeat a few thousand messages: streamed, equal ones are one string, not copies."""
-    from kubegpu.rules import LintConfig, lint_paths
+    from kubegpu.lint import LintConfig, lint_paths
 
     pod = (
         "apiVersion: v1\nkind: Pod\nmetadata: {{name: p{n}}}\nspec:\n  containers:\n  - name: main\n"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from kubegpu.lint.config import LintConfig
+from kubegpu.lint.engine import lint_text
+from kubegpu.lint.registry import all_rules
 from kubegpu.manifests import Document
 from kubegpu.manifests.loader import load_text
-from kubegpu.rules.base import Rule, RuleContext, Target
-from kubegpu.rules.config import LintConfig
-from kubegpu.rules.engine import lint_text
-from kubegpu.rules.registry import all_rules
+from kubegpu.ruleapi import Rule, RuleContext, Target
 
 ROOT = Path(__file__).resolve().parents[2]
 # Objects of many kinds: the shipped examples, the fixture repositories and the rule test cases' manifests.

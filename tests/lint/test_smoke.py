@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubegpu.rules import lint_text
+from kubegpu.lint import lint_text
 
 POD = """\
 apiVersion: v1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.manifests import load_text, pod_spec, uses_accelerators
-from kubegpu.rules import LintConfig, lint_text
 from kubegpu.workloads import Coverage, coverage, pod_templates
 
 VLLM_RUNTIME = """\

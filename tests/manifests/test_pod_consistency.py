@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from kubegpu.kubelet import PodRequest
 from kubegpu.kubelet import qos_class as kubelet_qos
+from kubegpu.lint import LintConfig
 from kubegpu.live.audit import _guaranteed as audit_guaranteed
 from kubegpu.live.parse import parse_pod
 from kubegpu.manifests import Document, load_text
 from kubegpu.manifests import pod as podmodel
 from kubegpu.manifests.resources import template_gpu_containers, template_pod, uses_accelerators
-from kubegpu.rules import LintConfig
-from kubegpu.rules.base import Severity
+from kubegpu.ruleapi import Severity
 from kubegpu.rules.qos import qos_class as lint_qos
 from kubegpu.scheduler.gang import Binding
 from kubegpu.scheduler.resources import resource_request_of

@@ -25,8 +25,8 @@ from typing import Any
 import yaml
 
 from kubegpu.fix import FindingLike, FixOptions, fix_text
-from kubegpu.rules import LintConfig, engine, lint_text
-from kubegpu.rules.base import NodeTarget
+from kubegpu.lint import LintConfig, engine, lint_text
+from kubegpu.ruleapi import NodeTarget
 from kubegpu.webhook import MalformedReview, WebhookConfig, review
 from tests.reliability.hostile import HOSTILE_VALUES, case_inputs, fixture_texts, mutate, paths_of, replaced
 

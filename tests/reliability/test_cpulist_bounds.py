@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from kubegpu.errors import InputError
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.probe.container import _list
-from kubegpu.rules import LintConfig, lint_text
 from kubegpu.topology.cpulist import MAX_CPUS, parse_cpulist, parse_cpumask
 
 HOSTILE = ["0-99999999", "0-4294967295", "8192", "0-8192", "1,3,0-18446744073709551615", "9" * 4000]

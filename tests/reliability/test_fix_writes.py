@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from kubegpu.cli.main import app
 from kubegpu.fix import FindingLike, FixOptions, fix_input, read_input, write_outcome
 from kubegpu.fix.files import ChangedSinceRead, remove_leftovers
-from kubegpu.rules import LintConfig, lint_text
+from kubegpu.lint import LintConfig, lint_text
 
 POD = (
     "apiVersion: v1\nkind: Pod\nmetadata: {{name: p{n}}}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"

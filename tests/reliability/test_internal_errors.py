@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
+from kubegpu.lint import engine
 from kubegpu.manifests import Document
-from kubegpu.rules import engine
 
 POD = (
     "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  containers:\n  - name: a\n    image: b:1\n"

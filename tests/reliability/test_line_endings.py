@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kubegpu.fix import FixOptions, fix_text
-from kubegpu.rules import LintConfig, lint_text
+from kubegpu.lint import LintConfig, lint_text
 
 POD = [
     "apiVersion: v1",

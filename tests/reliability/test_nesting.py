@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
 from kubegpu.fix import FixOptions, fix_text
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.manifests.loader import MAX_NESTING_DEPTH, nesting_exceeds
-from kubegpu.rules import LintConfig, lint_text
 from kubegpu.webhook import MalformedReview, WebhookConfig, review
 
 GPU_LIMITS = {"nvidia.com/gpu": 1, "memory": "8Gi", "cpu": "2"}

@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from kubegpu.fix import FixOptions, fix_text
+from kubegpu.lint import Finding, LintConfig, NodeTarget, lint_text
 from kubegpu.manifests import format_path
-from kubegpu.rules import Finding, LintConfig, NodeTarget, lint_text
 from kubegpu.topology.presets import load_node
 
 CASES_DIR = Path(__file__).parent / "cases"

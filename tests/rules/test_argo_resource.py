@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.manifests import load_text
 from kubegpu.manifests.embedded import embedded
-from kubegpu.rules import LintConfig, lint_text
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
 TABLE = load_table("argo_resource.yaml")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubegpu.manifests import ContainerRef
-from kubegpu.rules.coldstart_model import (
+from kubegpu.serving.coldstart import (
     KNOWN_MODELS,
     ImageFacts,
     ModelSize,

@@ -10,10 +10,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubegpu.lint import LintConfig, lint_loaded, lint_paths
+from kubegpu.lint.engine import LoadedSource
 from kubegpu.manifests import SourceText
-from kubegpu.rules import LintConfig, lint_loaded, lint_paths
-from kubegpu.rules.dockerfile import instructions, root_chain, stages, substitute
-from kubegpu.rules.engine import LoadedSource
+from kubegpu.manifests.dockerfile import instructions, root_chain, stages, substitute
 
 TABLE = yaml.safe_load((Path(__file__).parent / "cases" / "dockerfile.yaml").read_text())
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.manifests import ContainerRef, load_text
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
-from kubegpu.rules import LintConfig, lint_text
-from kubegpu.rules.base import RuleContext
+from kubegpu.ruleapi import RuleContext
 from kubegpu.rules.gang import gang_verdict, job_shape
 from kubegpu.workloads.core import _DISTRIBUTED_LAUNCH, _LAUNCH_WORDS, distributed_launch
 from tests.rules.kg_cases import case_ids, load_table, run_case

@@ -10,8 +10,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.manifests import format_path
-from kubegpu.rules import LintConfig, lint_text
 from kubegpu.rules.images import is_devel_image, parse_image, runtime_variant, tag_is_version
 
 TABLE = yaml.safe_load((Path(__file__).parent / "cases" / "images.yaml").read_text())

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubegpu.rules import LintConfig, lint_paths
+from kubegpu.lint import LintConfig, lint_paths
 from tests.rules.kg_cases import case_ids, load_table, run_case
 
 TABLE = load_table("inputs.yaml")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubegpu.rules import LintConfig, NodeTarget, lint_text
+from kubegpu.lint import LintConfig, NodeTarget, lint_text
 from kubegpu.rules.kubelet_config import eviction_memory_bytes, go_parse_bool
 from kubegpu.topology.model import CPUInfo, NodeTopology, NUMANode
 from kubegpu.units.quantity import format_bytes

@@ -15,9 +15,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubegpu.lint import LintConfig, lint_paths, lint_text
 from kubegpu.manifests import ContainerRef, format_path
-from kubegpu.rules import LintConfig, lint_paths, lint_text
-from kubegpu.rules.models import MountView, Token, _flag, _flags, _tokens, hf_cache_dir, mount_for
+from kubegpu.serving.servers import MountView, Token, _flag, _flags, hf_cache_dir, mount_for, shell_tokens
 
 TABLE = yaml.safe_load((Path(__file__).parent / "cases" / "models.yaml").read_text())
 
@@ -287,7 +287,7 @@ def test_shell_scripts_split_as_shlex_does(script: str) -> None:
         expected = shlex.split(text.replace("\\\n", " "), comments=True)
     except ValueError:
         expected = text.replace("\\\n", " ").split()
-    assert [t.text for t in _tokens(container)] == expected
+    assert [t.text for t in shell_tokens(container)] == expected
 
 
 def _flag_by_scan(tokens: list[Token], *names: str) -> Token | None:

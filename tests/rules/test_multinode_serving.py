@@ -8,7 +8,7 @@ import pytest
 
 from kubegpu.manifests import load_text
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
-from kubegpu.rules.base import RuleContext
+from kubegpu.ruleapi import RuleContext
 from kubegpu.rules.gang import gang_verdict, job_shape
 from kubegpu.workloads import pod_templates
 from kubegpu.workloads.kserve import llm_group_size

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
 from kubegpu.errors import ConfigError
-from kubegpu.rules import LintConfig, all_rules, lint_text
-from kubegpu.rules.config import load_config, parse_config
-from kubegpu.rules.docs import options_doc
-from kubegpu.rules.options import (
+from kubegpu.lint import LintConfig, all_rules, lint_text
+from kubegpu.lint.config import load_config, parse_config
+from kubegpu.lint.docs import options_doc
+from kubegpu.ruleapi.options import (
     OptionValueError,
     byte_sizes,
     label_key,

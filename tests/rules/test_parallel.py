@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
+from kubegpu.lint import LintConfig, engine, lint_paths, parallel, processes
 from kubegpu.manifests import Document, Location, ObjectRef, discover, load_text
 from kubegpu.report.findings_json import render_json
-from kubegpu.rules import LintConfig, engine, lint_paths, parallel, processes
-from kubegpu.rules.base import WHOLE_INPUT_KINDS, ContextError, Finding, Fix, RuleContext, Safety, Severity
+from kubegpu.ruleapi import WHOLE_INPUT_KINDS, ContextError, Finding, Fix, RuleContext, Safety, Severity
 from tests.paths import SHARED_DIR
 from tests.rules.kg_cases import CASES_DIR
 

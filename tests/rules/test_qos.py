@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.manifests import load_text
-from kubegpu.rules import LintConfig, lint_text
 from kubegpu.rules.qos import qos_class
 from kubegpu.units import parse_quantity
 from kubegpu.workloads import pod_templates

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import kubegpu.manifests.pod as podmodel
 from kubegpu.fix import FixOptions, fix_text
-from kubegpu.rules import Finding, LintConfig, lint_text
+from kubegpu.lint import Finding, LintConfig, lint_text
 
 _CPU = st.sampled_from([None, "0", "250m", "500m", "1", "2", "3500m", "4", "8", "bad-cpu"])
 _MEMORY = st.sampled_from([None, "0", "64Mi", "512Mi", "1Gi", "1024Mi", "2Gi", "8Gi", "lots"])

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import ConfigError
 from kubegpu.fix import FixOptions, fix_text
+from kubegpu.lint import Finding, LintConfig, lint_text
 from kubegpu.manifests import load_text
 from kubegpu.manifests.resources import template_pod
-from kubegpu.rules import Finding, LintConfig, lint_text
 from kubegpu.rules.shm import GI, MI, _pod_memory_limit, shm_size_for, shm_size_text
 from kubegpu.units import parse_quantity
 from kubegpu.workloads import pod_templates

@@ -16,8 +16,8 @@ import pytest
 
 from kubegpu.errors import InputError
 from kubegpu.fix import FindingLike, FixOptions, fix_input, read_input, write_outcome
+from kubegpu.lint import LintConfig, lint_text
 from kubegpu.manifests.atomic import replace_in_place
-from kubegpu.rules import LintConfig, lint_text
 
 POD = (
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubegpu.lint import LintConfig, lint_paths
 from kubegpu.report.findings_text import EXCERPT_WIDTH, excerpt, excerpt_window, write_text
-from kubegpu.rules import LintConfig, lint_paths
 
 PODS = 100
 

@@ -17,6 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubegpu.lint import Finding, Fix, LintResult, Safety, Severity
+from kubegpu.lint.inventory import Skipped
 from kubegpu.manifests import Location, ObjectRef
 from kubegpu.report.escape import printable
 from kubegpu.report.findings_github import render_github
@@ -24,8 +26,6 @@ from kubegpu.report.findings_json import render_json
 from kubegpu.report.findings_junit import render_junit
 from kubegpu.report.findings_sarif import render_sarif
 from kubegpu.report.findings_text import write_text
-from kubegpu.rules import Finding, Fix, LintResult, Safety, Severity
-from kubegpu.rules.inventory import Skipped
 from tests.security.logs import log_problems, runner_parse_v2
 
 # File names an attacker can commit (no NUL, no slash): a newline and an annotation, terminal escapes (OSC 8

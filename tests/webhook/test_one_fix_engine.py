@@ -12,7 +12,7 @@ import pytest
 
 from kubegpu.fix.engine import fix_text
 from kubegpu.fix.model import FixOptions
-from kubegpu.rules import lint_text
+from kubegpu.lint import lint_text
 from kubegpu.webhook import WebhookConfig, review
 
 CONFIG = WebhookConfig()

@@ -10,7 +10,7 @@ import jsonpatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegpu.rules import lint_text
+from kubegpu.lint import lint_text
 from kubegpu.webhook import WebhookConfig, review
 from kubegpu.webhook.review import may_use_accelerators
 

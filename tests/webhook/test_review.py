@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegpu.rules import LintConfig, Safety, Severity, lint_text
+from kubegpu.lint import LintConfig, Safety, Severity, lint_text
 from kubegpu.webhook import MalformedReview, WebhookConfig, review
 
 REVIEWS = Path(__file__).parent / "reviews"

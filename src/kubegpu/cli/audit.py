@@ -11,10 +11,10 @@ import typer
 from kubegpu import DEFAULT_IMAGE
 from kubegpu.cli.common import fail
 from kubegpu.errors import KubegpuError
+from kubegpu.lint import LintConfig, all_rules, load_config
 from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
 from kubegpu.live.rbac import RbacOptions, render_rbac
 from kubegpu.manifests.accelerators import AcceleratorRegistry
-from kubegpu.rules import LintConfig, all_rules, load_config
 
 
 class AuditFormat(StrEnum):

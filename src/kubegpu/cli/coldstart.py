@@ -14,7 +14,8 @@ from kubegpu.errors import InputError, KubegpuError
 from kubegpu.units.quantity import memory_bytes
 
 if TYPE_CHECKING:
-    from kubegpu.rules.coldstart_model import ImageFacts, ModelSize, Prediction, Rates
+    from kubegpu.serving.coldstart import ImageFacts, ModelSize, Prediction, Rates
+    from kubegpu.workloads.partial import PartialObject
 
 
 class Format(StrEnum):
@@ -96,7 +97,7 @@ def coldstart(
         report: list[dict[str, Any]] = [{"object": obj, **p.as_dict()} for obj, p in results]
         typer.echo(json.dumps(report, indent=2))
     else:
-        from kubegpu.rules.coldstart_model import describe
+        from kubegpu.serving.coldstart import describe
 
         blocks = [f"{obj}\n{describe([p])}" for obj, p in results]
         typer.echo("\n\n".join(blocks))
@@ -111,7 +112,7 @@ def _rates(
     init_seconds: float | None,
 ) -> Rates:
     """The rates the prediction uses: the options given, a loadbench result's best cold rate, else the defaults."""
-    from kubegpu.rules.coldstart_model import Rates
+    from kubegpu.serving.coldstart import Rates
 
     defaults = Rates()
     rate_source = defaults.load_source
@@ -135,7 +136,7 @@ def _rates(
 
 def _given_model(model_size: str | None, model_dir: Path | None) -> ModelSize | None:
     """The weights' size from --model-size or a --model-dir of safetensors files (None: the known-models table)."""
-    from kubegpu.rules.coldstart_model import ModelSize
+    from kubegpu.serving.coldstart import ModelSize
 
     if model_size is not None and model_dir is not None:
         raise InputError("give --model-size or --model-dir, not both")
@@ -151,7 +152,7 @@ def _given_model(model_size: str | None, model_dir: Path | None) -> ModelSize | 
 
 def _image_sizes(items: list[str]) -> tuple[dict[str, ImageFacts], ImageFacts | None]:
     """--image-size: IMAGE=SIZE per image, and SIZE for every image not otherwise known."""
-    from kubegpu.rules.coldstart_model import ImageFacts
+    from kubegpu.serving.coldstart import ImageFacts
 
     sized: dict[str, ImageFacts] = {}
     every: ImageFacts | None = None
@@ -204,47 +205,21 @@ def _predictions(
     """One prediction per GPU container of the manifest's pods (those lint and admit see), with its object."""
     from kubegpu.live.registry import layout_images
     from kubegpu.manifests.objects import read_objects
-    from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
-    from kubegpu.rules.base import RuleContext
-    from kubegpu.rules.coldstart_model import Prediction, model_size_of, pod_images, predict
-    from kubegpu.rules.models import recognise
-    from kubegpu.rules.resources_util import gpu_containers
-    from kubegpu.workloads import pod_templates
-    from kubegpu.workloads.expand import expand_input
-    from kubegpu.workloads.partial import partial_object
+    from kubegpu.serving.manifest import manifest_predictions
 
     layouts = [layout_images(path) for path in oci_layout]
     documents = read_objects(str(manifest))
-    ctx = RuleContext(options={}, accelerator_resources=DEFAULT_ACCELERATOR_RESOURCES)
-    results: list[tuple[str, Prediction]] = []
-    registry_notes: list[str] = []
-    for document in expand_input(documents):  # the pods lint and admit see
-        fragment = partial_object(document)
-        if fragment is not None:  # a patch fragment: its images are the patched object's (as lint skips it)
-            typer.echo(
-                f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, not checked",
-                err=True,
-            )
-            continue
-        for template in pod_templates(document):
-            facts = _image_facts(pod_images(template), layouts, sizes, registry, insecure_registry, registry_notes)
-            for container, _ in gpu_containers(template, ctx):
-                server = recognise(template, container)
-                model = given_model or model_size_of(server)
-                prediction = predict(template, container, server, facts, model, rates)
-                if registry_notes:
-                    prediction = Prediction(
-                        prediction.container,
-                        prediction.server,
-                        prediction.terms,
-                        prediction.budget,
-                        (*prediction.notes, *registry_notes),
-                    )
-                    registry_notes = []
-                results.append((f"{document.kind}/{document.ref.name}", prediction))
-    if not results:
-        raise InputError("no GPU container in this manifest", file=str(manifest))
-    return results
+
+    def facts_of(images: list[str], notes: list[str]) -> dict[str, ImageFacts]:
+        return _image_facts(images, layouts, sizes, registry, insecure_registry, notes)
+
+    def on_fragment(fragment: PartialObject) -> None:
+        typer.echo(
+            f"kubegpu: notice: {fragment.file}:{fragment.line}: {fragment.what}: a patch fragment, not checked",
+            err=True,
+        )
+
+    return manifest_predictions(documents, str(manifest), facts_of, given_model, rates, on_fragment)
 
 
 def register(app: typer.Typer, gen_app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ from kubegpu.errors import ConfigError, InputError, KubegpuError
 from kubegpu.report.escape import printable
 
 if TYPE_CHECKING:
-    from kubegpu.rules import NodeTarget, Severity
+    from kubegpu.lint import NodeTarget, Severity
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -51,7 +51,7 @@ def positive_ints(text: str, option: str) -> tuple[int, ...]:
 
 def fail_on_severity(value: str | None) -> Severity | None:
     """--fail-on's value, or a ConfigError with the close match ("did you mean error?")."""
-    from kubegpu.rules import Severity
+    from kubegpu.lint import Severity
 
     if value is None:
         return None
@@ -113,7 +113,7 @@ def run_app(app: typer.Typer, prog: str, fast_exit: bool = False, command: str =
 def node_target(node: str | None, kubelet_config: Path | None, smt: int | None) -> NodeTarget:
     """The node `lint` and `fix` check against: --node (preset or profile), --kubelet-config (read by the one
     KubeletConfiguration reader) and --smt."""
-    from kubegpu.rules import NodeTarget
+    from kubegpu.lint import NodeTarget
 
     if kubelet_config is not None and node is None:
         raise typer.BadParameter("--kubelet-config describes the kubelet of the --node nodes; give --node too")

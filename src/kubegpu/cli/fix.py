@@ -26,11 +26,11 @@ from kubegpu.cli.common import (
 from kubegpu.errors import ConfigError, KubegpuError
 from kubegpu.fix import FileOutcome, FindingLike, FixOptions, InputFile, fix_input, read_inputs, write_outcome
 from kubegpu.fix.files import decode, encode, remove_leftovers
+from kubegpu.lint import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
+from kubegpu.lint.config import rule_names_option
+from kubegpu.lint.engine import internal_error
 from kubegpu.report.escape import printable
-from kubegpu.rules import LintConfig, Rule, Severity, all_rules, find_config, lint_text, load_config
-from kubegpu.rules.config import rule_names_option
-from kubegpu.rules.engine import internal_error
-from kubegpu.rules.options import OptionValueError
+from kubegpu.ruleapi.options import OptionValueError
 
 STDIN = "-"
 

@@ -342,7 +342,7 @@ def _fix_options(
 ) -> fixes.FixOptions:
     """The lint configuration and node facts `kubegpu fix` would use for `for_` (its config file is found the same
     way), with the explicit /dev/shm size checked first."""
-    from kubegpu.rules import LintConfig, all_rules, find_config, load_config
+    from kubegpu.lint import LintConfig, all_rules, find_config, load_config
 
     if size is not None:
         fixes.check_shm_size(size)

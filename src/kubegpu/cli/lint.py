@@ -22,9 +22,7 @@ from kubegpu.cli.common import (
     node_target,
 )
 from kubegpu.errors import KubegpuError
-from kubegpu.manifests.render import DEFAULT_RENDER_DEADLINE_S, DEFAULT_RENDER_TIMEOUT_S, HelmSettings
-from kubegpu.report.escape import printable
-from kubegpu.rules import (
+from kubegpu.lint import (
     LintConfig,
     LintResult,
     Severity,
@@ -34,8 +32,10 @@ from kubegpu.rules import (
     lint_paths,
     load_config,
 )
-from kubegpu.rules.config import did_you_mean, rule_names_option, split_rule_names
-from kubegpu.rules.engine import NoInputError
+from kubegpu.lint.config import did_you_mean, rule_names_option, split_rule_names
+from kubegpu.lint.runner import NoInputError
+from kubegpu.manifests.render import DEFAULT_RENDER_DEADLINE_S, DEFAULT_RENDER_TIMEOUT_S, HelmSettings
+from kubegpu.report.escape import printable
 
 
 class OutputFormat(StrEnum):
@@ -291,7 +291,7 @@ def explain(
     ],
 ) -> None:
     """Print rules' documentation pages."""
-    from kubegpu.rules.docs import rule_doc  # `explain` only: lint need not import it
+    from kubegpu.lint.docs import rule_doc  # `explain` only: lint need not import it
 
     pages = []
     for key in split_rule_names(rules) or [", ".join(rules)]:

@@ -10,8 +10,8 @@ import typer
 from kubegpu import DEFAULT_IMAGE
 from kubegpu.cli.common import IGNORE_HELP, SELECT_HELP, fail
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.rules import LintConfig, Severity, all_rules, load_config
-from kubegpu.rules.config import rule_names_option
+from kubegpu.lint import LintConfig, Severity, all_rules, load_config
+from kubegpu.lint.config import rule_names_option
 from kubegpu.webhook import WebhookConfig
 from kubegpu.webhook.deploy import DeployOptions, encode_ca_bundle, render_webhook
 from kubegpu.webhook.limits import Limits

@@ -74,7 +74,7 @@ DISPLAY_ONLY = "display-only"
 
 
 if TYPE_CHECKING:
-    from kubegpu.rules.base import Finding
+    from kubegpu.ruleapi import Finding
 
     def _rules_findings_are_what_the_engine_reads(finding: Finding) -> FindingLike:
         return finding

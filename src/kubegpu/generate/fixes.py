@@ -21,8 +21,8 @@ from kubegpu.fix.protocols import FindingLike
 from kubegpu.generate.patches import PatchBuilder, PatchBundle, bundle
 from kubegpu.generate.scheduler import SchedulerOptions, scheduler_config
 from kubegpu.generate.workload import Workload
-from kubegpu.rules import LintConfig, NodeTarget, lint_text
-from kubegpu.rules.options import OptionValueError
+from kubegpu.lint import LintConfig, NodeTarget, lint_text
+from kubegpu.ruleapi.options import OptionValueError
 from kubegpu.rules.shm import SIZE_LIMIT, SIZE_OPTION
 
 # Each fix a user can choose, as the rules whose fixes make it up.

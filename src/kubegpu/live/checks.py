@@ -11,11 +11,11 @@ from dataclasses import replace
 from typing import Any
 
 from kubegpu.errors import InputError
+from kubegpu.lint import Finding, LintConfig, lint_text
 from kubegpu.live.audit import AuditReport, Issue
 from kubegpu.live.model import ClusterSnapshot
 from kubegpu.manifests.accelerators import AcceleratorRegistry
 from kubegpu.manifests.pod import uses_accelerators
-from kubegpu.rules import Finding, LintConfig, lint_text
 
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
 

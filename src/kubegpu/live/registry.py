@@ -20,7 +20,7 @@ from typing import Any
 
 from kubegpu.errors import InputError
 from kubegpu.manifests.image import ImageRef, parse_image
-from kubegpu.rules.coldstart_model import ImageFacts, lazy_from_manifest
+from kubegpu.serving.coldstart import ImageFacts, lazy_from_manifest
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 MANIFEST_TYPES = ("application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json")

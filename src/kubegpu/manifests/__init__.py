@@ -17,6 +17,7 @@ from kubegpu.manifests.document import (
 from kubegpu.manifests.loader import InputProblem, LoadResult, load_text
 from kubegpu.manifests.memo import memoised
 from kubegpu.manifests.podspec import pod_spec
+from kubegpu.manifests.regular_file import NotReadable, read_regular, read_regular_stat
 from kubegpu.manifests.resources import (
     ContainerResources,
     ResourceValue,
@@ -24,7 +25,7 @@ from kubegpu.manifests.resources import (
     gpu_count,
     uses_accelerators,
 )
-from kubegpu.manifests.sources import NotReadable, SourceText, discover, read_regular, read_regular_stat, read_source
+from kubegpu.manifests.sources import SourceText, discover, read_source
 from kubegpu.manifests.template import ContainerRef, PodTemplate, containers_of
 
 __all__ = [

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kubegpu.errors import InputError
-from kubegpu.manifests.sources import _kind_of  # a FIFO, a device...: the words the readers use
+from kubegpu.manifests.regular_file import _kind_of  # a FIFO, a device...: the words the readers use
 
 TEMP_SUFFIX = ".kubegpu.tmp"  # temp files are `.NAME.PID.RANDOM.kubegpu.tmp`: the PID tells a dead writer's
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -23,7 +23,7 @@ _KEPT_HIDDEN = frozenset({".helmignore"})
 
 def copy_chart(chart: Path, into: Path, max_file_bytes: int) -> str | None:
     """Copy `chart`'s files into the new folder `into`; None when done, else why the chart is not rendered."""
-    from kubegpu.manifests.sources import NotReadable, read_regular  # sources imports this package's roots
+    from kubegpu.manifests.regular_file import NotReadable, read_regular
 
     root = Root.of(chart)
     into.mkdir(parents=True)

@@ -49,7 +49,7 @@ def kustomization_file(folder: Path) -> Path | None:
 def check(folder: Path, root: Root, allow_remote: bool, max_bytes: int) -> Refusal | None:
     """The first reference of `folder`'s kustomization, or of one it builds on, that leaves `root` or is
     remote (unless allowed); None when the build reads only files in the root."""
-    from kubegpu.manifests.sources import read_regular  # sources imports roots, as this module does
+    from kubegpu.manifests.regular_file import read_regular
 
     queue = [Path(os.path.realpath(folder))]
     seen: set[Path] = set()

@@ -20,8 +20,9 @@ import yaml
 
 from kubegpu.manifests.document import Document, FieldPath, Location, get_path
 from kubegpu.manifests.loader import load_text
+from kubegpu.manifests.regular_file import read_regular
 from kubegpu.manifests.roots import Root
-from kubegpu.manifests.sources import DEFAULT_MAX_BYTES, read_regular
+from kubegpu.manifests.sources import DEFAULT_MAX_BYTES
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from kubegpu.manifests.gitignore import IgnoreRules
+from kubegpu.manifests.regular_file import read_regular
 
 _IGNORE_FILE_BYTES = 1 << 20  # a .gitignore larger than this is not read
 MAX_IGNORE_PATTERNS = 2000
@@ -123,8 +124,6 @@ class Selector:
 
     def _ignore_of(self, folder: Path, top: Path) -> IgnoreRules | None:
         if folder not in self._ignores:
-            from kubegpu.manifests.sources import read_regular  # sources imports this module
-
             lines: list[str] = []
             for file in (folder / ".gitignore", *((top / ".git" / "info" / "exclude",) if folder == top else ())):
                 try:

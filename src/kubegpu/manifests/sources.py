@@ -6,7 +6,6 @@ Nothing here parses YAML; it only turns what the user named into texts with name
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from operator import attrgetter
 from pathlib import Path
 
 from kubegpu.errors import InputError
+from kubegpu.manifests.regular_file import NotReadable, read_regular
 from kubegpu.manifests.roots import Followed, Root, display, follow
 from kubegpu.manifests.selection import Selection, Selector, work_tree
 
@@ -31,58 +31,6 @@ class SourceText:
     kind: str = "manifest"  # "manifest" or "dockerfile"
     error: str | None = None
     path: Path | None = None
-
-
-class NotReadable(OSError):
-    """A path that is not read: not a regular file (a FIFO, a device, a socket), or over the size limit."""
-
-
-def _kind_of(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "is a directory"
-    if stat.S_ISFIFO(mode):
-        return "is a named pipe (FIFO), not a regular file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    return "is not a regular file"
-
-
-def read_regular(path: Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file (links followed), at most `max_bytes`; NotReadable (an OSError) otherwise."""
-    return read_regular_stat(path, max_bytes)[0]
-
-
-def read_regular_stat(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
-    """The bytes of a regular file (links followed), at most `max_bytes`; NotReadable (an OSError) otherwise.
-
-    The file is opened without blocking (a FIFO would wait for a writer forever) and checked with fstat on
-    that descriptor, so a link swapped in between cannot send us to /dev/zero; the limit applies to the
-    bytes read, whatever stat said.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotReadable(_kind_of(info.st_mode))
-        if info.st_size > max_bytes:
-            raise NotReadable(
-                f"file is {info.st_size} bytes, over the {max_bytes}-byte limit (raise it with --max-file-size)"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > max_bytes:
-                raise NotReadable(f"input is over the {max_bytes}-byte limit (raise it with --max-file-size)")
-        return b"".join(chunks), info
-    finally:
-        os.close(fd)
 
 
 def is_dockerfile(path: Path) -> bool:

@@ -6,8 +6,8 @@ property and data escaping), so that each finding is one annotation line and not
 
 from __future__ import annotations
 
+from kubegpu.lint import LintResult
 from kubegpu.report.escape import workflow_data, workflow_property
-from kubegpu.rules import LintResult
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii as _quote
 from typing import Any
 
+from kubegpu.lint import Finding, Fix, LintResult
 from kubegpu.manifests import FieldPath, ObjectRef, format_path
 from kubegpu.report.escape import json_defused, unicode_text
-from kubegpu.rules import Finding, Fix, LintResult
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from kubegpu.lint import Finding, LintResult, Severity
 from kubegpu.report.escape import printable
-from kubegpu.rules import Finding, LintResult, Severity
 
 
 def render_junit(result: LintResult, fail_on: Severity = Severity.WARNING) -> str:

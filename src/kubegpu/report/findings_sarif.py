@@ -16,8 +16,8 @@ from typing import Any
 from urllib.parse import quote
 
 from kubegpu import __version__
+from kubegpu.lint import Finding, LintResult, all_rules
 from kubegpu.report.escape import json_defused, printable, unicode_text
-from kubegpu.rules import Finding, LintResult, all_rules
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kubegpu.lint import Finding, LintResult
 from kubegpu.manifests import read_regular
 from kubegpu.report.escape import printable
-from kubegpu.rules import Finding, LintResult
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from kubegpu.errors import InputError, KubegpuError
 from kubegpu.manifests import PodTemplate
 from kubegpu.manifests.resources import template_pod
-from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
+from kubegpu.ruleapi import RawFinding, Rule, RuleContext, Severity, Target
 
 if TYPE_CHECKING:  # the kubelet model is imported only when a --node run needs it (lint start-up stays fast)
     from kubegpu.kubelet import NodeState

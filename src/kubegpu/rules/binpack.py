@@ -13,7 +13,7 @@ from typing import Any
 
 from kubegpu.manifests import Document, FieldPath, PodTemplate, as_mapping
 from kubegpu.manifests.resources import is_accelerator
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.workloads import kind_of
 
 _PRACTICE = "bin-packing"

@@ -10,8 +10,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kubegpu.manifests import ContainerRef, PodTemplate, memoised
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.coldstart_model import (
+from kubegpu.manifests.gpu_containers import gpu_containers
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi.options import RuleOption, byte_sizes, positive_number
+from kubegpu.serving.coldstart import (
     DEFAULT_INIT_SECONDS,
     DEFAULT_LOAD_GBPS,
     DEFAULT_PULL_GBPS,
@@ -23,9 +25,7 @@ from kubegpu.rules.coldstart_model import (
     model_size_of,
     predict,
 )
-from kubegpu.rules.models import recognise
-from kubegpu.rules.options import RuleOption, byte_sizes, positive_number
-from kubegpu.rules.resources_util import gpu_containers
+from kubegpu.serving.servers import recognise
 
 _NAME = "startup-probe-too-short"
 _HANDLERS = ("httpGet", "tcpSocket", "grpc", "exec")
@@ -128,7 +128,7 @@ def _check(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     # Only a probe can kill a slow start: containers without one are not recognised or predicted (most of them).
     servers = [
         (c, server)
-        for c, _ in gpu_containers(template, ctx)
+        for c, _ in gpu_containers(template, ctx.accelerator_resources)
         if has_probe_budget(c) and (server := recognise(template, c)) is not None
     ]
     if not servers:

@@ -23,8 +23,8 @@ from kubegpu.manifests import (
 )
 from kubegpu.manifests.document import format_path
 from kubegpu.manifests.template import int_field
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.options import RuleOption, queue_name
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi.options import RuleOption, queue_name
 from kubegpu.workloads import GangMinimum, GangShape, GangVerdict, gang_shape, kind_of, pod_templates, shaped_kinds
 
 _PRACTICE = "gang scheduling"

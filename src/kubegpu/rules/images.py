@@ -12,11 +12,11 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from kubegpu.manifests import ContainerRef, PodTemplate, memoised
+from kubegpu.manifests.gpu_containers import gpu_containers
 from kubegpu.manifests.image import ImageRef, parse_image
 from kubegpu.manifests.placeholders import DEPENDS_ON, MARKER, placeholders_in, render
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.options import RuleOption, regular_expressions
-from kubegpu.rules.resources_util import gpu_containers
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi.options import RuleOption, regular_expressions
 
 _PRACTICE = "image pull time"
 
@@ -124,7 +124,10 @@ def _is_gpu(container: ContainerRef, template: PodTemplate, ctx: RuleContext) ->
     """Does the container get the pod's GPUs, as the one pod model decides (sidecars never do)? Asked only for
     a finding (no set of paths built per template)."""
     # (the pod model's GPU containers are the template's own ContainerRefs: identity answers before the path does)
-    return any(gpu is container or gpu.path == container.path for gpu, _res in gpu_containers(template, ctx))
+    return any(
+        gpu is container or gpu.path == container.path
+        for gpu, _res in gpu_containers(template, ctx.accelerator_resources)
+    )
 
 
 def _pulled(container: ContainerRef, gpu: bool) -> str:

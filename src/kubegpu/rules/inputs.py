@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from kubegpu.manifests import ContainerRef, PodTemplate, container_resources
 from kubegpu.manifests.placeholders import placeholders_in
 from kubegpu.manifests.resources import ResourceValue
-from kubegpu.rules.base import RawFinding, Rule, RuleContext, Severity, Target
+from kubegpu.ruleapi import RawFinding, Rule, RuleContext, Severity, Target
 
 _PRACTICE = "input"
 

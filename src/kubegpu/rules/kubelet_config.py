@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubegpu.manifests import Document, FieldPath, as_mapping, memoised
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.units.quantity import format_bytes
 

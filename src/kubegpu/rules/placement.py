@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from kubegpu.manifests import Document, PodTemplate, as_mapping, get_path, is_mapping, mapping_items
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi.options import RuleOption, label_key, label_keys
 from kubegpu.rules.gang import (
     SHAPED_KINDS,
     is_work_queue_job,
@@ -19,7 +20,6 @@ from kubegpu.rules.gang import (
     object_annotations,
     relative_path,
 )
-from kubegpu.rules.options import RuleOption, label_key, label_keys
 from kubegpu.workloads import GangShape, kind_of
 
 _PRACTICE = "topology-aware placement"

@@ -14,11 +14,11 @@ import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import QuantityError
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate, format_path, is_mapping, memoised
 from kubegpu.manifests.accelerators import is_accelerator
+from kubegpu.manifests.gpu_containers import all_container_resources, gpu_containers
 from kubegpu.manifests.resources import ResourceValue, container_resources, template_pod
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.kserve_supply import Supply, effective, supply
-from kubegpu.rules.options import RuleOption, whole_number
-from kubegpu.rules.resources_util import all_container_resources, gpu_containers
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi.options import RuleOption, whole_number
+from kubegpu.serving.kserve_supply import Supply, effective, supply
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
 
@@ -292,7 +292,7 @@ def _label(container: ContainerRef) -> str:
 
 
 def _cpu_value(ctx: RuleContext, template: PodTemplate) -> Iterator[tuple[Any, Any, Decimal]]:
-    for container, res in gpu_containers(template, ctx):
+    for container, res in gpu_containers(template, ctx.accelerator_resources):
         cpu = res.limits.get("cpu") or res.requests.get("cpu")
         if cpu is None or cpu.quantity is None:
             continue

@@ -22,11 +22,11 @@ from kubegpu.manifests import (
     mapping_items,
     memoised,
 )
+from kubegpu.manifests.gpu_containers import gpu_containers
 from kubegpu.manifests.resources import template_pod
 from kubegpu.manifests.template import ContainerFill
-from kubegpu.rules.base import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.rules.options import RuleOption, quantity_above
-from kubegpu.rules.resources_util import gpu_containers
+from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
+from kubegpu.ruleapi.options import RuleOption, quantity_above
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
 from kubegpu.workloads import kind_of, pod_templates, trainjob
@@ -234,7 +234,7 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
         return  # the TrainJob's pods come from its runtime's template (and patches), which mount /dev/shm
     missing: list[tuple[ContainerRef, str | None]] = []  # with the volume each mounts at /dev/shm, if any
     undecided: list[tuple[ContainerRef, ContainerFill]] = []
-    for container, _res in gpu_containers(template, ctx):
+    for container, _res in gpu_containers(template, ctx.accelerator_resources):
         name = _shm_volume_name(container)
         # the pod's volumes are looked up only for a container that mounts something at /dev/shm
         if name is not None and (name in _memory_volumes(template) or _host_path_shm(template, name)):
@@ -412,7 +412,7 @@ def _shareable_volume(template: PodTemplate, limit: int | None) -> str | None:
 
 def _check_unsized(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
     seen: set[str] = set()
-    for container, _res in gpu_containers(template, ctx):
+    for container, _res in gpu_containers(template, ctx.accelerator_resources):
         name = _shm_volume_name(container)
         if name is None:
             continue  # the pod's volumes and memory limit are read only for a container that mounts /dev/shm

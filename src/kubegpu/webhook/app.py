@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from kubegpu.deadline import Deadline
-from kubegpu.rules import all_rules
+from kubegpu.lint import all_rules
 from kubegpu.webhook.limits import Limits
 from kubegpu.webhook.metrics import CONTENT_TYPE, Metrics
 from kubegpu.webhook.review import Decision, MalformedReview, Mode, WebhookConfig, review

@@ -19,8 +19,8 @@ import yaml
 
 from kubegpu import DEFAULT_IMAGE
 from kubegpu.errors import InputError
-from kubegpu.rules import all_rules
-from kubegpu.rules.config import parse_config
+from kubegpu.lint import all_rules
+from kubegpu.lint.config import parse_config
 from kubegpu.webhook.limits import Limits, memory_limit_quantity
 from kubegpu.webhook.review import DEFAULT_FAILURE_POLICY, MAX_CONTAINERS, FailurePolicy, WebhookConfig
 

@@ -19,9 +19,9 @@ from kubegpu.errors import InputError
 from kubegpu.fix.engine import fix_object
 from kubegpu.fix.model import FixOptions
 from kubegpu.fix.protocols import FindingLike
+from kubegpu.lint import Finding, LintConfig, Severity, lint_object
 from kubegpu.manifests.loader import MAX_NESTING_DEPTH, NestingTooDeep, nesting_exceeds
 from kubegpu.manifests.resources import GPU_SHARING_ANNOTATIONS, HAMI_RESOURCES
-from kubegpu.rules import Finding, LintConfig, Severity, lint_object
 
 ADMISSION_API = "admission.k8s.io/v1"
 ALWAYS_EXCLUDED = frozenset({"kube-system"})

@@ -17,8 +17,8 @@ from kubegpu.manifests.render import HelmSettings, RenderOptions, namespace_prob
 from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
 from kubegpu.manifests.roots import Root
 from kubegpu.manifests.selection import Selection
-from kubegpu.rules.base import Rule, Severity
-from kubegpu.rules.options import OptionValueError, toml_text
+from kubegpu.ruleapi import Rule, Severity
+from kubegpu.ruleapi.options import OptionValueError, toml_text
 
 CONFIG_FILE = "kubegpu.toml"
 MAX_CONFIGURED_FILE_BYTES = 64 * 1024 * 1024
@@ -51,7 +51,7 @@ class LintConfig:
     def __post_init__(self) -> None:
         # However the configuration was built (a file, the command line, the Python API), rules read checked options.
         if self.options:
-            from kubegpu.rules.registry import all_rules  # the registry imports every rule module
+            from kubegpu.lint.registry import all_rules  # the registry imports every rule module
 
             object.__setattr__(self, "options", checked_options(self.options, all_rules(), self.source))
 
@@ -133,7 +133,7 @@ _CONFIG_BYTES = 4 * 1024 * 1024  # a configuration file larger than this is refu
 def _config_text(path: Path, errors: str = "strict") -> str:
     """The text of a configuration file, at most _CONFIG_BYTES of a regular file; "" when it cannot be read
     (`errors="replace"`), else the OSError or UnicodeDecodeError."""
-    from kubegpu.manifests.sources import NotReadable, read_regular
+    from kubegpu.manifests.regular_file import NotReadable, read_regular
 
     try:
         return read_regular(path, _CONFIG_BYTES).decode("utf-8", errors)
@@ -162,7 +162,7 @@ def load_config(path: Path | None, known_rules: Sequence[Rule]) -> LintConfig:
         table = raw.get("tool", {}).get("kubegpu", {})
         prefix = ("tool", "kubegpu")
     if not isinstance(table, dict):
-        from kubegpu.rules.config_lines import key_line
+        from kubegpu.lint.config_lines import key_line
 
         raise ConfigError("[tool.kubegpu] must be a table", file=str(path), line=key_line(text, prefix))
     return parse_config(table, str(path), known_rules, text, prefix)
@@ -194,7 +194,7 @@ def parse_config(
 
     def error(message: str, *key: str) -> ConfigError:
         """A ConfigError at the line of `key` (a path of table names and a key) when the file shows it."""
-        from kubegpu.rules.config_lines import key_line  # read only for an error
+        from kubegpu.lint.config_lines import key_line  # read only for an error
 
         return ConfigError(message, file=source, line=None if text is None else key_line(text, (*prefix, *key)))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kubegpu.rules.base import Rule
+from kubegpu.ruleapi import Rule
 
 
 def rule_doc(rule: Rule) -> str:
@@ -59,7 +59,7 @@ OPTIONS_END = "<!-- end of rule options -->"
 
 def options_doc() -> str:
     """The rule options part of docs/configuration.md: every option of every rule, from its declaration."""
-    from kubegpu.rules.registry import all_rules
+    from kubegpu.lint.registry import all_rules
 
     parts = [OPTIONS_BEGIN]
     for rule in all_rules():
@@ -82,7 +82,7 @@ def update_configuration_page(page: Path) -> bool:
 
 def write_rule_docs(folder: Path) -> list[Path]:
     """Write docs/rules/<CODE>.md for every rule and an index; return the files written."""
-    from kubegpu.rules.registry import all_rules
+    from kubegpu.lint.registry import all_rules
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -97,7 +97,7 @@ def write_rule_docs(folder: Path) -> list[Path]:
 
 
 def rules_index() -> str:
-    from kubegpu.rules.registry import all_rules
+    from kubegpu.lint.registry import all_rules
 
     lines = ["# Rules", "", "| code | name | practice | severity | fix | summary |", "|---|---|---|---|---|---|"]
     for rule in all_rules():

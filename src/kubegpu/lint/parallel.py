@@ -21,11 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from kubegpu.collector import gc_paused
-from kubegpu.manifests import Document, Location, ObjectRef
-from kubegpu.manifests.sources import HELM, KUSTOMIZE
-from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, NodeTarget, Severity
-from kubegpu.rules.config import LintConfig
-from kubegpu.rules.engine import (
+from kubegpu.lint.config import LintConfig
+from kubegpu.lint.engine import (
     LintResult,
     LoadedSource,
     Prepared,
@@ -34,7 +31,10 @@ from kubegpu.rules.engine import (
     lint_streaming,
     load_source,
 )
-from kubegpu.rules.processes import Input
+from kubegpu.lint.processes import Input
+from kubegpu.manifests import Document, Location, ObjectRef
+from kubegpu.manifests.sources import HELM, KUSTOMIZE
+from kubegpu.ruleapi import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Finding, Fix, NodeTarget, Severity
 from kubegpu.workloads.expand import with_embedded
 
 # One input file: its position in discovery order, display name, path (None for stdin) and kind.

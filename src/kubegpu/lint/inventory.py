@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubegpu.manifests import Document, memoised
-from kubegpu.rules.base import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
+from kubegpu.ruleapi import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
 from kubegpu.workloads import Coverage, coverage, partial
 
 # Files that carry apiVersion and kind but are read by tools, not served by the API server.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from kubegpu.ruleapi import Rule
 from kubegpu.rules import (
     admission,
     binpack,
@@ -21,7 +22,6 @@ from kubegpu.rules import (
     qos,
     shm,
 )
-from kubegpu.rules.base import Rule
 
 _MODULES = (
     inputs,

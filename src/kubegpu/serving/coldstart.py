@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegpu.manifests import ContainerRef, FieldPath, PodTemplate
-from kubegpu.rules.models import PERSISTENT_SOURCES, Server, mount_for, mounts
+from kubegpu.serving.servers import PERSISTENT_SOURCES, Server, mount_for, mounts
 
 # --- defaults, each with where it comes from -----------------------------------------------------------------
 

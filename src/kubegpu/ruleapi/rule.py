@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from kubegpu.manifests import Document, FieldPath, Location, ObjectRef, PodTemplate
-from kubegpu.rules.options import RuleOption
+from kubegpu.ruleapi.options import RuleOption
 from kubegpu.workloads import looked_up_kinds
 
 if TYPE_CHECKING:
