@@ -183,6 +183,9 @@ class PodInfo:
     volumes: tuple[PodVolume, ...] = ()
     uid: str = ""
     resource_version: str = ""
+    # required scheduling rules that depend on other pods: "pod affinity", "pod anti-affinity",
+    # "topology spread", "host ports" (the fit checks here do not model them)
+    pod_rules: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

@@ -215,6 +215,33 @@ def _volumes(spec: Mapping[str, Any], where: str, source: str) -> tuple[PodVolum
     return tuple(out)
 
 
+def _host_ports(spec: Mapping[str, Any], where: str, source: str) -> bool:
+    for kind in ("initContainers", "containers"):
+        for i, raw in enumerate(_list(spec.get(kind), f"{where}.spec.{kind}", source)):
+            container = _map(raw, f"{where}.spec.{kind}[{i}]", source)
+            for j, port in enumerate(_list(container.get("ports"), f"{where}.spec.{kind}[{i}].ports", source)):
+                if _map(port, f"{where}.spec.{kind}[{i}].ports[{j}]", source).get("hostPort"):
+                    return True
+    return False
+
+
+def _pod_rules(spec: Mapping[str, Any], where: str, source: str) -> tuple[str, ...]:
+    """The pod's required scheduling rules that depend on other pods (InterPodAffinity, PodTopologySpread with
+    DoNotSchedule, NodePorts)."""
+    rules: list[str] = []
+    affinity = _map(spec.get("affinity"), f"{where}.spec.affinity", source)
+    for key, name in (("podAffinity", "pod affinity"), ("podAntiAffinity", "pod anti-affinity")):
+        terms = _map(affinity.get(key), f"{where}.spec.affinity.{key}", source)
+        if terms.get("requiredDuringSchedulingIgnoredDuringExecution"):
+            rules.append(name)
+    spread = _list(spec.get("topologySpreadConstraints"), f"{where}.spec.topologySpreadConstraints", source)
+    if any(isinstance(c, Mapping) and c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule" for c in spread):
+        rules.append("topology spread")
+    if _host_ports(spec, where, source):
+        rules.append("host ports")
+    return tuple(rules)
+
+
 def _ready(status: Mapping[str, Any], where: str, source: str) -> bool:
     """IsPodReady: the Ready condition is True."""
     return any(
@@ -257,6 +284,7 @@ def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
         ready=_ready(status, where, source),
         deleting=meta.get("deletionTimestamp") is not None,
         volumes=_volumes(spec, where, source),
+        pod_rules=_pod_rules(spec, where, source),
         uid=str(meta.get("uid") or ""),
         resource_version=str(meta.get("resourceVersion") or ""),
     )

@@ -1,0 +1,62 @@
+"""Whether a running pod may be evicted to make room, and why not: cluster-autoscaler's drain rules, then
+what defrag cannot re-place.
+
+Follows kubernetes/autoscaler cluster-autoscaler v1.32 (simulator/drainability/rules and utils/drain): mirror
+pods, terminating pods and DaemonSet pods stay; `cluster-autoscaler.kubernetes.io/safe-to-evict: "true"` lifts
+the rules that follow it; a pod with no controller (no owner reference with controller: true, or only a Node:
+a static pod), a kube-system pod no PodDisruptionBudget covers, `safe-to-evict: "false"` and local storage
+(hostPath, or an emptyDir not in memory, unless named in `safe-to-evict-local-volumes`) stay. A controller that
+is a custom resource counts as a controller (cluster-autoscaler's --skip-nodes-with-custom-controller-pods=false).
+"""
+
+from __future__ import annotations
+
+from kubegpu.live.model import PodInfo
+
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
+SYSTEM_NAMESPACE = "kube-system"
+MEMORY_MEDIUM = "Memory"
+
+# The reasons a pod stays where it runs, as the plan's summary counts them.
+MIRROR = "a static pod's mirror"
+TERMINATING = "already terminating"
+DAEMONSET = "a DaemonSet's pod"
+NO_CONTROLLER = "no controller would recreate it"
+SYSTEM = "a kube-system pod that no PodDisruptionBudget covers"
+NOT_SAFE = f'annotated {SAFE_TO_EVICT}: "false"'
+LOCAL_STORAGE = "local storage"
+
+
+def _local_volume(pod: PodInfo) -> str | None:
+    """The first hostPath or disk-backed emptyDir volume not named in safe-to-evict-local-volumes."""
+    allowed = {v.strip() for v in pod.annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES, "").split(",") if v.strip()}
+    for volume in pod.volumes:
+        local = volume.source == "hostPath" or (volume.source == "emptyDir" and volume.medium != MEMORY_MEDIUM)
+        if local and volume.name not in allowed:
+            return volume.name
+    return None
+
+
+def drain_blocker(pod: PodInfo, covered: bool) -> str | None:
+    """Why cluster-autoscaler's drain rules keep `pod` on its node, or None; `covered`: a PodDisruptionBudget of
+    its namespace selects it."""
+    if pod.mirror:
+        return MIRROR
+    if pod.deleting:
+        return TERMINATING
+    if pod.daemonset:
+        return DAEMONSET
+    if pod.annotations.get(SAFE_TO_EVICT) == "true":
+        return None
+    controller = pod.controller
+    if controller is None or controller.kind == "Node":
+        return NO_CONTROLLER
+    if pod.namespace == SYSTEM_NAMESPACE and not covered:
+        return SYSTEM
+    if pod.annotations.get(SAFE_TO_EVICT) == "false":
+        return NOT_SAFE
+    volume = _local_volume(pod)
+    if volume is not None:
+        return f"{LOCAL_STORAGE} (volume {volume})"
+    return None
