@@ -221,9 +221,9 @@ class _Program:
                 self.model.row(terms, -np.inf, float(allowance.allowed))
 
 
-def solve(instance: Instance, scope: Scope, allow_loss: bool, time_limit: float) -> Solution | None:
-    """The best plan within `scope` found in `time_limit` seconds, or None (none exists in the scope, or none
-    was found in time)."""
+def solve(instance: Instance, scope: Scope, allow_loss: bool, time_limit: float) -> tuple[Solution | None, bool]:
+    """The best plan within `scope` found in `time_limit` seconds, or None; and whether the solver proved that no
+    plan exists in the scope (else none was found in time)."""
     program = _Program(instance, scope, allow_loss)
     solver = new_solver()
     solver.setOptionValue("mip_rel_gap", 0.0)
@@ -234,14 +234,15 @@ def solve(instance: Instance, scope: Scope, allow_loss: bool, time_limit: float)
     status = solver.getModelStatus()
     info = solver.getInfo()
     if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit):
-        return None
+        refuted = (highspy.HighsModelStatus.kInfeasible, highspy.HighsModelStatus.kUnboundedOrInfeasible)
+        return None, status in refuted
     if info.primal_solution_status != FEASIBLE:
-        return None
+        return None, False
     values = np.rint(np.asarray(solver.getSolution().col_value)).astype(np.int64)
     optimal = status == highspy.HighsModelStatus.kOptimal
     dual = float(info.objective_function_value) if optimal else float(info.mip_dual_bound)
     bound = max(0, int(np.floor(dual / program.weight_evict + 1e-9)))
-    return _extract(program, values, optimal, bound)
+    return _extract(program, values, optimal, bound), False
 
 
 def _extract(program: _Program, values: IntArray, optimal: bool, bound: int) -> Solution:

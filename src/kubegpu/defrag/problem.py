@@ -61,6 +61,7 @@ class Candidate:
     unit: int
     budget: str
     priority: int
+    shape: PodShape
 
 
 @dataclass(frozen=True)
@@ -186,9 +187,17 @@ def _vector(requests: Mapping[str, int], resources: Sequence[str]) -> IntArray:
     return np.array([requests.get(r, 0) for r in resources], dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class _Movable:
+    """A pod that may move: its volumes' node affinity and its priority."""
+
+    affinity: NodeAffinity
+    priority: int
+
+
 def _stays(
     pod: PodInfo, covering: Sequence[DisruptionBudget], priority: int, snapshot: ClusterSnapshot
-) -> tuple[str, str] | tuple[NodeAffinity, int]:
+) -> tuple[str, str] | _Movable:
     """(kind, detail) of why the pod stays; else its volumes' node affinity and its priority."""
     blocker = drain_blocker(pod, bool(covering))
     if blocker is not None:
@@ -202,7 +211,7 @@ def _stays(
     extra, unknown = _volume_affinity(pod, snapshot)
     if unknown is not None:
         return VOLUMES_UNKNOWN, unknown
-    return extra, own
+    return _Movable(extra, own)
 
 
 def build_instance(
@@ -219,10 +228,10 @@ def build_instance(
         for pod in snapshot.pods_on(node.name):
             covering = [b for b in budgets if b.covers(pod)]
             stay = _stays(pod, covering, target.priority, snapshot)
-            if isinstance(stay, tuple):
+            if not isinstance(stay, _Movable):
                 kept.append(Kept(pod.key, node.name, *stay))
                 continue
-            extra, priority = stay
+            extra, priority = stay.affinity, stay.priority
             answer = verdict(pod, covering, allowances)
             if answer.refused:
                 kept.append(Kept(pod.key, node.name, BUDGET, answer.refused))
@@ -278,7 +287,7 @@ def build_instance(
             if unit == len(units):
                 units.append(Unit((), key))
             units[unit] = Unit((*units[unit].members, len(candidates)), key)
-        candidates.append(Candidate(pod, at, k, unit, budget, priority))
+        candidates.append(Candidate(pod, at, k, unit, budget, priority, shape))
     target_kinds: list[TargetKind] = []
     tkind_index: dict[tuple[object, ...], int] = {}
     for i, tpod in enumerate(target.pods):
