@@ -56,7 +56,9 @@ def pod(
             {"apiVersion": "apps/v1", "kind": owner, "name": f"{name}-owner", "uid": "u", "controller": True}
         ]
     spec: dict[str, Any] = {
-        "containers": [{"name": "main", "image": "registry.example/train:1", "resources": {"requests": requests, "limits": limits}}]
+        "containers": [
+            {"name": "main", "image": "registry.example/train:1", "resources": {"requests": requests, "limits": limits}}
+        ]
     }
     if on:
         spec["nodeName"] = on
@@ -71,8 +73,13 @@ def pod(
 
 
 def budget(
-    name: str, app: str, *, min_available: int | str | None = None, max_unavailable: int | str | None = None,
-    namespace: str = "ml", allowed: int | None = None,
+    name: str,
+    app: str,
+    *,
+    min_available: int | str | None = None,
+    max_unavailable: int | str | None = None,
+    namespace: str = "ml",
+    allowed: int | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {"selector": {"matchLabels": {"app": app}}}
     if min_available is not None:

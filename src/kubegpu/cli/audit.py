@@ -67,6 +67,12 @@ def audit_command(
         float, typer.Option(help="Seconds each API request may take, from sending it to the last byte of its answer.")
     ] = 30.0,
     deadline: Annotated[float, typer.Option(help="Seconds the whole cluster read may take.")] = 300.0,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write a PNG map of the GPUs node by node (used, free, stranded), grouped by block and rack."
+        ),
+    ] = None,
 ) -> None:
     """Show free, stranded and fragmented GPUs, and the GPU pods and kubelets at fault."""
     # the analysis needs numpy and the cluster reader lightkube (the `cluster` extra): loaded here, not
@@ -105,6 +111,10 @@ def audit_command(
             ),
         )
         report = with_checks(report, snap, lint_config, namespace)
+        if plot is not None:
+            from kubegpu.live.gpumap import columns, plot_map
+
+            plot_map([("GPUs node by node", columns(report))], plot, f"GPU map of {snap.source or 'the cluster'}")
     except KubegpuError as err:
         raise fail(err) from err
     if output is AuditFormat.json:

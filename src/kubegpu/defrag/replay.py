@@ -133,7 +133,9 @@ def _kubelet(
     if hardware is None:
         return [], f"{info.name}: its capacity is beyond the kubelet model; its kubelet was not asked"
     try:
-        state = NodeState(hardware.topology, KubeletConfig.from_dict(raw, source=f"kubelet configuration of {info.name}"))
+        state = NodeState(
+            hardware.topology, KubeletConfig.from_dict(raw, source=f"kubelet configuration of {info.name}")
+        )
         for name, spec in staying:
             if spec is None:
                 continue
@@ -163,8 +165,8 @@ def replay(instance: Instance, solution: Solution) -> Replay:
     cluster, notes = _cluster(instance, evicted)
     arrivals: list[_Arrival] = []
     for index, node in solution.placements:
-        pod = instance.target.pods[index]
-        arrivals.append(_Arrival(pod.name, pod.shape, pod.requests, pod.spec, node, target=index))
+        waiting = instance.target.pods[index]
+        arrivals.append(_Arrival(waiting.name, waiting.shape, waiting.requests, waiting.spec, node, target=index))
     for c, node in solution.moves:
         pod = candidates[c].pod
         arrivals.append(_Arrival(pod.key, candidates[c].shape, pod.requests, pod.spec, node, candidate=c))

@@ -84,7 +84,11 @@ def node_hardware(
             index = len(gpus)
             gpus.append(
                 GPUDevice(
-                    index=index, pci_bus_id=f"0000:{index:02x}:00.0", numa_node=numa, model=model, resource_name=resource
+                    index=index,
+                    pci_bus_id=f"0000:{index:02x}:00.0",
+                    numa_node=numa,
+                    model=model,
+                    resource_name=resource,
                 )
             )
     topology = NodeTopology(
