@@ -66,7 +66,7 @@ def brute_force(
                     free[i.node][0] -= i.cpu
                     free[i.node][1] -= i.gpus
                     free[i.node][2] -= 1
-            must = [target] + sorted(((i.cpu, i.gpus) for i in chosen if i.priority >= TARGET_PRIORITY), reverse=True)
+            must = [target, *sorted(((i.cpu, i.gpus) for i in chosen if i.priority >= TARGET_PRIORITY), reverse=True)]
             if _fits(free, must):
                 return size
     return None
