@@ -1,7 +1,7 @@
 """Which integer programs to solve: the whole cluster at once when it is small enough, else a bounded search
 over windows of nodes, each window the cheapest nodes to empty (by the lower bound's per-node costs), doubled
-while time is left. Every answer carries the lower bound, so a plan from a window says how far from the best it
-can be.
+while time is left and until a wider window, solved to the end, finds nothing better. Every answer carries the
+lower bound, so a plan from a window says how far from the best it can be.
 """
 
 from __future__ import annotations
@@ -83,10 +83,13 @@ def search(instance: Instance, time_limit: float, bans: Scope | None = None) -> 
         window = ranked[:width]
         windows += 1
         found, _ = solve(instance, _scope(instance, window, bans), True, left)
-        if found is not None and (best is None or len(found.evicted) < len(best.evicted)):
+        improved = found is not None and (best is None or len(found.evicted) < len(best.evicted))
+        if improved:
             best = found
         if best is not None and len(best.evicted) <= bound.evictions:
             break
+        if best is not None and not improved and found is not None and found.optimal:
+            break  # a window twice as wide, solved to the end, found nothing better: wider ones rarely do
         if width >= len(ranked):
             break
         width *= 2
