@@ -84,3 +84,22 @@ def test_errors_are_one_line(args: list[str], message: str) -> None:
     code, out, err = run("defrag", "--snapshot", FIXTURE, *args)
     assert code == 2 and out == ""
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_hostile_names_stay_on_their_line(tmp_path: Path) -> None:
+    objects = json.loads((REPO_ROOT / "tests" / "fixtures" / "defrag" / "pods.json").read_text())
+    for item in objects["items"]:
+        if item["metadata"]["name"].startswith("infer-"):
+            item["metadata"]["name"] += "\n::error::x\nkind: Secret"
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    for name in ("nodes.json", "pdb.json", "priorityclasses.json"):
+        (folder / name).write_text((REPO_ROOT / "tests" / "fixtures" / "defrag" / name).read_text())
+    (folder / "pods.json").write_text(json.dumps(objects))
+    code, out, _ = run("defrag", "--snapshot", str(folder), "--for", "ml/train-0")
+    assert code == 0 and not any(line.startswith(("::", "kind:")) for line in out.splitlines())
+    code, out, _ = run("defrag", "--snapshot", str(folder), "--for", "ml/train-0", "-o", "yaml")
+    assert code == 0
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    assert len(docs) == 3 and all(d["kind"] == "Eviction" for d in docs)
+    assert all(d["metadata"]["name"].endswith("\n::error::x\nkind: Secret") for d in docs)

@@ -11,6 +11,7 @@ import typer
 from kubegpu.cli.common import fail
 from kubegpu.errors import KubegpuError, QuantityError
 from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
+from kubegpu.report.escape import json_defused, printable
 from kubegpu.units.quantity import cpu_millis, memory_bytes
 
 if TYPE_CHECKING:
@@ -133,9 +134,9 @@ def defrag_command(
                     validate_object(doc.obj)
             text = render_yaml(docs)
         elif output is DefragFormat.json:
-            text = render_json(plan)
-        else:
-            text = render_text(plan)
+            text = json_defused(render_json(plan))
+        else:  # names from the snapshot, printed on a terminal or in a CI log
+            text = "".join(printable(line) + "\n" for line in render_text(plan).splitlines())
         if plot is not None:
             _plot(snap, plan, plot, (block_label, rack_label))
     except KubegpuError as err:

@@ -9,17 +9,21 @@ from typing import Any
 from kubegpu.defrag.plan import Eviction, Plan
 from kubegpu.generate.output import YamlDoc, render_documents
 
-SHOWN_KEPT = 10
+
+def _v(text: str) -> str:
+    """A name from the snapshot on one line: a character that is not printable (a newline would start a line of
+    its own, or end a YAML comment) as a visible escape."""
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def _line(e: Eviction) -> str:
-    to = f"-> {e.to}" if e.to else "-> left waiting (priority below the waiting pods')"
+    to = f"-> {_v(e.to)}" if e.to else "-> left waiting (priority below the waiting pods')"
     extras = [f"{e.gpus} GPU{'s' if e.gpus != 1 else ''}" if e.gpus else "no GPU"]
     if e.budget:
-        extras.append(f"budget {e.budget}")
+        extras.append(f"budget {_v(e.budget)}")
     if e.group:
-        extras.append(e.group)
-    return f"  evict {e.pod}  on {e.node}  {to}  ({', '.join(extras)})"
+        extras.append(_v(e.group))
+    return f"  evict {_v(e.pod)}  on {_v(e.node)}  {to}  ({', '.join(extras)})"
 
 
 def _quality(plan: Plan) -> str:
@@ -31,7 +35,7 @@ def _quality(plan: Plan) -> str:
 
 def render_text(plan: Plan) -> str:
     """The plan as a reviewer reads it: what to evict and where each pod goes, then why other pods stay."""
-    lines = [f"defrag: make room for {plan.target.what}, {plan.target.gpus} GPUs in all"]
+    lines = [f"defrag: make room for {_v(plan.target.what)}, {plan.target.gpus} GPUs in all"]
     if not plan.possible:
         lines.append("no plan: even evicting every pod that may leave, the waiting pods do not fit")
     elif not plan.found:
@@ -44,17 +48,17 @@ def render_text(plan: Plan) -> str:
         lines += [_line(e) for e in plan.evictions]
     if plan.found:
         lines.append("then the waiting pods run on:")
-        lines += [f"  {pod}  on {node}" for pod, node in plan.placements]
+        lines += [f"  {_v(pod)}  on {_v(node)}" for pod, node in plan.placements]
         checked = "replayed through the scheduler model (NodeResourcesFit, taints, selectors and node affinity)"
         if plan.kubelet_nodes:
-            checked += f" and the kubelet model on {', '.join(plan.kubelet_nodes)}"
+            checked += f" and the kubelet model on {_v(', '.join(plan.kubelet_nodes))}"
         lines.append(checked)
     lines.append(f"searched {plan.nodes} nodes, {plan.movable} pods that may move, in {plan.seconds:.2f} s")
     if plan.kept_summary:
         total = sum(count for _, count in plan.kept_summary)
         lines.append(f"{total} running pods stay where they are:")
-        lines += [f"  {count}  {kind}" for kind, count in plan.kept_summary]
-    lines += [f"note: {note}" for note in plan.notes]
+        lines += [f"  {count}  {_v(kind)}" for kind, count in plan.kept_summary]
+    lines += [f"note: {_v(note)}" for note in plan.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -115,7 +119,7 @@ def eviction_documents(plan: Plan, uids: dict[str, str]) -> list[YamlDoc]:
         header = [f"{e.pod} on {e.node}: {where}"]
         if e.budget:
             header.append(f"draws on PodDisruptionBudget {e.budget}")
-        docs.append(YamlDoc(eviction_object(e, uids.get(e.pod, "")), tuple(header)))
+        docs.append(YamlDoc(eviction_object(e, uids.get(e.pod, "")), tuple(_v(h) for h in header)))
     return docs
 
 
