@@ -1,6 +1,6 @@
 """On random small clusters, the plan's size equals the exact optimum found by exhaustive search over every set
 of evictions (pod groups whole, a budget's allowance, pods above the waiting pod's priority kept, pods below it
-allowed to stay unplaced) and every placement of the pods that must run."""
+allowed to stay unplaced, a pod group only whole) and every placement of the pods that must run."""
 
 from __future__ import annotations
 
@@ -66,7 +66,11 @@ def brute_force(
                     free[i.node][0] -= i.cpu
                     free[i.node][1] -= i.gpus
                     free[i.node][2] -= 1
-            must = [target, *sorted(((i.cpu, i.gpus) for i in chosen if i.priority >= TARGET_PRIORITY), reverse=True)]
+            # a pod below the waiting pod's priority may be left waiting; a pod group only whole, and only when
+            # every pod of it is below that priority
+            keep = {i.group for i in items if i.group and i.priority >= TARGET_PRIORITY}
+            placed = [i for i in chosen if (i.group in keep if i.group else i.priority >= TARGET_PRIORITY)]
+            must = [target, *sorted(((i.cpu, i.gpus) for i in placed), reverse=True)]
             if _fits(free, must):
                 return size
     return None
