@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from kubegpu import DEFAULT_IMAGE
+from kubegpu.cli.cluster_input import ClusterInput, read_input
 from kubegpu.cli.common import fail
 from kubegpu.errors import KubegpuError
 from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
@@ -80,28 +81,12 @@ def audit_command(
     from kubegpu.live.audit import AuditOptions, audit
     from kubegpu.live.checks import with_checks
     from kubegpu.live.render import render_json, render_markdown, render_text
-    from kubegpu.live.snapshot import load_snapshot
 
     if cluster == bool(snapshot):
         raise fail("give exactly one of --cluster or --snapshot")
     try:
         lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()  # before a cluster read
-        if snapshot:
-            snap = load_snapshot(snapshot)
-        else:
-            from kubegpu.live.client import ClusterOptions, read_cluster
-
-            snap = read_cluster(
-                ClusterOptions(
-                    kubeconfig=kubeconfig,
-                    context=context,
-                    namespace=namespace,
-                    timeout_s=timeout,
-                    read_configz=configz,
-                    deadline_s=deadline,
-                ),
-                warn=lambda message: typer.echo(f"kubegpu: warning: {message}", err=True),
-            )
+        snap = read_input(ClusterInput(snapshot, kubeconfig, context, timeout, deadline, namespace, configz))
         report = audit(
             snap,
             AuditOptions(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kubegpu.cli.cluster_input import ClusterInput, read_input
 from kubegpu.cli.common import fail
 from kubegpu.errors import KubegpuError, QuantityError
 from kubegpu.live.model import DEFAULT_BLOCK_LABEL, DEFAULT_RACK_LABEL
@@ -88,30 +89,13 @@ def defrag_command(
     from kubegpu.defrag.render import eviction_documents, render_json, render_text, render_yaml
     from kubegpu.defrag.targets import GangRequest, gang_target, parse_gang, target_for
     from kubegpu.generate.validate import validate_object
-    from kubegpu.live.snapshot import load_snapshot
 
     if cluster == bool(snapshot):
         raise fail("give exactly one of --cluster or --snapshot")
     if (for_pod is None) == (gang is None):
         raise fail("give exactly one of --for NAMESPACE/POD or --gang PODSxGPUS")
     try:
-        if snapshot:
-            snap = load_snapshot(snapshot)
-        else:
-            from kubegpu.live.client import ClusterOptions, read_cluster
-
-            snap = read_cluster(
-                ClusterOptions(
-                    kubeconfig=kubeconfig,
-                    context=context,
-                    namespace=None,
-                    timeout_s=timeout,
-                    read_configz=True,
-                    deadline_s=deadline,
-                    disruption=True,
-                ),
-                warn=lambda message: typer.echo(f"kubegpu: warning: {message}", err=True),
-            )
+        snap = read_input(ClusterInput(snapshot, kubeconfig, context, timeout, deadline, disruption=True))
         if for_pod is not None:
             target = target_for(snap, for_pod)
         else:
