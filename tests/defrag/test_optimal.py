@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubegpu.defrag.after import applied
+from kubegpu.defrag.lower import lower_bound
 from kubegpu.defrag.plan import make_plan
+from kubegpu.defrag.problem import build_instance
 from kubegpu.defrag.targets import target_for
 from kubegpu.live.fit import node_free
 from tests.defrag.objects import budget, node, pod, snapshot
@@ -136,6 +138,8 @@ def test_plan_size_is_the_exhaustive_optimum(
     if expected is None:
         assert not plan.found
         return
+    bound = lower_bound(build_instance(snap, target_for(snap, "ml/want"))).evictions
+    assert bound is not None and bound <= expected
     assert plan.found and plan.optimal
     assert len(plan.evictions) == expected
     after = applied(snap, plan)

@@ -9,6 +9,7 @@ import pytest
 
 from kubegpu.defrag.after import applied
 from kubegpu.defrag.budgets import allowance, scaled
+from kubegpu.defrag.lower import lower_bound
 from kubegpu.defrag.plan import Plan, make_plan
 from kubegpu.defrag.problem import build_instance
 from kubegpu.defrag.search import search
@@ -269,3 +270,17 @@ def test_windowed_search_reports_its_gap() -> None:
         searching.EXACT_CANDIDATES = saved
     assert found.method == searching.BOUNDED and found.solution is not None
     assert len(found.solution.evicted) == 3 and found.bound == 3 and found.optimal
+
+
+def test_homeless_pods_tighten_the_bound() -> None:
+    # every node: a 4-GPU pod and a 2-GPU pod, 2 GPUs free; no node has room for a 4-GPU pod
+    objects: list[dict[str, Any]] = []
+    for i in range(4):
+        objects += [node(f"gpu-{i}"), pod(f"big-{i}", 4, f"gpu-{i}"), pod(f"small-{i}", 2, f"gpu-{i}")]
+    objects.append(pod("train-0", 8, None, owner="Job"))
+    snap = snapshot(objects)
+    instance = build_instance(snap, target_for(snap, "ml/train-0"))
+    assert lower_bound(instance).evictions == 3  # 2 on the node, and one where its 4-GPU pod goes
+    plan = make_plan(snap, target_for(snap, "ml/train-0"))
+    assert plan.found and plan.optimal and len(plan.evictions) == 3
+    _holds(snap, plan)
