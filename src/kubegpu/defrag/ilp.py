@@ -1,7 +1,7 @@
 """The defrag integer program (HiGHS): which pods to evict, where each goes again, where the waiting pods go.
 
-Objective, lexicographic through weights: fewest evictions, then fewest evicted pods left unplaced, then fewest
-GPUs moved. Variables: per group of interchangeable lone pods (same kind, node and budget), how many to evict; per
+Objective, lexicographic through weights: fewest evictions (proved when the solver finishes), then, as far as
+the solver gets, fewest evicted pods left unplaced, then fewest GPUs moved. Variables: per group of interchangeable lone pods (same kind, node and budget), how many to evict; per
 pod group, whether to evict it (and whether to leave it unplaced); per pod kind and node, how many evicted pods of
 the kind go there, and how many are left unplaced; per waiting-pod kind and node, how many waiting pods go there.
 Rows: every evicted pod placed once or left unplaced (only pods below the waiting pods' priority), every
@@ -20,7 +20,11 @@ import numpy as np
 from kubegpu.defrag.problem import BoolArray, Instance, IntArray
 from kubegpu.packing.highs import new_solver
 
-MIP_ABS_GAP = 0.5  # the objective is a whole number: a gap below one is a proof of optimality
+# The objective is evictions × EVICTION_WEIGHT + the tie-breaks (pods left waiting, GPUs moved), whose total is
+# below EVICTION_WEIGHT / TIE_SHARE: the solver may stop once its dual bound is within half an eviction of the
+# plan, which proves the number of evictions (not the tie-breaks) the fewest.
+TIE_SHARE = 1000
+STOP_GAP = 0.5  # in evictions
 FEASIBLE = 2  # HiGHS's kSolutionStatusFeasible: the solver holds a plan
 
 
@@ -118,7 +122,8 @@ class _Program:
         self.moving = [c for u in in_scope for c in instance.units[u].members]
         gpus = sum(instance.kinds[candidates[c].kind].gpus for c in self.moving)
         self.weight_lost = 1.0 + gpus
-        self.weight_evict = self.weight_lost * (1 + len(self.moving))
+        self.tie_max = self.weight_lost * len(self.moving) + gpus  # the most the tie-breaks can add
+        self.weight_evict = TIE_SHARE * (1.0 + self.tie_max)
         self.lone_cols: dict[tuple[int, int, str], int] = {}
         self.gang_cols: dict[int, int] = {}
         self.gang_lost: dict[int, int] = {}
@@ -227,7 +232,7 @@ def solve(instance: Instance, scope: Scope, allow_loss: bool, time_limit: float)
     program = _Program(instance, scope, allow_loss)
     solver = new_solver()
     solver.setOptionValue("mip_rel_gap", 0.0)
-    solver.setOptionValue("mip_abs_gap", MIP_ABS_GAP)
+    solver.setOptionValue("mip_abs_gap", STOP_GAP * program.weight_evict)
     solver.setOptionValue("time_limit", max(0.05, time_limit))
     solver.passModel(program.model.lp())
     solver.run()
@@ -241,7 +246,8 @@ def solve(instance: Instance, scope: Scope, allow_loss: bool, time_limit: float)
     values = np.rint(np.asarray(solver.getSolution().col_value)).astype(np.int64)
     optimal = status == highspy.HighsModelStatus.kOptimal
     dual = float(info.objective_function_value) if optimal else float(info.mip_dual_bound)
-    bound = max(0, int(np.floor(dual / program.weight_evict + 1e-9)))
+    # every plan's objective is at least `dual`, and at most its evictions × weight + tie_max
+    bound = max(0, int(np.ceil((dual - program.tie_max) / program.weight_evict - 1e-6)))
     return _extract(program, values, optimal, bound), False
 
 
