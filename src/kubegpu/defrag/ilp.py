@@ -1,9 +1,10 @@
 """The defrag integer program (HiGHS): which pods to evict, where each goes again, where the waiting pods go.
 
 Objective, lexicographic through weights: fewest evictions (proved when the solver finishes), then, as far as
-the solver gets, fewest evicted pods left unplaced, then fewest GPUs moved. Variables: per group of interchangeable lone pods (same kind, node and budget), how many to evict; per
-pod group, whether to evict it (and whether to leave it unplaced); per pod kind and node, how many evicted pods of
-the kind go there, and how many are left unplaced; per waiting-pod kind and node, how many waiting pods go there.
+the solver gets, fewest evicted pods left unplaced, then fewest GPUs moved. Variables: per group of
+interchangeable lone pods (same kind, node and budget), how many to evict; per pod group, whether to evict it
+(and whether to leave it unplaced); per pod kind and node, how many evicted pods of the kind go there, and how
+many are left unplaced; per waiting-pod kind and node, how many waiting pods go there.
 Rows: every evicted pod placed once or left unplaced (only pods below the waiting pods' priority), every
 waiting pod placed, each node's room in every resource, each budget's allowance, pod groups whole.
 The search may restrict it to a window: evictions on some nodes only, pods placed on some nodes only.
