@@ -284,3 +284,69 @@ def test_homeless_pods_tighten_the_bound() -> None:
     plan = make_plan(snap, target_for(snap, "ml/train-0"))
     assert plan.found and plan.optimal and len(plan.evictions) == 3
     _holds(snap, plan)
+
+
+def _claimed(i: int) -> list[dict[str, Any]]:
+    """A claim and its local PersistentVolume, which only node gpu-`i` can mount."""
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": f"data-{i}", "namespace": "ml"},
+        "spec": {"volumeName": f"pv-{i}", "accessModes": ["ReadWriteOnce"]},
+        "status": {"phase": "Bound"},
+    }
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": f"pv-{i}"},
+        "spec": {
+            "local": {"path": "/mnt/disk"},
+            "capacity": {"storage": "100Gi"},
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "kubernetes.io/hostname", "operator": "In", "values": [f"gpu-{i}"]}
+                            ]
+                        }
+                    ]
+                }
+            },
+        },
+    }
+    return [claim, volume]
+
+
+def test_pods_on_local_volumes_only_go_back_to_their_node() -> None:
+    objects = [o for o in guide() if o["kind"] == "Node"]
+    for o in objects:
+        o["metadata"]["labels"]["kubernetes.io/hostname"] = o["metadata"]["name"]
+    for i in range(8):
+        claim = [{"name": "data", "persistentVolumeClaim": {"claimName": f"data-{i}"}}] if i < 7 else None
+        objects += [pod(f"infer-{i}-{j}", 2, f"gpu-{i}", volumes=claim) for j in range(3)]
+        if i < 7:
+            objects += _claimed(i)
+    objects.append(pod("train-0", 8, None, owner="Job"))
+    snap = snapshot(objects)
+    plan = make_plan(snap, target_for(snap, "ml/train-0"))
+    assert plan.found and _evicted_nodes(plan) == {"gpu-7"}
+    _holds(snap, plan)
+
+
+def test_a_claim_missing_from_the_snapshot_keeps_the_pod() -> None:
+    objects = _replace_pods(guide(), 0, volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "gone"}}])
+    snap = snapshot(objects)
+    instance = build_instance(snap, target_for(snap, "ml/train-0"))
+    assert sum(1 for k in instance.kept if "PersistentVolumeClaim gone is not in the snapshot" in k.reason) == 3
+
+
+def test_a_pending_kueue_workload_is_a_target() -> None:
+    from kubegpu.live.snapshot import load_snapshot
+    from tests.live.conftest import CLUSTER
+
+    snap = load_snapshot([CLUSTER])
+    target = target_for(snap, "train/job-llm-ft-5d2c1")
+    assert target.what.startswith("Kueue Workload train/job-llm-ft-5d2c1") and len(target.pods) == 2
+    with pytest.raises(InputError, match="not pending"):
+        target_for(snap, "train/job-llm-1-9f3ab")
