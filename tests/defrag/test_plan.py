@@ -350,3 +350,33 @@ def test_a_pending_kueue_workload_is_a_target() -> None:
     assert target.what.startswith("Kueue Workload train/job-llm-ft-5d2c1") and len(target.pods) == 2
     with pytest.raises(InputError, match="not pending"):
         target_for(snap, "train/job-llm-1-9f3ab")
+
+
+@pytest.mark.parametrize(
+    ("policy", "status", "refused"),
+    [
+        ("AlwaysAllow", {"currentHealthy": 0, "desiredHealthy": 3}, False),
+        ("IfHealthyBudget", {"currentHealthy": 3, "desiredHealthy": 3}, False),  # healthy budget: no draw
+        ("IfHealthyBudget", {"currentHealthy": 2, "desiredHealthy": 3}, True),
+    ],
+)
+def test_unready_pods_and_the_unhealthy_pod_eviction_policy(policy: str, status: dict[str, int], refused: bool) -> None:
+    objects = _replace_pods(guide(2), 0, ready=False)
+    pdb = budget("infer", "infer-0", min_available=3)
+    pdb["spec"]["unhealthyPodEvictionPolicy"] = policy
+    pdb["status"] = {"observedGeneration": 1, "disruptionsAllowed": 0, "expectedPods": 3, **status}
+    snap = snapshot([*objects, pdb])
+    instance = build_instance(snap, target_for(snap, "ml/train-0"))
+    kept = [k for k in instance.kept if k.pod.startswith("ml/infer-0-")]
+    assert (len(kept) == 3) == refused
+    if not refused:
+        assert all(c.budget == "" for c in instance.candidates if c.pod.name.startswith("infer-0-"))
+
+
+def test_a_budget_status_older_than_its_spec_allows_nothing() -> None:
+    pdb = budget("infer", "infer-0", max_unavailable=3, allowed=3)
+    pdb["metadata"]["generation"] = 2
+    snap = snapshot([*guide(1), pdb])
+    (parsed,) = snap.disruption_budgets
+    got = allowance(parsed, snap)
+    assert got.allowed == 0 and "older than its spec" in got.why
