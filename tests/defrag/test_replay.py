@@ -58,3 +58,13 @@ def test_a_node_whose_kubelet_refuses_the_pod_is_avoided() -> None:
     assert "gpu-7" in plan.kubelet_nodes
     refused = [n for n in plan.notes if "the kubelet refuses ml/train-0: TopologyAffinityError" in n]
     assert refused  # the first plan put it on a node of two NUMA nodes, whose kubelet refused it
+
+
+def test_when_every_kubelet_refuses_there_is_no_plan_and_the_notes_say_why() -> None:
+    objects = guide(4)
+    objects += [two_numa_nodes(f"gpu-{i}") for i in range(4)]
+    snap = snapshot(objects, kubelet_configs={f"gpu-{i}": SINGLE_NUMA for i in range(4)})
+    plan = make_plan(snap, target_for(snap, "ml/train-0"))
+    assert not plan.found and plan.possible and plan.evictions == ()
+    assert any("refused by the replay" in n for n in plan.notes)
+    assert sum("TopologyAffinityError" in n for n in plan.notes) >= 2

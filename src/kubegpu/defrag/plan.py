@@ -80,7 +80,10 @@ def _bans(scope: Scope | None, instance: Instance, checked: Replay) -> Scope:
     return Scope(everywhere, everywhere, frozenset(kinds), frozenset(targets))
 
 
-def _plan(instance: Instance, found: Found, checked: Replay | None, notes: list[str], seconds: float) -> Plan:
+def _plan(
+    instance: Instance, found: Found, checked: Replay | None, notes: list[str], seconds: float, refused: bool
+) -> Plan:
+    """The plan as printed; `refused`: the replay refused an earlier plan (a later "no plan" is the models')."""
     candidates, nodes = instance.candidates, instance.nodes
     solution = found.solution if checked is not None else None
     evictions: list[Eviction] = []
@@ -103,8 +106,8 @@ def _plan(instance: Instance, found: Found, checked: Replay | None, notes: list[
                 )
             )
         placements = [(instance.target.pods[i].name, nodes[n].name) for i, n in solution.placements]
-    elif found.solution is not None:
-        notes.append(f"every plan found in {MAX_ROUNDS} searches was refused by the replay")
+    elif found.solution is not None or refused:
+        notes.append("every plan found was refused by the replay through the scheduler and kubelet models")
     if checked is not None:
         notes += list(checked.notes)
     return Plan(
@@ -112,7 +115,7 @@ def _plan(instance: Instance, found: Found, checked: Replay | None, notes: list[
         evictions=tuple(evictions),
         placements=tuple(placements),
         found=solution is not None,
-        possible=found.bound is not None,
+        possible=found.bound is not None or refused,
         lower_bound=found.bound,
         optimal=found.optimal and solution is not None,
         method=found.method,
@@ -151,4 +154,4 @@ def make_plan(
         bans = _bans(bans, instance, checked)
         checked = None
     assert found is not None
-    return _plan(instance, found, checked, notes, time.monotonic() - started)
+    return _plan(instance, found, checked, notes, time.monotonic() - started, bans is not None)

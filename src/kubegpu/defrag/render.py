@@ -39,7 +39,8 @@ def render_text(plan: Plan) -> str:
     if not plan.possible:
         lines.append("no plan: even evicting every pod that may leave, the waiting pods do not fit")
     elif not plan.found:
-        lines.append(f"no plan found in {plan.seconds:.1f} s (no plan takes fewer than {plan.lower_bound} evictions)")
+        fewest = "" if plan.lower_bound is None else f" (no plan takes fewer than {plan.lower_bound} evictions)"
+        lines.append(f"no plan found in {plan.seconds:.1f} s{fewest}")
     elif not plan.evictions:
         lines.append("no eviction needed: the waiting pods fit as the cluster is")
     else:
