@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench fgd-grid fgd-original lint-self clean docs fuzz
+.PHONY: demo test bench bench-defrag fgd-grid fgd-original lint-self clean docs fuzz
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ fgd-grid: $(STAMP)
 # beside kubegpu's (the Go run takes about 40 minutes).
 fgd-original: $(STAMP)
 	$(BIN)/python bench/fgd_original.py $(if $(FGD_SOURCE),--source $(FGD_SOURCE),)
+
+# defrag plan time on a generated 1,000-node snapshot (one of the benchmarks `make bench` runs)
+bench-defrag: $(STAMP)
+	$(BIN)/python bench/run_all.py defrag
 
 # Long seeded fuzz run of lint, fix and the webhook review (the suite runs a short one), then every hostile
 # value at every path of every rule case table.

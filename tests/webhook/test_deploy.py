@@ -156,6 +156,10 @@ def test_audit_rbac_is_valid_and_read_only(configz: bool) -> None:
         "topologies",
         "clusterqueues",
         "workloads",
+        "poddisruptionbudgets",
+        "priorityclasses",
+        "persistentvolumeclaims",
+        "persistentvolumes",
     }
 
 

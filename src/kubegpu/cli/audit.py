@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from kubegpu import DEFAULT_IMAGE
+from kubegpu.cli.cluster_input import ClusterInput, read_input
 from kubegpu.cli.common import fail
 from kubegpu.errors import KubegpuError
 from kubegpu.lint import LintConfig, all_rules, load_config
@@ -67,6 +68,12 @@ def audit_command(
         float, typer.Option(help="Seconds each API request may take, from sending it to the last byte of its answer.")
     ] = 30.0,
     deadline: Annotated[float, typer.Option(help="Seconds the whole cluster read may take.")] = 300.0,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write a PNG map of the GPUs node by node (used, free, stranded), grouped by block and rack."
+        ),
+    ] = None,
 ) -> None:
     """Show free, stranded and fragmented GPUs, and the GPU pods and kubelets at fault."""
     # the analysis needs numpy and the cluster reader lightkube (the `cluster` extra): loaded here, not
@@ -74,28 +81,12 @@ def audit_command(
     from kubegpu.live.audit import AuditOptions, audit
     from kubegpu.live.checks import with_checks
     from kubegpu.live.render import render_json, render_markdown, render_text
-    from kubegpu.live.snapshot import load_snapshot
 
     if cluster == bool(snapshot):
         raise fail("give exactly one of --cluster or --snapshot")
     try:
         lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()  # before a cluster read
-        if snapshot:
-            snap = load_snapshot(snapshot)
-        else:
-            from kubegpu.live.client import ClusterOptions, read_cluster
-
-            snap = read_cluster(
-                ClusterOptions(
-                    kubeconfig=kubeconfig,
-                    context=context,
-                    namespace=namespace,
-                    timeout_s=timeout,
-                    read_configz=configz,
-                    deadline_s=deadline,
-                ),
-                warn=lambda message: typer.echo(f"kubegpu: warning: {message}", err=True),
-            )
+        snap = read_input(ClusterInput(snapshot, kubeconfig, context, timeout, deadline, namespace, configz))
         report = audit(
             snap,
             AuditOptions(
@@ -105,6 +96,10 @@ def audit_command(
             ),
         )
         report = with_checks(report, snap, lint_config, namespace)
+        if plot is not None:
+            from kubegpu.live.gpumap import columns, plot_map
+
+            plot_map([("GPUs node by node", columns(report))], plot, f"GPU map of {snap.source or 'the cluster'}")
     except KubegpuError as err:
         raise fail(err) from err
     if output is AuditFormat.json:

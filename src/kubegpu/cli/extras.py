@@ -14,7 +14,7 @@ import typer
 from kubegpu.errors import MissingExtraError
 
 # the extra a command needs, where a module belongs to several (numpy: sim and cluster)
-COMMAND_EXTRA: dict[str, str] = {"simulate": "sim", "audit": "cluster", "webhook": "server"}
+COMMAND_EXTRA: dict[str, str] = {"simulate": "sim", "audit": "cluster", "defrag": "cluster", "webhook": "server"}
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 

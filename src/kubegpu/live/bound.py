@@ -9,7 +9,6 @@ requests and constraints. Running pods must stay placed; the bound is the node-p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +25,6 @@ MIB = 1024 * 1024
 MAX_ROUNDS = 60  # column generation rounds; stopped earlier, the bound is still sound, only less tight
 PRICING_SECONDS = 2.0  # per pricing problem; a search stopped here answers its own upper bound
 BUDGET_SECONDS = 20.0  # for the whole search: a large cluster gets a looser bound, never a wrong one
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a static pod's mirror: the kubelet runs it on its node
 RELAXED = (
     "pod affinity and anti-affinity, topology spread constraints, host ports and volume limits are not "
     "modelled (leaving them out can only raise the bound)",
@@ -72,10 +70,7 @@ class RepackBound:
 def pinned(pod: PodInfo) -> bool:
     """A pod that no repacking moves: a DaemonSet's pod, a static pod's mirror, or one whose required node
     affinity names a single node."""
-    owners = pod.raw.get("metadata", {}).get("ownerReferences") if isinstance(pod.raw, Mapping) else None
-    if isinstance(owners, list) and any(isinstance(o, Mapping) and o.get("kind") == "DaemonSet" for o in owners):
-        return True
-    if MIRROR_ANNOTATION in pod.annotations:
+    if pod.daemonset or pod.mirror:
         return True
     return any(
         any(r.field and r.key == "metadata.name" and r.operator == "In" and len(r.values) == 1 for r in term)

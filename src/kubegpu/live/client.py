@@ -66,6 +66,7 @@ class ClusterOptions:
     max_objects: int = 300_000
     max_response_bytes: int = 128 * MIB
     max_total_bytes: int = 2048 * MIB
+    disruption: bool = False  # also PodDisruptionBudgets, PriorityClasses, PVCs and PVs (what `defrag` reads)
 
     def __post_init__(self) -> None:
         if not 0 < self.timeout_s <= 3600 or not 0 < self.deadline_s <= 86400:
@@ -154,6 +155,7 @@ class ClusterReader:
             if warn is not None:
                 warn(warning)
         self.deadline = Deadline.after(options.deadline_s)
+        self.listed: set[str] = set()  # kinds whose list was read, empty or not
         self._bytes = 0
         self._lock = threading.Lock()  # the byte count, shared by the configz threads
         try:
@@ -176,6 +178,8 @@ class ClusterReader:
             objects = self._core()
             objects += self._nrt()
             objects += self._kueue()
+            if self.options.disruption:
+                objects += self._disruption()
             configs = self._configz([o for o, _ in objects if o.get("kind") == "Node"])
         except ConfigError as err:  # raised at request time, e.g. by an exec credential plugin
             raise InputError(f"kubeconfig credentials failed: {err}") from err
@@ -188,7 +192,7 @@ class ClusterReader:
                 f"the API server at {self.server} did not answer with Kubernetes JSON "
                 f"(a proxy or login page in the way?): {type(err).__name__}: {_printable(str(err))}"
             ) from err
-        return build_snapshot(objects, configs, self.notes, source=self.server)
+        return build_snapshot(objects, configs, self.notes, source=self.server, listed=self.listed)
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -263,6 +267,7 @@ class ClusterReader:
             meta = page.get("metadata")
             following = meta.get("continue") if isinstance(meta, Mapping) else None
             if not following or not isinstance(following, str):
+                self.listed.add(kind)
                 return out
             token = following
             digest = hashlib.sha256(token.encode("utf-8", "replace")).digest()
@@ -295,19 +300,22 @@ class ClusterReader:
         return objects
 
     def _optional(self, group: str, versions: tuple[str, ...], kind: str, plural: str) -> Objects:
-        """List a CRD kind (all namespaces) trying each version; 404 on all = not installed, 403 = forbidden."""
+        """List a kind (all namespaces) trying each version; 404 on all = not served (a CRD not installed),
+        403 = forbidden. The core group is ``""``."""
+        resource = f"{plural}.{group}" if group else plural
         for version in versions:
+            prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
             try:
-                return self._list(f"/apis/{group}/{version}/{plural}", kind, f"{group}/{version}")
+                return self._list(f"{prefix}/{plural}", kind, f"{group}/{version}" if group else version)
             except Refused as err:
                 if err.code == 403:
-                    self.notes.append(f"reading {plural}.{group} is forbidden: {err.message}")
+                    self.notes.append(f"reading {resource} is forbidden: {err.message}")
                     return []
                 if err.code != 404:
-                    self.notes.append(f"reading {plural}.{group} failed ({err.code}): {err.message}")
+                    self.notes.append(f"reading {resource} failed ({err.code}): {err.message}")
                     return []
         served = "/".join(versions)
-        self.notes.append(f"{plural}.{group} ({served}) is not served: CRD not installed")
+        self.notes.append(f"{resource} ({served}) is not served: CRD not installed")
         return []
 
     def _nrt(self) -> Objects:
@@ -318,6 +326,16 @@ class ClusterReader:
             self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Topology", "topologies")
             + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "ClusterQueue", "clusterqueues")
             + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Workload", "workloads")
+        )
+
+    def _disruption(self) -> Objects:
+        """What decides whether a pod may be evicted and where it may run again: PodDisruptionBudgets,
+        PriorityClasses, PersistentVolumeClaims and PersistentVolumes (a forbidden list is noted)."""
+        return (
+            self._optional("policy", ("v1",), "PodDisruptionBudget", "poddisruptionbudgets")
+            + self._optional("scheduling.k8s.io", ("v1",), "PriorityClass", "priorityclasses")
+            + self._optional("", ("v1",), "PersistentVolumeClaim", "persistentvolumeclaims")
+            + self._optional("", ("v1",), "PersistentVolume", "persistentvolumes")
         )
 
     def _configz(self, nodes: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -1,6 +1,8 @@
-"""The cluster snapshot the live audit reads: nodes, pods, NRT zones, Kueue objects, kubelet config.
+"""The cluster snapshot the live audit reads: nodes, pods, NRT zones, Kueue objects, kubelet config, and what
+`defrag` reads besides (PodDisruptionBudgets, PriorityClasses, PersistentVolumeClaims and PersistentVolumes).
 
-Fields follow the Kubernetes v1.35 core API, topology.node.k8s.io/v1alpha2 and Kueue v1beta2.
+Fields follow the Kubernetes v1.35 core, policy/v1 and scheduling.k8s.io/v1 APIs,
+topology.node.k8s.io/v1alpha2 and Kueue v1beta2.
 """
 
 from __future__ import annotations
@@ -130,8 +132,33 @@ class ContainerInfo:
 
 
 @dataclass(frozen=True)
+class OwnerRef:
+    """One metadata.ownerReferences entry; `controller` marks the managing controller (GetControllerOf)."""
+
+    api_version: str
+    kind: str
+    name: str
+    controller: bool = False
+
+
+@dataclass(frozen=True)
+class PodVolume:
+    """One spec.volumes entry, as far as where its data lives matters: its source kind (`hostPath`, `emptyDir`,
+    `persistentVolumeClaim`, ...), an emptyDir's medium, a claim's name."""
+
+    name: str
+    source: str
+    medium: str = ""
+    claim: str = ""
+
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a static pod's mirror: the kubelet runs it on its node
+
+
+@dataclass(frozen=True)
 class PodInfo:
-    """A pod: where it runs, its phase, effective requests and placement constraints."""
+    """A pod: where it runs, its phase, effective requests and placement constraints; its owners, priority,
+    readiness and volumes (what decides whether it may be evicted)."""
 
     namespace: str
     name: str
@@ -148,10 +175,36 @@ class PodInfo:
     scheduling_gated: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     spec: PodModel | None = field(default=None, compare=False, repr=False)  # the pod model of its spec
+    owners: tuple[OwnerRef, ...] = ()
+    priority: int | None = None  # spec.priority, which the Priority admission plugin fills in
+    priority_class: str = ""
+    ready: bool = False  # condition Ready is True (IsPodReady)
+    deleting: bool = False  # metadata.deletionTimestamp is set
+    volumes: tuple[PodVolume, ...] = ()
+    uid: str = ""
+    resource_version: str = ""
+    # required scheduling rules that depend on other pods: "pod affinity", "pod anti-affinity",
+    # "topology spread", "host ports" (the fit checks here do not model them)
+    pod_rules: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def controller(self) -> OwnerRef | None:
+        """The owner reference with controller: true (metav1.GetControllerOf), if any."""
+        return next((o for o in self.owners if o.controller), None)
+
+    @property
+    def daemonset(self) -> bool:
+        """Owned by a DaemonSet (its controller would put it back on the same node)."""
+        return any(o.kind == "DaemonSet" for o in self.owners)
+
+    @property
+    def mirror(self) -> bool:
+        """A static pod's mirror: the kubelet runs it from a file on its node; the API cannot move it."""
+        return MIRROR_ANNOTATION in self.annotations
 
     @property
     def terminal(self) -> bool:
@@ -261,6 +314,7 @@ class KueueWorkload:
     admitted: bool
     finished: bool
     pod_sets: tuple[KueuePodSet, ...] = ()
+    priority: int | None = None  # spec.priority, from its WorkloadPriorityClass or PriorityClass
 
     @property
     def pending(self) -> bool:
@@ -288,6 +342,89 @@ class KueueClusterQueue:
 
 
 @dataclass(frozen=True)
+class LabelSelector:
+    """A metav1.LabelSelector: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist), ANDed.
+    The empty selector matches every pod (policy/v1); a missing one is None and matches none."""
+
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[SelectorRequirement, ...] = ()
+    valid: bool = True  # an operator LabelSelectorAsSelector refuses: the selector matches nothing
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if not self.valid:
+            return False
+        if any(labels.get(k) != v for k, v in self.match_labels):
+            return False
+        return all(r.matches(labels, "") for r in self.match_expressions)
+
+
+# An IntOrString: a whole number or a percentage such as "50%".
+IntOrPercent = int | str
+
+
+@dataclass(frozen=True)
+class BudgetStatus:
+    """What the disruption controller last wrote into a PodDisruptionBudget's status."""
+
+    observed_generation: int
+    disruptions_allowed: int
+    current_healthy: int
+    desired_healthy: int
+    expected_pods: int
+
+
+@dataclass(frozen=True)
+class DisruptionBudget:
+    """A policy/v1 PodDisruptionBudget: which pods of its namespace it covers and how many may be down."""
+
+    namespace: str
+    name: str
+    selector: LabelSelector | None
+    min_available: IntOrPercent | None = None
+    max_unavailable: IntOrPercent | None = None
+    unhealthy_pod_eviction_policy: str = "IfHealthyBudget"
+    generation: int = 0
+    status: BudgetStatus | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def covers(self, pod: PodInfo) -> bool:
+        """The eviction API's match: same namespace, and the selector matches the pod's labels."""
+        return pod.namespace == self.namespace and self.selector is not None and self.selector.matches(pod.labels)
+
+
+@dataclass(frozen=True)
+class PriorityClassInfo:
+    """A scheduling.k8s.io/v1 PriorityClass."""
+
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"
+
+
+@dataclass(frozen=True)
+class VolumeClaim:
+    """A PersistentVolumeClaim and the volume it is bound to (`volume_name`, empty while unbound)."""
+
+    namespace: str
+    name: str
+    volume_name: str = ""
+
+
+@dataclass(frozen=True)
+class PersistentVolumeInfo:
+    """A PersistentVolume: whether it is a local or hostPath volume (its data lives on one node) and the nodes
+    it can be reached from (spec.nodeAffinity.required)."""
+
+    name: str
+    local: bool = False
+    node_affinity: NodeAffinity = ()
+
+
+@dataclass(frozen=True)
 class ClusterSnapshot:
     """Everything the audit reads from one cluster at one moment, plus what could not be read."""
 
@@ -300,6 +437,11 @@ class ClusterSnapshot:
     kubelet_configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     source: str = ""
+    disruption_budgets: tuple[DisruptionBudget, ...] = ()
+    priority_classes: tuple[PriorityClassInfo, ...] = ()
+    volume_claims: tuple[VolumeClaim, ...] = ()
+    persistent_volumes: tuple[PersistentVolumeInfo, ...] = ()
+    kinds: frozenset[str] = frozenset()  # the kinds the snapshot holds objects or (possibly empty) lists of
 
     def node(self, name: str) -> NodeInfo | None:
         for node in self.nodes:

@@ -12,21 +12,30 @@ from typing import Any
 import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError, QuantityError
 from kubegpu.live.model import (
+    BudgetStatus,
     ContainerInfo,
+    DisruptionBudget,
+    IntOrPercent,
     KueueClusterQueue,
     KueuePodSet,
     KueueTopology,
     KueueWorkload,
+    LabelSelector,
     NodeAffinity,
     NodeInfo,
     NodeResourceTopology,
     NRTZone,
+    OwnerRef,
+    PersistentVolumeInfo,
     PodInfo,
     PodShape,
+    PodVolume,
+    PriorityClassInfo,
     ResourceList,
     SelectorRequirement,
     Taint,
     Toleration,
+    VolumeClaim,
     ZoneResource,
 )
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
@@ -138,6 +147,11 @@ def node_affinity(spec: Mapping[str, Any], where: str, source: str) -> NodeAffin
     required = _map(
         node.get("requiredDuringSchedulingIgnoredDuringExecution"), f"{where}.affinity.nodeAffinity.required", source
     )
+    return node_selector_terms(required, where, source)
+
+
+def node_selector_terms(required: Mapping[str, Any], where: str, source: str) -> NodeAffinity:
+    """A v1 NodeSelector (`nodeSelectorTerms`: ORed terms of ANDed requirements), as terms."""
     terms: list[tuple[SelectorRequirement, ...]] = []
     for i, raw in enumerate(_list(required.get("nodeSelectorTerms"), f"{where}.nodeSelectorTerms", source)):
         term = _map(raw, f"{where}.nodeSelectorTerms[{i}]", source)
@@ -160,8 +174,85 @@ def parse_pod_spec(
     return containers, podmodel.canonical_amounts(podmodel.pod_requests(model)), model
 
 
+def _int(raw: object, where: str, source: str) -> int | None:
+    """An integer field (None when absent); a string or a fraction is refused."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise InputError(f"{where}: expected an integer", file=source)
+    return raw
+
+
+def _owners(meta: Mapping[str, Any], where: str, source: str) -> tuple[OwnerRef, ...]:
+    return tuple(
+        OwnerRef(
+            api_version=str(o.get("apiVersion", "")),
+            kind=str(o.get("kind", "")),
+            name=str(o.get("name", "")),
+            controller=o.get("controller") is True,
+        )
+        for o in _list(meta.get("ownerReferences"), f"{where}.metadata.ownerReferences", source)
+        if isinstance(o, Mapping)
+    )
+
+
+def _volumes(spec: Mapping[str, Any], where: str, source: str) -> tuple[PodVolume, ...]:
+    """spec.volumes: each volume's name and source kind (the one key besides `name`)."""
+    out: list[PodVolume] = []
+    for i, raw in enumerate(_list(spec.get("volumes"), f"{where}.spec.volumes", source)):
+        volume = _map(raw, f"{where}.spec.volumes[{i}]", source)
+        kinds = sorted(str(k) for k in volume if k != "name")
+        kind = kinds[0] if kinds else ""
+        medium = claim = ""
+        if kind == "emptyDir":
+            medium = str(
+                _map(volume.get("emptyDir"), f"{where}.spec.volumes[{i}].emptyDir", source).get("medium") or ""
+            )
+        elif kind == "persistentVolumeClaim":
+            pvc = _map(volume.get("persistentVolumeClaim"), f"{where}.spec.volumes[{i}].persistentVolumeClaim", source)
+            claim = str(pvc.get("claimName") or "")
+        out.append(PodVolume(name=str(volume.get("name", "")), source=kind, medium=medium, claim=claim))
+    return tuple(out)
+
+
+def _host_ports(spec: Mapping[str, Any], where: str, source: str) -> bool:
+    for kind in ("initContainers", "containers"):
+        for i, raw in enumerate(_list(spec.get(kind), f"{where}.spec.{kind}", source)):
+            container = _map(raw, f"{where}.spec.{kind}[{i}]", source)
+            for j, port in enumerate(_list(container.get("ports"), f"{where}.spec.{kind}[{i}].ports", source)):
+                if _map(port, f"{where}.spec.{kind}[{i}].ports[{j}]", source).get("hostPort"):
+                    return True
+    return False
+
+
+def _pod_rules(spec: Mapping[str, Any], where: str, source: str) -> tuple[str, ...]:
+    """The pod's required scheduling rules that depend on other pods (InterPodAffinity, PodTopologySpread with
+    DoNotSchedule, NodePorts)."""
+    rules: list[str] = []
+    affinity = _map(spec.get("affinity"), f"{where}.spec.affinity", source)
+    for key, name in (("podAffinity", "pod affinity"), ("podAntiAffinity", "pod anti-affinity")):
+        terms = _map(affinity.get(key), f"{where}.spec.affinity.{key}", source)
+        if terms.get("requiredDuringSchedulingIgnoredDuringExecution"):
+            rules.append(name)
+    spread = _list(spec.get("topologySpreadConstraints"), f"{where}.spec.topologySpreadConstraints", source)
+    if any(isinstance(c, Mapping) and c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule" for c in spread):
+        rules.append("topology spread")
+    if _host_ports(spec, where, source):
+        rules.append("host ports")
+    return tuple(rules)
+
+
+def _ready(status: Mapping[str, Any], where: str, source: str) -> bool:
+    """IsPodReady: the Ready condition is True."""
+    return any(
+        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+        for c in _list(status.get("conditions"), f"{where}.status.conditions", source)
+    )
+
+
 def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
-    """A Pod object: phase, node, effective requests, QoS, selectors and tolerations."""
+    """A Pod object: phase, node, effective requests, QoS, selectors and tolerations; owners, priority,
+    readiness and volumes."""
     meta = _map(obj.get("metadata"), "Pod.metadata", source)
     namespace = str(meta.get("namespace") or "default")
     name = object_name(obj)
@@ -187,6 +278,15 @@ def parse_pod(obj: Mapping[str, Any], source: str = "<api>") -> PodInfo:
         scheduling_gated=bool(_list(spec.get("schedulingGates"), f"{where}.schedulingGates", source)),
         raw=obj,
         spec=model,
+        owners=_owners(meta, where, source),
+        priority=_int(spec.get("priority"), f"{where}.spec.priority", source),
+        priority_class=str(spec.get("priorityClassName") or ""),
+        ready=_ready(status, where, source),
+        deleting=meta.get("deletionTimestamp") is not None,
+        volumes=_volumes(spec, where, source),
+        pod_rules=_pod_rules(spec, where, source),
+        uid=str(meta.get("uid") or ""),
+        resource_version=str(meta.get("resourceVersion") or ""),
     )
 
 
@@ -311,6 +411,7 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         admitted=conditions.get("Admitted", False),
         finished=conditions.get("Finished", False),
         pod_sets=tuple(pod_sets),
+        priority=_int(spec.get("priority"), f"{where}.spec.priority", source),
     )
 
 
@@ -355,6 +456,117 @@ def parse_kueue_cluster_queue(obj: Mapping[str, Any], source: str = "<api>") -> 
         reserved=reserved,
         pending_workloads=count("pendingWorkloads"),
         admitted_workloads=count("admittedWorkloads"),
+    )
+
+
+def _int_or_percent(raw: object, where: str, source: str) -> IntOrPercent | None:
+    """An IntOrString field such as minAvailable: a whole number, or a string "N%" (a string of digits is the
+    number itself, as intstr reads it)."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool):
+        raise InputError(f"{where}: expected a number or a percentage", file=source)
+    if isinstance(raw, int):
+        if raw < 0:
+            raise InputError(f"{where}: must not be negative", file=source)
+        return raw
+    text = str(raw).strip()
+    if text.endswith("%") and text[:-1].isdigit():
+        return text
+    if text.isdigit():
+        return int(text)
+    raise InputError(f"{where}: expected a number or a percentage, not {text[:40]!r}", file=source)
+
+
+def label_selector(raw: object, where: str, source: str) -> LabelSelector | None:
+    """A metav1.LabelSelector (None when absent). An operator other than In, NotIn, Exists and DoesNotExist
+    makes the selector match nothing, as LabelSelectorAsSelector's error does for the eviction API."""
+    if raw is None:
+        return None
+    selector = _map(raw, where, source)
+    labels = tuple(sorted(_str_map(selector.get("matchLabels"), f"{where}.matchLabels", source).items()))
+    requirements: list[SelectorRequirement] = []
+    valid = True
+    for i, expr in enumerate(_list(selector.get("matchExpressions"), f"{where}.matchExpressions", source)):
+        e = _map(expr, f"{where}.matchExpressions[{i}]", source)
+        operator = str(e.get("operator", ""))
+        values = tuple(str(v) for v in _list(e.get("values"), f"{where}.matchExpressions[{i}].values", source))
+        if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            valid = False
+        requirements.append(SelectorRequirement(str(e.get("key", "")), operator, values))
+    return LabelSelector(labels, tuple(requirements), valid)
+
+
+def parse_disruption_budget(obj: Mapping[str, Any], source: str = "<api>") -> DisruptionBudget:
+    """A policy/v1 PodDisruptionBudget: selector, minAvailable or maxUnavailable, the unhealthy pod eviction
+    policy, and the status the disruption controller wrote (None when it has written none)."""
+    meta = _map(obj.get("metadata"), "PodDisruptionBudget.metadata", source)
+    namespace = str(meta.get("namespace") or "default")
+    name = object_name(obj)
+    where = f"PodDisruptionBudget {namespace}/{name}"
+    spec = _map(obj.get("spec"), f"{where}.spec", source)
+    raw_status = obj.get("status")
+    status = None
+    if isinstance(raw_status, Mapping) and "disruptionsAllowed" in raw_status:
+
+        def count(key: str) -> int:
+            return _int(raw_status.get(key), f"{where}.status.{key}", source) or 0
+
+        status = BudgetStatus(
+            observed_generation=count("observedGeneration"),
+            disruptions_allowed=count("disruptionsAllowed"),
+            current_healthy=count("currentHealthy"),
+            desired_healthy=count("desiredHealthy"),
+            expected_pods=count("expectedPods"),
+        )
+    return DisruptionBudget(
+        namespace=namespace,
+        name=name,
+        selector=label_selector(spec.get("selector"), f"{where}.spec.selector", source),
+        min_available=_int_or_percent(spec.get("minAvailable"), f"{where}.spec.minAvailable", source),
+        max_unavailable=_int_or_percent(spec.get("maxUnavailable"), f"{where}.spec.maxUnavailable", source),
+        unhealthy_pod_eviction_policy=str(spec.get("unhealthyPodEvictionPolicy") or "IfHealthyBudget"),
+        generation=_int(meta.get("generation"), f"{where}.metadata.generation", source) or 0,
+        status=status,
+    )
+
+
+def parse_priority_class(obj: Mapping[str, Any], source: str = "<api>") -> PriorityClassInfo:
+    """A scheduling.k8s.io/v1 PriorityClass: value, globalDefault, preemptionPolicy."""
+    name = object_name(obj)
+    where = f"PriorityClass {name}"
+    value = _int(obj.get("value"), f"{where}.value", source)
+    if value is None:
+        raise InputError(f"{where}.value: required", file=source)
+    return PriorityClassInfo(
+        name=name,
+        value=value,
+        global_default=obj.get("globalDefault") is True,
+        preemption_policy=str(obj.get("preemptionPolicy") or "PreemptLowerPriority"),
+    )
+
+
+def parse_volume_claim(obj: Mapping[str, Any], source: str = "<api>") -> VolumeClaim:
+    """A PersistentVolumeClaim: the volume it is bound to (spec.volumeName)."""
+    meta = _map(obj.get("metadata"), "PersistentVolumeClaim.metadata", source)
+    namespace = str(meta.get("namespace") or "default")
+    name = object_name(obj)
+    spec = _map(obj.get("spec"), f"PersistentVolumeClaim {namespace}/{name}.spec", source)
+    return VolumeClaim(namespace=namespace, name=name, volume_name=str(spec.get("volumeName") or ""))
+
+
+def parse_persistent_volume(obj: Mapping[str, Any], source: str = "<api>") -> PersistentVolumeInfo:
+    """A PersistentVolume: local (spec.local or spec.hostPath: its data lives on one node) and its required node
+    affinity (spec.nodeAffinity.required)."""
+    name = object_name(obj)
+    where = f"PersistentVolume {name}"
+    spec = _map(obj.get("spec"), f"{where}.spec", source)
+    affinity = _map(spec.get("nodeAffinity"), f"{where}.spec.nodeAffinity", source)
+    required = _map(affinity.get("required"), f"{where}.spec.nodeAffinity.required", source)
+    return PersistentVolumeInfo(
+        name=name,
+        local=spec.get("local") is not None or spec.get("hostPath") is not None,
+        node_affinity=node_selector_terms(required, f"{where}.spec.nodeAffinity.required", source),
     )
 
 

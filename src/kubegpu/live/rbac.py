@@ -40,6 +40,10 @@ def audit_rules(configz: bool = False) -> list[dict[str, Any]]:
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["list"]},
         {"apiGroups": ["topology.node.k8s.io"], "resources": ["noderesourcetopologies"], "verbs": ["list"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies", "clusterqueues", "workloads"], "verbs": ["list"]},
+        # what `kubegpu defrag --cluster` reads besides: which pods may be evicted, and where they may run again
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list"]},
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list"]},
+        {"apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"], "verbs": ["list"]},
     ]
     if configz:
         rules.extend(dict(rule) for rule in CONFIGZ_RULES)
@@ -144,8 +148,9 @@ def audit_job(options: RbacOptions) -> dict[str, Any]:
 
 def render_rbac(options: RbacOptions) -> str:
     header = (
-        "# Read-only access for `kubegpu audit --cluster`: list nodes, pods,\n"
-        "# NodeResourceTopologies and Kueue Topologies/ClusterQueues/Workloads\n"
+        "# Read-only access for `kubegpu audit --cluster` and `kubegpu defrag --cluster`: list nodes,\n"
+        "# pods, NodeResourceTopologies, Kueue Topologies/ClusterQueues/Workloads, and for defrag\n"
+        "# PodDisruptionBudgets, PriorityClasses, PersistentVolumeClaims and PersistentVolumes\n"
         "# (a missing CRD is fine: the audit notes it).\n"
     )
     if options.configz:

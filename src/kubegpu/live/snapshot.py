@@ -17,16 +17,22 @@ from kubegpu.errors import InputError
 from kubegpu.live.model import ClusterSnapshot
 from kubegpu.live.parse import (
     parse_configz,
+    parse_disruption_budget,
     parse_kueue_cluster_queue,
     parse_kueue_topology,
     parse_kueue_workload,
     parse_node,
     parse_nrt,
+    parse_persistent_volume,
     parse_pod,
+    parse_priority_class,
+    parse_volume_claim,
 )
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 NRT_GROUP = "topology.node.k8s.io"
+POLICY_GROUP = "policy"
+SCHEDULING_GROUP = "scheduling.k8s.io"
 CONFIGZ_PREFIX = "configz-"
 CONFIGZ_SUFFIX = ".configz"
 
@@ -41,14 +47,27 @@ def build_snapshot(
     kubelet_configs: Mapping[str, Mapping[str, Any]] | None = None,
     notes: Sequence[str] = (),
     source: str = "",
+    listed: Iterable[str] = (),
 ) -> ClusterSnapshot:
-    """Sort objects by kind into a snapshot; kinds the audit does not use are counted in a note."""
+    """Sort objects by kind into a snapshot; kinds the audit does not use are counted in a note. `listed` names
+    the kinds read as lists that may have been empty (a cluster without PodDisruptionBudgets)."""
     nodes, pods, nrts, topologies, workloads, queues = [], [], [], [], [], []
+    budgets, classes, claims, volumes = [], [], [], []
     ignored: dict[str, int] = {}
+    kinds = set(listed)
     for obj, origin in objects:
         kind = str(obj.get("kind", ""))
         group = _group(obj.get("apiVersion"))
-        if kind == "Node" and group == "":
+        kinds.add(kind)
+        if kind == "PodDisruptionBudget" and group == POLICY_GROUP:
+            budgets.append(parse_disruption_budget(obj, origin))
+        elif kind == "PriorityClass" and group == SCHEDULING_GROUP:
+            classes.append(parse_priority_class(obj, origin))
+        elif kind == "PersistentVolumeClaim" and group == "":
+            claims.append(parse_volume_claim(obj, origin))
+        elif kind == "PersistentVolume" and group == "":
+            volumes.append(parse_persistent_volume(obj, origin))
+        elif kind == "Node" and group == "":
             nodes.append(parse_node(obj, origin))
         elif kind == "Pod" and group == "":
             pods.append(parse_pod(obj, origin))
@@ -81,7 +100,21 @@ def build_snapshot(
         kubelet_configs=dict(kubelet_configs or {}),
         notes=tuple(all_notes),
         source=source,
+        disruption_budgets=tuple(sorted(budgets, key=lambda b: (b.namespace, b.name))),
+        priority_classes=tuple(sorted(classes, key=lambda c: c.name)),
+        volume_claims=tuple(claims),
+        persistent_volumes=tuple(volumes),
+        kinds=frozenset(kinds),
     )
+
+
+def listed_kind(doc: object) -> str | None:
+    """The kind a typed list holds (`PodDisruptionBudgetList` -> PodDisruptionBudget), read even when it is empty."""
+    if isinstance(doc, Mapping):
+        kind = str(doc.get("kind", ""))
+        if kind.endswith("List") and kind != "List" and isinstance(doc.get("items", []), list | None):
+            return kind[: -len("List")]
+    return None
 
 
 def flatten(doc: object, origin: str) -> list[tuple[Mapping[str, Any], str]]:
@@ -148,8 +181,12 @@ def load_snapshot(paths: Sequence[Path]) -> ClusterSnapshot:
     """Read dump files or folders; `configz-NODE.json` holds `kubectl get --raw .../configz`."""
     objects: list[tuple[Mapping[str, Any], str]] = []
     configs: dict[str, Mapping[str, Any]] = {}
+    listed: set[str] = set()
     for path in _expand(paths):
         for doc in _read_documents(path):
+            kind = listed_kind(doc)
+            if kind is not None:
+                listed.add(kind)
             if isinstance(doc, Mapping) and "kubeletconfig" in doc:
                 node = configz_node(path)
                 if node is None:
@@ -160,7 +197,7 @@ def load_snapshot(paths: Sequence[Path]) -> ClusterSnapshot:
                 configs[node] = parse_configz(doc, node, str(path))
                 continue
             objects.extend(flatten(doc, str(path)))
-    snapshot = build_snapshot(objects, configs, source=", ".join(str(p) for p in paths))
+    snapshot = build_snapshot(objects, configs, source=", ".join(str(p) for p in paths), listed=listed)
     unknown = sorted(set(configs) - {n.name for n in snapshot.nodes})
     if unknown:
         note = f"configz for nodes not in the snapshot: {', '.join(unknown)}"
