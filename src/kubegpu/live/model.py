@@ -12,6 +12,11 @@ from typing import Any
 
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.manifests.pod import Pod as PodModel
+from kubegpu.scheduler.constraints import NodeAffinity as NodeAffinity
+from kubegpu.scheduler.constraints import SelectorRequirement as SelectorRequirement
+from kubegpu.scheduler.constraints import Taint as Taint
+from kubegpu.scheduler.constraints import Toleration as Toleration
+from kubegpu.scheduler.constraints import affinity_matches as affinity_matches
 
 # Node labels naming a node's topology block and rack when no Kueue Topology says otherwise.
 DEFAULT_BLOCK_LABEL = "cloud.provider.com/topology-block"
@@ -20,80 +25,6 @@ DEFAULT_RACK_LABEL = "cloud.provider.com/topology-rack"
 # Resources counted in canonical integer units: cpu in millicores, everything else rounded up
 # (memory and storage in bytes, extended resources in units).
 ResourceList = Mapping[str, int]
-
-
-@dataclass(frozen=True)
-class Taint:
-    """A node taint (key, value, effect)."""
-
-    key: str
-    value: str = ""
-    effect: str = ""
-
-
-@dataclass(frozen=True)
-class Toleration:
-    """A pod toleration; an empty key with operator Exists tolerates every taint."""
-
-    key: str = ""
-    operator: str = "Equal"
-    value: str = ""
-    effect: str = ""
-
-    def tolerates(self, taint: Taint) -> bool:
-        """Kubernetes `Toleration.ToleratesTaint`: effect, key, then operator semantics."""
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator == "Exists":
-            return True
-        return self.key != "" and self.value == taint.value
-
-
-@dataclass(frozen=True)
-class SelectorRequirement:
-    """One nodeSelectorTerm requirement: a label (or, with `field`, metadata.name) test."""
-
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
-    field: bool = False
-
-    def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
-        """Kubernetes v1.35 NodeSelectorRequirement semantics (In, NotIn, Exists, DoesNotExist,
-        Gt, Lt); matchFields support only metadata.name with In/NotIn."""
-        if self.field:
-            present, value = self.key == "metadata.name", node_name
-        else:
-            present, value = self.key in labels, labels.get(self.key, "")
-        op = self.operator
-        if op == "In":
-            return present and value in self.values
-        if op == "NotIn":
-            return not present or value not in self.values
-        if op == "Exists":
-            return present
-        if op == "DoesNotExist":
-            return not present
-        if op in ("Gt", "Lt") and present and len(self.values) == 1:
-            try:
-                have, want = int(value), int(self.values[0])
-            except ValueError:
-                return False
-            return have > want if op == "Gt" else have < want
-        return False
-
-
-# requiredDuringSchedulingIgnoredDuringExecution: terms are ORed, a term's requirements ANDed
-NodeAffinity = tuple[tuple[SelectorRequirement, ...], ...]
-
-
-def affinity_matches(affinity: NodeAffinity, labels: Mapping[str, str], node_name: str) -> bool:
-    """True when there is no required node affinity or one term matches (an empty term never)."""
-    if not affinity:
-        return True
-    return any(term and all(r.matches(labels, node_name) for r in term) for term in affinity)
 
 
 @dataclass(frozen=True)
