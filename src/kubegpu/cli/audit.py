@@ -67,6 +67,16 @@ def audit_command(
         float, typer.Option(help="Seconds each API request may take, from sending it to the last byte of its answer.")
     ] = 30.0,
     deadline: Annotated[float, typer.Option(help="Seconds the whole cluster read may take.")] = 300.0,
+    why: Annotated[
+        bool,
+        typer.Option(
+            "--why",
+            help=(
+                "Explain every pending GPU pod, pod group and Kueue workload instead: kube-scheduler's reasons per "
+                "node, then the cause in GPU terms (text or JSON)."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Show free, stranded and fragmented GPUs, and the GPU pods and kubelets at fault."""
     # the analysis needs numpy and the cluster reader lightkube (the `cluster` extra): loaded here, not
@@ -78,6 +88,8 @@ def audit_command(
 
     if cluster == bool(snapshot):
         raise fail("give exactly one of --cluster or --snapshot")
+    if why and output is AuditFormat.markdown:
+        raise fail("--why prints text or JSON (-o text, -o json)")
     try:
         lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()  # before a cluster read
         if snapshot:
@@ -96,13 +108,23 @@ def audit_command(
                 ),
                 warn=lambda message: typer.echo(f"kubegpu: warning: {message}", err=True),
             )
+        options = AuditOptions(
+            domain_labels=(block_label, rack_label),
+            namespace=namespace,
+            accelerators=AcceleratorRegistry(lint_config.accelerator_resources),
+        )
+        if why:
+            from kubegpu.live.why import explain_snapshot
+            from kubegpu.report.why import why_json, why_text
+
+            reasons = explain_snapshot(snap, options)
+            typer.echo(
+                why_json(reasons) if output is AuditFormat.json else why_text(reasons), nl=output is AuditFormat.json
+            )
+            return
         report = audit(
             snap,
-            AuditOptions(
-                domain_labels=(block_label, rack_label),
-                namespace=namespace,
-                accelerators=AcceleratorRegistry(lint_config.accelerator_resources),
-            ),
+            options,
         )
         report = with_checks(report, snap, lint_config, namespace)
     except KubegpuError as err:

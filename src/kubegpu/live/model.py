@@ -180,6 +180,7 @@ class KueuePodSet:
     name: str
     count: int
     shape: PodShape | None
+    required_topology: str = ""  # spec.podSets[].topologyRequest.required: the level the pod set must fit in
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,11 @@ class KueueWorkload:
     admitted: bool
     finished: bool
     pod_sets: tuple[KueuePodSet, ...] = ()
+    waiting_message: str = ""  # the message of its QuotaReserved condition while that is False: Kueue's own why
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
     @property
     def pending(self) -> bool:
@@ -207,6 +213,22 @@ class KueueTopology:
 
 
 @dataclass(frozen=True)
+class KueueFlavorQuota:
+    """One resource of one flavor of a ClusterQueue: spec.resourceGroups[].flavors[].resources[] (nominalQuota,
+    borrowingLimit) and what status.flavorsReservation says is reserved of it."""
+
+    flavor: str
+    resource: str
+    nominal: int
+    reserved: int = 0
+    borrowing_limit: int | None = None
+
+    @property
+    def unreserved(self) -> int:
+        return self.nominal - self.reserved
+
+
+@dataclass(frozen=True)
 class KueueClusterQueue:
     """A Kueue ClusterQueue's accelerator quota (nominal, summed over flavors) and reservations."""
 
@@ -216,6 +238,16 @@ class KueueClusterQueue:
     reserved: Mapping[str, int] = field(default_factory=dict)
     pending_workloads: int = 0
     admitted_workloads: int = 0
+    flavors: tuple[KueueFlavorQuota, ...] = ()  # every resource of every flavor, in spec order
+
+
+@dataclass(frozen=True)
+class KueueLocalQueue:
+    """A Kueue LocalQueue: the namespaced queue a workload names, and the ClusterQueue (spec.clusterQueue) it feeds."""
+
+    namespace: str
+    name: str
+    cluster_queue: str
 
 
 @dataclass(frozen=True)
@@ -228,6 +260,7 @@ class ClusterSnapshot:
     kueue_topologies: tuple[KueueTopology, ...] = ()
     kueue_workloads: tuple[KueueWorkload, ...] = ()
     kueue_cluster_queues: tuple[KueueClusterQueue, ...] = ()
+    kueue_local_queues: tuple[KueueLocalQueue, ...] = ()
     kubelet_configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     source: str = ""

@@ -14,6 +14,8 @@ from kubegpu.errors import InputError, QuantityError
 from kubegpu.live.model import (
     ContainerInfo,
     KueueClusterQueue,
+    KueueFlavorQuota,
+    KueueLocalQueue,
     KueuePodSet,
     KueueTopology,
     KueueWorkload,
@@ -31,6 +33,9 @@ from kubegpu.live.model import (
 )
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.units.quantity import parse_quantity
+
+# The annotation of a pod template that asks Kueue to place its pod set within one domain of a topology level.
+REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 
 
 def resource_list(raw: object, where: str, source: str) -> dict[str, int]:
@@ -303,7 +308,22 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
             count = int(ps.get("count", 1))
         except (TypeError, ValueError) as err:
             raise InputError(f"{where}.spec.podSets[{i}].count: not an integer", file=source) from err
-        pod_sets.append(KueuePodSet(name=str(ps.get("name", f"podset-{i}")), count=count, shape=shape))
+        request = _map(ps.get("topologyRequest"), f"{where}.spec.podSets[{i}].topologyRequest", source)
+        annotations = _str_map(
+            _map(template.get("metadata"), f"{where}.spec.podSets[{i}].template.metadata", source).get("annotations"),
+            f"{where}.spec.podSets[{i}].template.metadata.annotations",
+            source,
+        )
+        required = request.get("required") or annotations.get(REQUIRED_TOPOLOGY_ANNOTATION) or ""
+        pod_sets.append(
+            KueuePodSet(
+                name=str(ps.get("name", f"podset-{i}")), count=count, shape=shape, required_topology=str(required)
+            )
+        )
+    waiting = ""
+    for c in _list(status.get("conditions"), f"{where}.status.conditions", source):
+        if isinstance(c, Mapping) and c.get("type") == "QuotaReserved" and c.get("status") == "False":
+            waiting = str(c.get("message") or "")
     return KueueWorkload(
         namespace=namespace,
         name=name,
@@ -311,7 +331,52 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         admitted=conditions.get("Admitted", False),
         finished=conditions.get("Finished", False),
         pod_sets=tuple(pod_sets),
+        waiting_message=waiting,
     )
+
+
+def parse_kueue_local_queue(obj: Mapping[str, Any], source: str = "<api>") -> KueueLocalQueue:
+    """A Kueue LocalQueue: its namespace, name and spec.clusterQueue."""
+    meta = _map(obj.get("metadata"), "LocalQueue.metadata", source)
+    namespace = str(meta.get("namespace") or "default")
+    name = object_name(obj)
+    spec = _map(obj.get("spec"), f"LocalQueue {namespace}/{name}.spec", source)
+    return KueueLocalQueue(namespace=namespace, name=name, cluster_queue=str(spec.get("clusterQueue") or ""))
+
+
+def _flavor_quotas(
+    spec: Mapping[str, Any], status: Mapping[str, Any], where: str, source: str
+) -> list[KueueFlavorQuota]:
+    """Every resource of every flavor: nominalQuota and borrowingLimit from the spec, the reservation from
+    status.flavorsReservation."""
+    reserved: dict[tuple[str, str], int] = {}
+    for i, flavor in enumerate(_list(status.get("flavorsReservation"), f"{where}.status.flavorsReservation", source)):
+        entry = _map(flavor, f"{where}.status.flavorsReservation[{i}]", source)
+        for j, res in enumerate(
+            _list(entry.get("resources"), f"{where}.status.flavorsReservation[{i}].resources", source)
+        ):
+            item = _map(res, f"{where}.status.flavorsReservation[{i}].resources[{j}]", source)
+            resource = str(item.get("name", ""))
+            if item.get("total") is not None:
+                amount = _amount(
+                    resource, item["total"], f"{where}.status.flavorsReservation[{i}].resources[{j}]", source
+                )
+                reserved[(str(entry.get("name", "")), resource)] = amount
+    out: list[KueueFlavorQuota] = []
+    for g, group in enumerate(_list(spec.get("resourceGroups"), f"{where}.spec.resourceGroups", source)):
+        flavors = _map(group, f"{where}.spec.resourceGroups[{g}]", source).get("flavors")
+        for i, flavor in enumerate(_list(flavors, f"{where}.spec.resourceGroups[{g}].flavors", source)):
+            entry = _map(flavor, f"{where}.spec.resourceGroups[{g}].flavors[{i}]", source)
+            name = str(entry.get("name", ""))
+            at = f"{where}.spec.resourceGroups[{g}].flavors[{i}].resources"
+            for j, res in enumerate(_list(entry.get("resources"), at, source)):
+                item = _map(res, f"{at}[{j}]", source)
+                resource = str(item.get("name", ""))
+                nominal = _amount(resource, item.get("nominalQuota", 0), f"{at}[{j}].nominalQuota", source)
+                limit = item.get("borrowingLimit")
+                borrowing = None if limit is None else _amount(resource, limit, f"{at}[{j}].borrowingLimit", source)
+                out.append(KueueFlavorQuota(name, resource, nominal, reserved.get((name, resource), 0), borrowing))
+    return out
 
 
 def _flavor_totals(raw: object, key: str, where: str, source: str) -> dict[str, int]:
@@ -355,6 +420,7 @@ def parse_kueue_cluster_queue(obj: Mapping[str, Any], source: str = "<api>") -> 
         reserved=reserved,
         pending_workloads=count("pendingWorkloads"),
         admitted_workloads=count("admittedWorkloads"),
+        flavors=tuple(_flavor_quotas(spec, status, where, source)),
     )
 
 

@@ -39,7 +39,11 @@ def audit_rules(configz: bool = False) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["list"]},
         {"apiGroups": ["topology.node.k8s.io"], "resources": ["noderesourcetopologies"], "verbs": ["list"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies", "clusterqueues", "workloads"], "verbs": ["list"]},
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["topologies", "clusterqueues", "workloads", "localqueues"],
+            "verbs": ["list"],
+        },
     ]
     if configz:
         rules.extend(dict(rule) for rule in CONFIGZ_RULES)
@@ -145,7 +149,7 @@ def audit_job(options: RbacOptions) -> dict[str, Any]:
 def render_rbac(options: RbacOptions) -> str:
     header = (
         "# Read-only access for `kubegpu audit --cluster`: list nodes, pods,\n"
-        "# NodeResourceTopologies and Kueue Topologies/ClusterQueues/Workloads\n"
+        "# NodeResourceTopologies and Kueue Topologies/ClusterQueues/Workloads/LocalQueues\n"
         "# (a missing CRD is fine: the audit notes it).\n"
     )
     if options.configz:

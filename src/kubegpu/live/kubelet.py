@@ -1,0 +1,141 @@
+"""Each node's kubelet, modelled from what a snapshot holds of it: its configuration (the kubelet's /configz) and
+its NUMA zones (the NodeResourceTopology NFD's topology-updater publishes), so `audit --why` can say that every
+node with room would refuse a pod at admission (TopologyAffinityError, SMTAlignmentError).
+
+A NodeResourceTopology gives each NUMA zone's CPUs, memory and devices, not which CPUs are hyperthread siblings:
+two threads per core are assumed where NFD labels the node with hardware multithreading, one otherwise, and each
+zone is taken for a socket. The pods already on the node are admitted first, in the order the snapshot lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubegpu.errors import KubegpuError
+from kubegpu.kubelet import KubeletConfig, NodeState, PodRequest
+from kubegpu.live.fit import GPU_PRODUCT_LABEL
+from kubegpu.live.model import ClusterSnapshot, NodeInfo, NodeResourceTopology, PodInfo
+from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
+from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod
+from kubegpu.scheduler.gpu.why import KubeletCheck
+from kubegpu.topology.model import CPUInfo, GPUDevice, NodeTopology, NUMANode
+
+NFD_SMT_LABEL = "feature.node.kubernetes.io/cpu-hardware_multithreading"
+MAX_CPUS = 4096  # a zone claiming more CPUs is not a machine the kubelet model builds
+MAX_GPUS = 64
+
+
+def nrt_topology(
+    node: NodeInfo, nrt: NodeResourceTopology, registry: AcceleratorRegistry = DEFAULT_REGISTRY
+) -> NodeTopology | None:
+    """The node's hardware as its NUMA zones describe it (None when no zone names a NUMA node or a count is out of
+    bounds)."""
+    zones = sorted((z for z in nrt.zones if z.numa_id is not None), key=lambda z: z.numa_id or 0)
+    if not zones:
+        return None
+    threads = 2 if node.labels.get(NFD_SMT_LABEL) == "true" else 1
+    cpus: list[CPUInfo] = []
+    numa_nodes: list[NUMANode] = []
+    gpus: list[GPUDevice] = []
+    ids = {z.name: z.numa_id for z in zones}
+    for zone in zones:
+        numa = zone.numa_id or 0
+        cpu = zone.resources.get("cpu")
+        count = (cpu.capacity // 1000) if cpu is not None else 0
+        if count < 0 or len(cpus) + count > MAX_CPUS:
+            return None
+        first = len(cpus)
+        for k in range(count - count % threads):
+            cpus.append(CPUInfo(id=first + k, core=first + k - k % threads, socket=numa, numa=numa))
+        memory = zone.resources.get("memory")
+        distances = {ids[name]: cost for name, cost in zone.costs.items() if ids.get(name) is not None}
+        numa_nodes.append(
+            NUMANode(
+                id=numa,
+                memory_bytes=memory.capacity if memory is not None else 0,
+                distances={k: v for k, v in distances.items() if k is not None},
+            )
+        )
+        for resource, amount in sorted(zone.resources.items()):
+            if not registry.is_accelerator(resource):
+                continue
+            if amount.capacity < 0 or len(gpus) + amount.capacity > MAX_GPUS:
+                return None
+            for _ in range(amount.capacity):
+                gpus.append(
+                    GPUDevice(
+                        index=len(gpus),
+                        pci_bus_id=f"{zone.name}-{len(gpus)}",
+                        numa_node=numa,
+                        model=node.labels.get(GPU_PRODUCT_LABEL, ""),
+                        resource_name=resource,
+                    )
+                )
+    if not cpus:
+        return None
+    return NodeTopology(
+        name=node.name,
+        cpus=tuple(cpus),
+        numa_nodes=tuple(numa_nodes),
+        gpus=tuple(gpus),
+        description=f"node {node.name} from its NodeResourceTopology",
+        estimates=(f"{threads} thread(s) per core ({NFD_SMT_LABEL})", "one socket per NUMA zone"),
+    )
+
+
+def _request(pod: PodInfo) -> PodRequest | None:
+    spec = pod.raw.get("spec")
+    if not isinstance(spec, Mapping):
+        return None
+    try:
+        return PodRequest.from_pod_spec(pod.name, spec, namespace=pod.namespace)
+    except KubegpuError:
+        return None
+
+
+def node_states(snapshot: ClusterSnapshot, notes: list[str]) -> dict[str, NodeState]:
+    """A kubelet model for each node with both a configz answer and a NodeResourceTopology, its pods admitted."""
+    states: dict[str, NodeState] = {}
+    for node in snapshot.nodes:
+        raw: Mapping[str, Any] | None = snapshot.kubelet_configs.get(node.name)
+        nrt = snapshot.nrt(node.name)
+        if raw is None or nrt is None:
+            continue
+        topology = nrt_topology(node, nrt)
+        if topology is None:
+            notes.append(f"node {node.name}: its NodeResourceTopology names no NUMA zone with CPUs")
+            continue
+        try:
+            state = NodeState(topology, KubeletConfig.from_dict(raw, source=f"configz of {node.name}"))
+        except KubegpuError as err:
+            notes.append(f"node {node.name}: the kubelet model cannot start with its configuration: {err}")
+            continue
+        for pod in snapshot.pods_on(node.name):
+            request = _request(pod)
+            if request is not None:
+                state.admit(request)
+        states[node.name] = state
+    return states
+
+
+def kubelet_check(snapshot: ClusterSnapshot, cluster: GpuCluster, notes: list[str]) -> KubeletCheck | None:
+    """The kubelet verdict on a pending pod at a node, for `explain` (None when no node can be modelled)."""
+    states = node_states(snapshot, notes)
+    if not states:
+        if snapshot.kubelet_configs or snapshot.node_topologies:
+            notes.append(
+                "kubelet admission not checked: it needs a node's configz and its NodeResourceTopology together"
+            )
+        return None
+    requests = {p.key: r for p in snapshot.pods if p.pending for r in [_request(p)] if r is not None}
+
+    def check(node: int, pod: GpuPod) -> tuple[str, str] | None:
+        state = states.get(cluster.names[node])
+        request = requests.get(pod.name)
+        if state is None or request is None:
+            return None
+        admission = state.copy().admit(request)
+        return None if admission.admitted else (admission.reason, admission.message)
+
+    return check
