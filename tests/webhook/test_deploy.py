@@ -156,6 +156,7 @@ def test_audit_rbac_is_valid_and_read_only(configz: bool) -> None:
         "topologies",
         "clusterqueues",
         "workloads",
+        "localqueues",
     }
 
 

@@ -154,11 +154,9 @@ def quota_cause(
         )
         never = max(f.nominal for f in flavors) < want
         borrow = f"; it may borrow from cohort {queue.cohort}" if queue.cohort and not never else ""
-        text = (
-            f"ClusterQueue {queue.name} quota for {resource} ({listed}) "
-            + ("can never hold" if never and not queue.cohort else "cannot hold now")
-            + f" the {want} the workload asks for{borrow}"
-        )
+        verdict = "is smaller than" if never and not queue.cohort else "has too little left for"
+        text = f"ClusterQueue {queue.name} quota for {resource} ({listed}) {verdict} the {want} the workload asks for"
+        text += borrow
         figures = {
             "cluster_queue": queue.name,
             "cohort": queue.cohort,

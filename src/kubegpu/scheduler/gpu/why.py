@@ -78,10 +78,8 @@ class Explanation:
         return tuple(c.kind for c in self.causes)
 
     def with_causes(self, extra: Sequence[Cause]) -> Explanation:
-        """The explanation with causes the cluster model cannot see (a queue's quota) put first; "fits" goes when
-        one is given."""
-        kept = [c for c in self.causes if not (extra and c.kind == FITS)]
-        causes = [*extra, *kept]
+        """The explanation with causes the cluster model cannot see (a queue's quota) put first."""
+        causes = [*extra, *self.causes]
         return Explanation(
             self.subject, self.pods, self.gpus_per_pod, self.resource, self.message, self.reasons, tuple(causes)
         )
@@ -349,7 +347,10 @@ def _kubelet(
     cluster: GpuCluster, framework: Framework[GpuCluster, GpuPod], pods: Sequence[GpuPod], kubelet: KubeletCheck
 ) -> list[Cause]:
     """Every node the scheduler would bind a pod of the gang to refuses it at the kubelet's admission."""
-    for pod in dict.fromkeys(pods):
+    shapes: dict[tuple[int, int, int, int], GpuPod] = {}
+    for pod in pods:  # pods of one shape get one answer: ask for the first of each
+        shapes.setdefault((pod.cpu_milli, pod.memory_bytes, pod.gpu_count, pod.gpu_milli), pod)
+    for pod in shapes.values():
         nodes = framework.feasible_nodes(cluster, pod).tolist()
         refusals: dict[int, tuple[str, str]] = {}
         for n in nodes:
