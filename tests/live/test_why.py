@@ -1,0 +1,143 @@
+"""`kubegpu audit --why` on fixture snapshots (one per cause), from dump files and from an API server over HTTPS."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kubegpu.cli.main import app
+from kubegpu.live.audit import AuditOptions
+from kubegpu.live.client import ClusterOptions, read_cluster
+from kubegpu.live.snapshot import load_snapshot
+from kubegpu.live.why import explain_snapshot
+from kubegpu.scheduler.gpu.why import Explanation
+from tests.live.conftest import CLUSTER, TOKEN, https_api, tls_kubeconfig
+from tests.paths import REPO_ROOT
+
+WHY = REPO_ROOT / "tests" / "fixtures" / "why"
+
+
+def _only(case: str) -> Explanation:
+    report = explain_snapshot(load_snapshot([WHY / case]))
+    assert len(report.explanations) == 1, report
+    return report.explanations[0]
+
+
+def test_the_guides_example_is_fragmentation() -> None:
+    # 8 nodes x 8 GPUs with 2 free on each: 16 free GPUs, and an 8-GPU pod has nowhere to go
+    e = _only("fragmentation")
+    assert e.message == "0/8 nodes are available: 8 Insufficient nvidia.com/gpu."
+    assert e.reasons == {"Insufficient nvidia.com/gpu": 8}
+    assert e.kinds == ("fragmentation",)
+    assert e.causes[0].message.startswith("16 free GPUs on 8 nodes the pod may use, none with 8")
+    assert e.causes[0].figures["largest_free_on_a_node"] == 2
+
+
+def test_a_taint_keeps_the_pod_off_the_only_node_with_room() -> None:
+    e = _only("taint")
+    assert e.message == ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient nvidia.com/gpu.")
+    assert e.kinds == ("placement",)
+    assert "gpu-c" in e.causes[0].message and "dedicated=inference:NoSchedule" in e.causes[0].message
+    assert e.causes[0].figures["by_reason"] == {"node(s) had untolerated taint(s)": 1}
+
+
+def test_a_quota_bound_queue() -> None:
+    e = _only("quota")
+    assert e.subject == "train/job-ft-7c1e2 (Kueue workload)"
+    assert e.kinds == ("quota", "fits")  # the cluster has room: the ClusterQueue holds it back
+    quota = e.causes[0]
+    assert quota.figures["cluster_queue"] == "team-a" and quota.figures["requested"] == 8
+    assert quota.figures["flavors"] == [
+        {"flavor": "h100", "nominal_quota": 16, "reserved": 12, "borrowing_limit": None}
+    ]
+    assert "4 left" in quota.message and "4 more needed" in quota.message  # ours, then Kueue's own words
+
+
+def test_a_gang_that_must_share_a_rack() -> None:
+    e = _only("rack-split")
+    assert (e.pods, e.gpus_per_pod) == (3, 8)
+    assert e.message == ""  # each pod would find a node: kube-scheduler has nothing to say
+    assert e.kinds == ("topology",)
+    figures = e.causes[0].figures
+    assert (figures["room_in_cluster"], figures["room_in_best_domain"]) == (4, 2)
+    assert figures["level"] == "cloud.provider.com/topology-rack"
+
+
+def test_a_kubelet_that_refuses_the_pod() -> None:
+    # single-numa-node with 4 GPUs on each NUMA node: 8 GPUs cannot be aligned
+    e = _only("kubelet")
+    assert e.kinds == ("kubelet",)
+    assert e.causes[0].figures["by_reason"] == {"TopologyAffinityError": 1}
+
+
+def test_without_configz_the_kubelet_is_not_asked(tmp_path: Path) -> None:
+    for name in ("nodes.json", "pods.json"):
+        (tmp_path / name).write_text((WHY / "kubelet" / name).read_text())
+    e = explain_snapshot(load_snapshot([tmp_path])).explanations[0]
+    assert e.kinds == ("fits",)
+
+
+def test_namespace_filter_and_the_recorded_cluster() -> None:
+    report = explain_snapshot(load_snapshot([CLUSTER]), AuditOptions(namespace="train"))
+    subjects = [e.subject for e in report.explanations]
+    assert subjects == ["train/llm-big", "train/job-llm-ft-5d2c1 (Kueue workload)"]
+    assert explain_snapshot(load_snapshot([CLUSTER]), AuditOptions(namespace="infer")).explanations == ()
+
+
+def test_cli_text_and_json() -> None:
+    runner = CliRunner()
+    text = runner.invoke(app, ["audit", "--snapshot", str(WHY / "fragmentation"), "--why"])
+    assert text.exit_code == 0, text.output
+    assert "scheduler: 0/8 nodes are available: 8 Insufficient nvidia.com/gpu." in text.output
+    assert "fragmentation: 16 free GPUs on 8 nodes" in text.output
+    out = runner.invoke(app, ["audit", "--snapshot", str(WHY / "taint"), "--why", "-o", "json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["nodes"] == 3
+    assert [c["kind"] for c in data["waiting"][0]["causes"]] == ["placement"]
+    markdown = runner.invoke(app, ["audit", "--snapshot", str(WHY / "taint"), "--why", "-o", "markdown"])
+    assert markdown.exit_code == 2 and "--why prints text or JSON" in markdown.output
+
+
+def test_names_from_the_cluster_are_printed_safely(tmp_path: Path) -> None:
+    pods = json.loads((WHY / "taint" / "pods.json").read_text())
+    pods["items"][-1]["metadata"]["name"] = "evil\x1b[2J\n::warning::x"
+    (tmp_path / "pods.json").write_text(json.dumps(pods))
+    (tmp_path / "nodes.json").write_text((WHY / "taint" / "nodes.json").read_text())
+    result = CliRunner().invoke(app, ["audit", "--snapshot", str(tmp_path), "--why"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "evil\\x1b[2J" in result.output
+    assert not any(line.lstrip().startswith("::") for line in result.output.splitlines())
+
+
+@pytest.mark.parametrize("case", ["fragmentation", "quota"])
+def test_live_cluster_over_https(case: str, tmp_path: Path) -> None:
+    """The same answer from an API server (recorded List answers over real HTTPS) as from the dump files."""
+    folder = WHY / case
+    items: dict[str, list[object]] = {}
+    for path in sorted(folder.glob("*.json")):
+        for item in json.loads(path.read_text())["items"]:
+            items.setdefault(item["kind"], []).append(item)
+    routes = {
+        "/api/v1/nodes": ("NodeList", "v1", items.get("Node", [])),
+        "/api/v1/pods": ("PodList", "v1", items.get("Pod", [])),
+    }
+    for kind, plural in (("ClusterQueue", "clusterqueues"), ("LocalQueue", "localqueues"), ("Workload", "workloads")):
+        if kind in items:
+            routes[f"/apis/kueue.x-k8s.io/v1beta2/{plural}"] = (f"{kind}List", "kueue.x-k8s.io/v1beta2", items[kind])
+    with https_api(tmp_path) as (server, ca):
+        for path, (kind, version, objects) in routes.items():
+            body = {"apiVersion": version, "kind": kind, "metadata": {"resourceVersion": "1"}, "items": objects}
+            server.expect_request(path, headers={"Authorization": f"Bearer {TOKEN}"}).respond_with_json(body)
+        kubeconfig = tls_kubeconfig(tmp_path / "kubeconfig", server.url_for("/").rstrip("/"), ca.read_bytes())
+        live = explain_snapshot(read_cluster(ClusterOptions(kubeconfig=kubeconfig, read_configz=False)))
+        cli = CliRunner().invoke(
+            app, ["audit", "--cluster", "--kubeconfig", str(kubeconfig), "--no-configz", "--why", "-o", "json"]
+        )
+    assert cli.exit_code == 0, cli.output
+    dumped = explain_snapshot(load_snapshot([folder]))
+    assert [e.to_dict() for e in live.explanations] == [e.to_dict() for e in dumped.explanations]
+    assert json.loads(cli.output)["waiting"] == [e.to_dict() for e in dumped.explanations]
