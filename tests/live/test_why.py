@@ -141,3 +141,13 @@ def test_live_cluster_over_https(case: str, tmp_path: Path) -> None:
     dumped = explain_snapshot(load_snapshot([folder]))
     assert [e.to_dict() for e in live.explanations] == [e.to_dict() for e in dumped.explanations]
     assert json.loads(cli.output)["waiting"] == [e.to_dict() for e in dumped.explanations]
+
+
+def test_the_documented_example_is_what_the_command_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO_ROOT)
+    page = (REPO_ROOT / "docs" / "commands" / "audit.md").read_text()
+    command = "$ kubegpu audit --snapshot tests/fixtures/why/fragmentation --why\n"
+    shown = page.split(command, 1)[1].split("\n$ ", 1)[0]
+    result = CliRunner().invoke(app, ["audit", "--snapshot", "tests/fixtures/why/fragmentation", "--why"])
+    assert result.exit_code == 0
+    assert result.output.rstrip("\n") == shown.rstrip("\n")
