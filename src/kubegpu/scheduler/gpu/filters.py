@@ -12,7 +12,7 @@ hkust-adsl/kubernetes-scheduler-simulator open_gpu_share.go, whose reason only n
 from __future__ import annotations
 
 from kubegpu.scheduler.arrays import BoolArray
-from kubegpu.scheduler.constraints import node_names_of, untolerated_taint
+from kubegpu.scheduler.constraints import affinity_matches, node_names_of, selector_matches, untolerated_taint
 from kubegpu.scheduler.framework import FilterPlugin, PreFilterResult
 from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod
 from kubegpu.scheduler.status import SUCCESS, Status, unschedulable
@@ -88,8 +88,11 @@ class NodeAffinity:
         return cluster.matches_affinity(pod)
 
     def status(self, cluster: GpuCluster, pod: GpuPod, node: int) -> Status:
-        matched = cluster.matches_affinity(pod)
-        if matched is None or matched[node]:
+        spec = cluster.nodes[node]  # this node alone: the diagnosis asks node by node
+        if not pod.constrained or (
+            selector_matches(pod.node_selector, spec.labels)
+            and affinity_matches(pod.node_affinity, spec.labels, spec.name)
+        ):
             return SUCCESS
         return unschedulable(ERR_AFFINITY, unresolvable=True)
 
