@@ -13,19 +13,15 @@ from typing import Any
 
 from kubegpu.errors import ModelError
 from kubegpu.live.audit import HOSTNAME_LABEL, AuditOptions, domain_labels
-from kubegpu.live.fit import GPU_PRODUCT_LABEL
 from kubegpu.live.kubelet import kubelet_check
-from kubegpu.live.model import ClusterSnapshot, KueueClusterQueue, KueueWorkload, NodeInfo, PodInfo, PodShape, Taint
+from kubegpu.live.model import ClusterSnapshot, KueueClusterQueue, KueueWorkload, PodInfo
+from kubegpu.live.simstart import model_node, model_pod, pod_set_pod
 from kubegpu.manifests.accelerators import AcceleratorRegistry
 from kubegpu.rules.gang import COSCHEDULING_LABELS, KAI_POD_GROUP_ANNOTATION, VOLCANO_GROUP_ANNOTATIONS
-from kubegpu.scheduler.gpu.objects import node_of, pod_of
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod
 from kubegpu.scheduler.gpu.why import GATED, QUOTA, Cause, Explanation, TopologyNeed, explain
 from kubegpu.scheduler.tas import TopologyTree
 
-# Node conditions the node lifecycle controller turns into NoSchedule taints (TaintNodesByCondition), for a
-# snapshot that shows the condition without the taint.
-NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 MAX_SUBJECTS = 10_000  # pending pods and workloads explained in one run (each is a few filter passes)
 
@@ -48,54 +44,16 @@ class WhyReport:
         }
 
 
-def _node(node: NodeInfo, registry: AcceleratorRegistry) -> Any:
-    taints = node.taints
-    if not node.ready and not any(t.key == NOT_READY_TAINT.key for t in taints):
-        taints = (*taints, NOT_READY_TAINT)
-    return node_of(
-        node.name,
-        node.allocatable,
-        registry=registry,
-        labels=node.labels,
-        gpu_model=node.labels.get(GPU_PRODUCT_LABEL, ""),
-        taints=taints,
-        unschedulable=node.unschedulable,
-    )
-
-
-def _pod(pod: PodInfo, registry: AcceleratorRegistry) -> GpuPod:
-    return pod_of(
-        pod.key,
-        pod.requests,
-        registry=registry,
-        node_selector=tuple(sorted(pod.node_selector.items())),
-        tolerations=pod.tolerations,
-        node_affinity=pod.node_affinity,
-    )
-
-
-def _shape_pod(name: str, shape: PodShape, registry: AcceleratorRegistry) -> GpuPod:
-    requests = {"cpu": shape.cpu_millis, "memory": shape.memory_bytes, shape.gpu_resource: shape.gpus}
-    return pod_of(
-        name,
-        requests,
-        registry=registry,
-        node_selector=shape.node_selector,
-        tolerations=shape.tolerations,
-        node_affinity=shape.node_affinity,
-    )
-
-
 def snapshot_cluster(snapshot: ClusterSnapshot, registry: AcceleratorRegistry) -> tuple[GpuCluster, list[str]]:
     """The scheduler model of every node of the snapshot, with the pods bound to them (a pod that would
     over-commit its node is left out and named)."""
-    cluster = GpuCluster([_node(n, registry) for n in snapshot.nodes])
+    cluster = GpuCluster([model_node(n, registry) for n in snapshot.nodes])
     index = {name: i for i, name in enumerate(cluster.names)}
     notes: list[str] = []
     for name, i in index.items():
         next_gpu = 0
         for pod in snapshot.pods_on(name):
-            model = _pod(pod, registry)
+            model = model_pod(pod, registry)
             gpus = tuple(range(next_gpu, next_gpu + model.gpu_count)) if model.is_gpu else ()
             try:
                 cluster.bind(i, model, gpus)
@@ -208,7 +166,7 @@ def explain_snapshot(
                     {"gated_pods": gated},
                 )
             )
-        subjects.append((subject, [_pod(p, registry) for p in members], False, None, extra))
+        subjects.append((subject, [model_pod(p, registry) for p in members], False, None, extra))
     by_local = {(q.namespace, q.name): q.cluster_queue for q in snapshot.kueue_local_queues}
     for workload in snapshot.kueue_workloads:
         if not workload.pending:
@@ -221,7 +179,7 @@ def explain_snapshot(
             if pod_set.shape is None:
                 continue
             pods += [
-                _shape_pod(f"{workload.key}/{pod_set.name}-{i}", pod_set.shape, registry)
+                pod_set_pod(f"{workload.key}/{pod_set.name}-{i}", pod_set.shape, registry)
                 for i in range(max(0, pod_set.count))
             ]
             if pod_set.required_topology and need is None:
