@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -151,3 +153,58 @@ def test_the_documented_example_is_what_the_command_prints(monkeypatch: pytest.M
     result = CliRunner().invoke(app, ["audit", "--snapshot", "tests/fixtures/why/fragmentation", "--why"])
     assert result.exit_code == 0
     assert result.output.rstrip("\n") == shown.rstrip("\n")
+
+
+def _with_pods(tmp_path: Path, case: str, edit: Callable[[list[dict[str, Any]]], None]) -> Path:
+    """A copy of a fixture case with its pods list changed by `edit` (a function of the items)."""
+    for path in (WHY / case).glob("*.json"):
+        (tmp_path / path.name).write_text(path.read_text())
+    pods = json.loads((WHY / case / "pods.json").read_text())
+    edit(pods["items"])
+    (tmp_path / "pods.json").write_text(json.dumps(pods))
+    return tmp_path
+
+
+def test_pods_of_one_group_are_explained_together_and_gates_are_named(tmp_path: Path) -> None:
+    def two_workers(items: list[dict[str, Any]]) -> None:
+        waiting = items.pop()
+        for i in (0, 1):
+            pod = json.loads(json.dumps(waiting))
+            pod["metadata"] = {
+                "name": f"w-{i}",
+                "namespace": "train",
+                "labels": {"scheduling.x-k8s.io/pod-group": "pg"},
+            }
+            if i:
+                pod["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+            items.append(pod)
+
+    report = explain_snapshot(load_snapshot([_with_pods(tmp_path, "fragmentation", two_workers)]))
+    (e,) = report.explanations
+    assert (e.subject, e.pods) == ("train/pg (pod group)", 2)
+    assert e.kinds == ("gated", "fragmentation")
+    assert e.causes[0].figures == {"gated_pods": ["train/w-1"]}
+
+
+def test_a_not_ready_node_counts_as_tainted(tmp_path: Path) -> None:
+    for path in (WHY / "taint").glob("*.json"):
+        (tmp_path / path.name).write_text(path.read_text())
+    nodes = json.loads((WHY / "taint" / "nodes.json").read_text())
+    gpu_c = nodes["items"][2]
+    del gpu_c["spec"]["taints"]
+    gpu_c["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]
+    (tmp_path / "nodes.json").write_text(json.dumps(nodes))
+    (e,) = explain_snapshot(load_snapshot([tmp_path])).explanations
+    assert e.reasons == {"node(s) had untolerated taint(s)": 1, "Insufficient nvidia.com/gpu": 2}
+    assert "node.kubernetes.io/not-ready:NoSchedule" in e.causes[0].message
+
+
+def test_a_zone_beyond_the_model_leaves_the_kubelet_unasked(tmp_path: Path) -> None:
+    for path in (WHY / "kubelet").glob("*.json"):
+        (tmp_path / path.name).write_text(path.read_text())
+    nrt = json.loads((WHY / "kubelet" / "noderesourcetopologies.json").read_text())
+    nrt["items"][0]["zones"][1]["name"] = "node-4000000000"
+    (tmp_path / "noderesourcetopologies.json").write_text(json.dumps(nrt))
+    report = explain_snapshot(load_snapshot([tmp_path]))
+    assert report.explanations[0].kinds == ("fits",)
+    assert any("no NUMA zones the kubelet model can build" in note for note in report.notes)

@@ -78,7 +78,7 @@ def test_kubelet_refusal_on_every_node_with_room() -> None:
     cluster = _cluster([0, 0, 8])
     e = explain(cluster, [_gpu_pod(8)], "p", kubelet=lambda node, pod: ("TopologyAffinityError", "no alignment"))
     assert e.kinds == (KUBELET,)
-    assert e.causes[0].figures == {"nodes": 2, "by_reason": {"TopologyAffinityError": 2}}
+    assert e.causes[0].figures == {"nodes": 2, "nodes_with_room": 2, "by_reason": {"TopologyAffinityError": 2}}
     # one node that admits is enough
     admits_n1 = explain(cluster, [_gpu_pod(8)], "p", kubelet=lambda node, pod: None if node == 1 else ("X", "y"))
     assert admits_n1.kinds == (FITS,)

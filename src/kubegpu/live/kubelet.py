@@ -24,6 +24,7 @@ from kubegpu.topology.model import CPUInfo, GPUDevice, NodeTopology, NUMANode
 NFD_SMT_LABEL = "feature.node.kubernetes.io/cpu-hardware_multithreading"
 MAX_CPUS = 4096  # a zone claiming more CPUs is not a machine the kubelet model builds
 MAX_GPUS = 64
+MAX_NUMA_ID = 63  # NUMA ids the model takes (the Topology Manager refuses more than 8 NUMA nodes by default)
 
 
 def nrt_topology(
@@ -32,7 +33,7 @@ def nrt_topology(
     """The node's hardware as its NUMA zones describe it (None when no zone names a NUMA node or a count is out of
     bounds)."""
     zones = sorted((z for z in nrt.zones if z.numa_id is not None), key=lambda z: z.numa_id or 0)
-    if not zones:
+    if not zones or any((z.numa_id or 0) > MAX_NUMA_ID for z in zones):
         return None
     threads = 2 if node.labels.get(NFD_SMT_LABEL) == "true" else 1
     cpus: list[CPUInfo] = []
@@ -104,7 +105,10 @@ def node_states(snapshot: ClusterSnapshot, notes: list[str]) -> dict[str, NodeSt
             continue
         topology = nrt_topology(node, nrt)
         if topology is None:
-            notes.append(f"node {node.name}: its NodeResourceTopology names no NUMA zone with CPUs")
+            notes.append(
+                f"node {node.name}: its NodeResourceTopology gives no NUMA zones the kubelet model can build "
+                f"(zones named node-N, N up to {MAX_NUMA_ID}, with CPUs; at most {MAX_CPUS} CPUs and {MAX_GPUS} GPUs)"
+            )
             continue
         try:
             state = NodeState(topology, KubeletConfig.from_dict(raw, source=f"configz of {node.name}"))

@@ -35,6 +35,8 @@ GATED = "gated"  # scheduling gates keep the scheduler from trying (callers add 
 FITS = "fits"  # the model places it now: the wait is elsewhere
 KINDS = (CAPACITY, FRAGMENTATION, RESOURCES, PLACEMENT, TOPOLOGY, KUBELET, QUOTA, GATED, FITS)
 
+MAX_KUBELET_NODES = 256  # nodes with room whose kubelet is asked about one pod shape (each is one admission)
+
 # A node's kubelet verdict on a pod the scheduler would bind there: None when admitted, else (reason, message),
 # the reason as the kubelet writes it into the pod's status (TopologyAffinityError, SMTAlignmentError, ...).
 KubeletCheck = Callable[[int, GpuPod], tuple[str, str] | None]
@@ -351,7 +353,8 @@ def _kubelet(
     for pod in pods:  # pods of one shape get one answer: ask for the first of each
         shapes.setdefault((pod.cpu_milli, pod.memory_bytes, pod.gpu_count, pod.gpu_milli), pod)
     for pod in shapes.values():
-        nodes = framework.feasible_nodes(cluster, pod).tolist()
+        feasible = framework.feasible_nodes(cluster, pod).tolist()
+        nodes = feasible[:MAX_KUBELET_NODES]
         refusals: dict[int, tuple[str, str]] = {}
         for n in nodes:
             verdict = kubelet(n, pod)
@@ -364,12 +367,13 @@ def _kubelet(
             reasons = Counter(reason for reason, _ in refusals.values())
             first = refusals[nodes[0]]
             summary = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+            which = "every node" if len(nodes) == len(feasible) else f"the first {len(nodes)} of {len(feasible)} nodes"
             return [
                 Cause(
                     KUBELET,
-                    f"every node with room refuses the pod at the kubelet's admission ({summary}); "
-                    f"on {cluster.names[nodes[0]]}: {first[0]}: {first[1]}",
-                    {"nodes": len(nodes), "by_reason": dict(sorted(reasons.items()))},
+                    f"{which} with room refuse{'s' if which == 'every node' else ''} the pod at the kubelet's "
+                    f"admission ({summary}); on {cluster.names[nodes[0]]}: {first[0]}: {first[1]}",
+                    {"nodes": len(nodes), "nodes_with_room": len(feasible), "by_reason": dict(sorted(reasons.items()))},
                 )
             ]
     return []
