@@ -120,8 +120,8 @@ def test_live_cluster_over_https(case: str, tmp_path: Path) -> None:
     """The same answer from an API server (recorded List answers over real HTTPS) as from the dump files."""
     folder = WHY / case
     items: dict[str, list[object]] = {}
-    for path in sorted(folder.glob("*.json")):
-        for item in json.loads(path.read_text())["items"]:
+    for dump in sorted(folder.glob("*.json")):
+        for item in json.loads(dump.read_text())["items"]:
             items.setdefault(item["kind"], []).append(item)
     routes = {
         "/api/v1/nodes": ("NodeList", "v1", items.get("Node", [])),

@@ -135,7 +135,7 @@ def test_prefilter_leaves_other_nodes_absent() -> None:
     }
     cluster = GpuCluster(nodes)
     pod = GpuPod("p", 2000, node_affinity=node_affinity(spec, "spec", "vector"))
-    outcome = Framework([]).diagnose(cluster, pod)
+    outcome = Framework[GpuCluster, GpuPod]([]).diagnose(cluster, pod)
     assert len(outcome.feasible) == 0
     assert FitError(3, outcome.diagnosis).message == (
         "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
@@ -162,7 +162,7 @@ def test_prefilter_conflict_stands_for_every_node() -> None:
     }
     cluster = GpuCluster([NodeSpec("a", 1000, 1 << 30), NodeSpec("b", 1000, 1 << 30)])
     pod = GpuPod("p", 100, node_affinity=node_affinity(spec, "spec", "vector"))
-    diagnosis = Framework([]).diagnose(cluster, pod).diagnosis
+    diagnosis = Framework[GpuCluster, GpuPod]([]).diagnose(cluster, pod).diagnosis
     assert FitError(2, diagnosis).message == "0/2 nodes are available: pod affinity terms conflict."
 
 
@@ -175,7 +175,7 @@ def test_first_failing_filter_wins() -> None:
         NodeSpec("cpu", 64000, 1 << 40),
     ]
     pod = pod_of("p", {"cpu": 1000, "nvidia.com/gpu": 8})
-    outcome = Framework([]).diagnose(GpuCluster(nodes), pod)
+    outcome = Framework[GpuCluster, GpuPod]([]).diagnose(GpuCluster(nodes), pod)
     assert FitError(4, outcome.diagnosis).message == (
         "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, "
         "2 Insufficient nvidia.com/gpu."

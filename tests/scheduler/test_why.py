@@ -112,4 +112,4 @@ def test_explain_is_read_only_and_agrees_with_the_scheduler(
         assert e.message.startswith(f"0/{len(used)} nodes are available: ")
         assert sum(e.reasons.values()) == len(used)
     if count == 1:  # one pod: "fits" exactly when kube-scheduler's filters leave a node
-        assert (len(Framework([]).feasible_nodes(cluster, pods[0])) > 0) == (e.kinds == (FITS,))
+        assert (len(Framework[GpuCluster, GpuPod]([]).feasible_nodes(cluster, pods[0])) > 0) == (e.kinds == (FITS,))
