@@ -115,34 +115,49 @@ def test_names_from_the_cluster_are_printed_safely(tmp_path: Path) -> None:
     assert not any(line.lstrip().startswith("::") for line in result.output.splitlines())
 
 
-@pytest.mark.parametrize("case", ["fragmentation", "quota"])
+@pytest.mark.parametrize("case", ["fragmentation", "quota", "kubelet"])
 def test_live_cluster_over_https(case: str, tmp_path: Path) -> None:
-    """The same answer from an API server (recorded List answers over real HTTPS) as from the dump files."""
+    """The same answer from an API server (recorded List answers and kubelet configz over real HTTPS) as from the
+    dump files."""
     folder = WHY / case
     items: dict[str, list[object]] = {}
+    configz: dict[str, object] = {}
     for dump in sorted(folder.glob("*.json")):
-        for item in json.loads(dump.read_text())["items"]:
+        data = json.loads(dump.read_text())
+        if dump.name.startswith("configz-"):
+            configz[dump.stem.removeprefix("configz-")] = data
+            continue
+        for item in data["items"]:
             items.setdefault(item["kind"], []).append(item)
     routes = {
         "/api/v1/nodes": ("NodeList", "v1", items.get("Node", [])),
         "/api/v1/pods": ("PodList", "v1", items.get("Pod", [])),
     }
+    if "NodeResourceTopology" in items:
+        routes["/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"] = (
+            "NodeResourceTopologyList",
+            "topology.node.k8s.io/v1alpha2",
+            items["NodeResourceTopology"],
+        )
     for kind, plural in (("ClusterQueue", "clusterqueues"), ("LocalQueue", "localqueues"), ("Workload", "workloads")):
         if kind in items:
             routes[f"/apis/kueue.x-k8s.io/v1beta2/{plural}"] = (f"{kind}List", "kueue.x-k8s.io/v1beta2", items[kind])
+    auth = {"Authorization": f"Bearer {TOKEN}"}
     with https_api(tmp_path) as (server, ca):
         for path, (kind, version, objects) in routes.items():
             body = {"apiVersion": version, "kind": kind, "metadata": {"resourceVersion": "1"}, "items": objects}
-            server.expect_request(path, headers={"Authorization": f"Bearer {TOKEN}"}).respond_with_json(body)
+            server.expect_request(path, headers=auth).respond_with_json(body)
+        for node, answer in configz.items():
+            server.expect_request(f"/api/v1/nodes/{node}/proxy/configz", headers=auth).respond_with_json(answer)
         kubeconfig = tls_kubeconfig(tmp_path / "kubeconfig", server.url_for("/").rstrip("/"), ca.read_bytes())
-        live = explain_snapshot(read_cluster(ClusterOptions(kubeconfig=kubeconfig, read_configz=False)))
-        cli = CliRunner().invoke(
-            app, ["audit", "--cluster", "--kubeconfig", str(kubeconfig), "--no-configz", "--why", "-o", "json"]
-        )
+        live = explain_snapshot(read_cluster(ClusterOptions(kubeconfig=kubeconfig)))
+        cli = CliRunner().invoke(app, ["audit", "--cluster", "--kubeconfig", str(kubeconfig), "--why", "-o", "json"])
     assert cli.exit_code == 0, cli.output
     dumped = explain_snapshot(load_snapshot([folder]))
     assert [e.to_dict() for e in live.explanations] == [e.to_dict() for e in dumped.explanations]
     assert json.loads(cli.output)["waiting"] == [e.to_dict() for e in dumped.explanations]
+    if case == "kubelet":
+        assert live.explanations[0].kinds == ("kubelet",)
 
 
 def test_the_documented_example_is_what_the_command_prints(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -208,3 +223,25 @@ def test_a_zone_beyond_the_model_leaves_the_kubelet_unasked(tmp_path: Path) -> N
     report = explain_snapshot(load_snapshot([tmp_path]))
     assert report.explanations[0].kinds == ("fits",)
     assert any("no NUMA zones the kubelet model can build" in note for note in report.notes)
+
+
+def test_smt_alignment_refusal(tmp_path: Path) -> None:
+    # full-pcpus-only on a node with two threads per core (NFD's label): 3 CPUs are not whole cores
+    for path in (WHY / "kubelet").glob("*.json"):
+        (tmp_path / path.name).write_text(path.read_text())
+    configz = json.loads((WHY / "kubelet" / "configz-gpu-numa.json").read_text())
+    configz["kubeletconfig"].update(
+        {"topologyManagerPolicy": "none", "cpuManagerPolicyOptions": {"full-pcpus-only": "true"}}
+    )
+    (tmp_path / "configz-gpu-numa.json").write_text(json.dumps(configz))
+    nodes = json.loads((WHY / "kubelet" / "nodes.json").read_text())
+    nodes["items"][0]["metadata"]["labels"]["feature.node.kubernetes.io/cpu-hardware_multithreading"] = "true"
+    (tmp_path / "nodes.json").write_text(json.dumps(nodes))
+    pods = json.loads((WHY / "kubelet" / "pods.json").read_text())
+    resources = pods["items"][0]["spec"]["containers"][0]["resources"]
+    resources["requests"]["cpu"] = resources["limits"]["cpu"] = "3"
+    (tmp_path / "pods.json").write_text(json.dumps(pods))
+    (e,) = explain_snapshot(load_snapshot([tmp_path])).explanations
+    assert e.kinds == ("kubelet",)
+    assert e.causes[0].figures["by_reason"] == {"SMTAlignmentError": 1}
+    assert "not multiple cpus per core = 2" in e.causes[0].message
