@@ -53,7 +53,7 @@ def test_a_quota_bound_queue() -> None:
     quota = e.causes[0]
     assert quota.figures["cluster_queue"] == "team-a" and quota.figures["requested"] == 8
     assert quota.figures["flavors"] == [
-        {"flavor": "h100", "nominal_quota": 16, "reserved": 12, "borrowing_limit": None}
+        {"flavor": "h100", "nominal_quota": 16, "reserved": 12, "used": 12, "borrowing_limit": None}
     ]
     assert "4 left" in quota.message and "4 more needed" in quota.message  # ours, then Kueue's own words
 

@@ -215,13 +215,15 @@ class KueueTopology:
 @dataclass(frozen=True)
 class KueueFlavorQuota:
     """One resource of one flavor of a ClusterQueue: spec.resourceGroups[].flavors[].resources[] (nominalQuota,
-    borrowingLimit) and what status.flavorsReservation says is reserved of it."""
+    borrowingLimit), what status.flavorsReservation says is reserved of it (what Kueue checks a new workload
+    against) and what status.flavorsUsage says admitted workloads use."""
 
     flavor: str
     resource: str
     nominal: int
     reserved: int = 0
     borrowing_limit: int | None = None
+    used: int = 0
 
     @property
     def unreserved(self) -> int:

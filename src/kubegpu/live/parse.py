@@ -344,24 +344,27 @@ def parse_kueue_local_queue(obj: Mapping[str, Any], source: str = "<api>") -> Ku
     return KueueLocalQueue(namespace=namespace, name=name, cluster_queue=str(spec.get("clusterQueue") or ""))
 
 
+def _flavor_amounts(raw: object, where: str, source: str) -> dict[tuple[str, str], int]:
+    """A FlavorUsage list (status.flavorsReservation or status.flavorsUsage): `total` per (flavor, resource)."""
+    amounts: dict[tuple[str, str], int] = {}
+    for i, flavor in enumerate(_list(raw, where, source)):
+        entry = _map(flavor, f"{where}[{i}]", source)
+        for j, res in enumerate(_list(entry.get("resources"), f"{where}[{i}].resources", source)):
+            item = _map(res, f"{where}[{i}].resources[{j}]", source)
+            resource = str(item.get("name", ""))
+            if item.get("total") is not None:
+                amount = _amount(resource, item["total"], f"{where}[{i}].resources[{j}].total", source)
+                amounts[(str(entry.get("name", "")), resource)] = amount
+    return amounts
+
+
 def _flavor_quotas(
     spec: Mapping[str, Any], status: Mapping[str, Any], where: str, source: str
 ) -> list[KueueFlavorQuota]:
     """Every resource of every flavor: nominalQuota and borrowingLimit from the spec, the reservation from
-    status.flavorsReservation."""
-    reserved: dict[tuple[str, str], int] = {}
-    for i, flavor in enumerate(_list(status.get("flavorsReservation"), f"{where}.status.flavorsReservation", source)):
-        entry = _map(flavor, f"{where}.status.flavorsReservation[{i}]", source)
-        for j, res in enumerate(
-            _list(entry.get("resources"), f"{where}.status.flavorsReservation[{i}].resources", source)
-        ):
-            item = _map(res, f"{where}.status.flavorsReservation[{i}].resources[{j}]", source)
-            resource = str(item.get("name", ""))
-            if item.get("total") is not None:
-                amount = _amount(
-                    resource, item["total"], f"{where}.status.flavorsReservation[{i}].resources[{j}]", source
-                )
-                reserved[(str(entry.get("name", "")), resource)] = amount
+    status.flavorsReservation and the usage from status.flavorsUsage."""
+    reserved = _flavor_amounts(status.get("flavorsReservation"), f"{where}.status.flavorsReservation", source)
+    used = _flavor_amounts(status.get("flavorsUsage"), f"{where}.status.flavorsUsage", source)
     out: list[KueueFlavorQuota] = []
     for g, group in enumerate(_list(spec.get("resourceGroups"), f"{where}.spec.resourceGroups", source)):
         flavors = _map(group, f"{where}.spec.resourceGroups[{g}]", source).get("flavors")
@@ -375,7 +378,8 @@ def _flavor_quotas(
                 nominal = _amount(resource, item.get("nominalQuota", 0), f"{at}[{j}].nominalQuota", source)
                 limit = item.get("borrowingLimit")
                 borrowing = None if limit is None else _amount(resource, limit, f"{at}[{j}].borrowingLimit", source)
-                out.append(KueueFlavorQuota(name, resource, nominal, reserved.get((name, resource), 0), borrowing))
+                key = (name, resource)
+                out.append(KueueFlavorQuota(name, resource, nominal, reserved.get(key, 0), borrowing, used.get(key, 0)))
     return out
 
 

@@ -125,6 +125,7 @@ def quota_cause(
                     "flavor": f.flavor,
                     "nominal_quota": f.nominal,
                     "reserved": f.reserved,
+                    "used": f.used,
                     "borrowing_limit": f.borrowing_limit,
                 }
                 for f in flavors
