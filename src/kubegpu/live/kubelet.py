@@ -33,7 +33,8 @@ def nrt_topology(
     """The node's hardware as its NUMA zones describe it (None when no zone names a NUMA node or a count is out of
     bounds)."""
     zones = sorted((z for z in nrt.zones if z.numa_id is not None), key=lambda z: z.numa_id or 0)
-    if not zones or any((z.numa_id or 0) > MAX_NUMA_ID for z in zones):
+    numa_ids = [z.numa_id or 0 for z in zones]
+    if not zones or max(numa_ids) > MAX_NUMA_ID or len(set(numa_ids)) != len(numa_ids):
         return None
     threads = 2 if node.labels.get(NFD_SMT_LABEL) == "true" else 1
     cpus: list[CPUInfo] = []
