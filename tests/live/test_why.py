@@ -86,6 +86,10 @@ def test_namespace_filter_and_the_recorded_cluster() -> None:
     report = explain_snapshot(load_snapshot([CLUSTER]), AuditOptions(namespace="train"))
     subjects = [e.subject for e in report.explanations]
     assert subjects == ["train/llm-big", "train/job-llm-ft-5d2c1 (Kueue workload)"]
+    # ClusterQueue h100 (through LocalQueue train/h100) has 4 of 16 GPUs unreserved, and the only H100 node with
+    # room for a pod of 4 is cordoned
+    assert report.explanations[1].kinds == ("quota", "placement")
+    assert "it may borrow from cohort gpu" in report.explanations[1].causes[0].message
     assert explain_snapshot(load_snapshot([CLUSTER]), AuditOptions(namespace="infer")).explanations == ()
 
 
