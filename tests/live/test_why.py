@@ -249,3 +249,9 @@ def test_smt_alignment_refusal(tmp_path: Path) -> None:
     assert e.kinds == ("kubelet",)
     assert e.causes[0].figures["by_reason"] == {"SMTAlignmentError": 1}
     assert "not multiple cpus per core = 2" in e.causes[0].message
+
+
+def test_a_snapshot_without_nodes(tmp_path: Path) -> None:
+    (tmp_path / "pods.json").write_text((WHY / "taint" / "pods.json").read_text())
+    report = explain_snapshot(load_snapshot([tmp_path]))
+    assert report.explanations == () and "no nodes available to schedule pods" in report.notes[-1]

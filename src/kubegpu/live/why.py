@@ -143,10 +143,13 @@ def explain_snapshot(
     """Explain every pending GPU pod (pods of one pod group together) and pending Kueue workload."""
     options = options or AuditOptions()
     registry = options.accelerators
+    if not snapshot.nodes:
+        empty = "the snapshot holds no nodes: kube-scheduler answers every pod 'no nodes available to schedule pods'"
+        return WhyReport(snapshot.source, 0, (), (*snapshot.notes, empty))
     cluster, notes = snapshot_cluster(snapshot, registry)
     check = kubelet_check(snapshot, cluster, notes) if kubelet else None
     levels = _levels(snapshot, options)
-    subjects: list[tuple[str, list[GpuPod], bool, TopologyNeed | None, list[Cause]]] = []
+    subjects: list[tuple[str, list[GpuPod], TopologyNeed | None, list[Cause]]] = []
     groups: dict[tuple[str, str], list[PodInfo]] = {}
     for pod in snapshot.pods:
         if not pod.pending or not pod.accelerators(registry):
@@ -167,7 +170,7 @@ def explain_snapshot(
                     {"gated_pods": gated},
                 )
             )
-        subjects.append((subject, [model_pod(p, registry) for p in members], False, None, extra))
+        subjects.append((subject, [model_pod(p, registry) for p in members], None, extra))
     by_local = {(q.namespace, q.name): q.cluster_queue for q in snapshot.kueue_local_queues}
     for workload in snapshot.kueue_workloads:
         if not workload.pending:
@@ -205,12 +208,12 @@ def explain_snapshot(
             cause = quota_cause(workload, snapshot.kueue_cluster_queues, cluster_queue, registry)
             if cause is not None:
                 extra.append(cause)
-        subjects.append((f"{workload.key} (Kueue workload)", pods, True, need, extra))
+        subjects.append((f"{workload.key} (Kueue workload)", pods, need, extra))
     if len(subjects) > MAX_SUBJECTS:
         notes.append(f"{len(subjects)} waiting pods and workloads: the first {MAX_SUBJECTS} are explained")
         subjects = subjects[:MAX_SUBJECTS]
     explanations = []
-    for subject, pods, _is_workload, need, extra in subjects:
+    for subject, pods, need, extra in subjects:
         explanation = explain(cluster, pods, subject, topology=need, kubelet=check)
         explanations.append(explanation.with_causes(extra) if extra else explanation)
     return WhyReport(snapshot.source, cluster.size, tuple(explanations), (*snapshot.notes, *notes))
