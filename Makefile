@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench lint-self clean docs fuzz
+.PHONY: demo test bench fgd-grid fgd-original lint-self clean docs fuzz
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,15 @@ $(CHECKOV):
 
 bench: $(STAMP) $(CHECKOV)
 	$(BIN)/python bench/run_all.py
+
+# Every run the FGD authors published, replayed and compared with its row (about 20-40 minutes on two cores).
+fgd-grid: $(STAMP)
+	$(BIN)/python bench/fgd_grid.py --workers 2
+
+# Builds the FGD authors' simulator from a fetched copy (FGD_SOURCE=DIR) with Go and times one experiment
+# beside kubegpu's (the Go run takes about 40 minutes).
+fgd-original: $(STAMP)
+	$(BIN)/python bench/fgd_original.py $(if $(FGD_SOURCE),--source $(FGD_SOURCE),)
 
 # Long seeded fuzz run of lint, fix and the webhook review (the suite runs a short one), then every hostile
 # value at every path of every rule case table.

@@ -13,7 +13,8 @@ import sys
 import time
 
 from kubegpu.sim.bound import bound_curves, summarize_bounds
-from kubegpu.sim.experiment import read_published, run_matrix, summarize
+from kubegpu.sim.experiment import run_matrix, summarize
+from kubegpu.sim.published import read_published
 from kubegpu.sim.traces.openb import default_openb_dir, node_list, published_file, read_nodes, read_pods, variant_files
 
 SEEDS = tuple(range(42, 52))
@@ -28,10 +29,8 @@ def main() -> int:
         print(f"openb trace not found at {openb}; skipping")
         return 0
     published = read_published(source)
-    names = sorted(
-        {w for w, _ in published.values if not w.startswith("cpu")},  # the CPU-scaled four are not among the 13
-        key=lambda w: (w != "default", w),
-    )
+    # the CPU-scaled four are not among the 13
+    names = [w for w in published.workloads() if not w.startswith("cpu")]
     chosen = os.environ.get("KUBEGPU_BENCH_WORKLOADS")
     if chosen:
         names = [n for n in names if n in chosen.split(",")]

@@ -18,8 +18,9 @@ from kubegpu.scheduler.gpu.registry import PAPER_POLICIES
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, NodeSpec
 from kubegpu.scheduler.noderesources import FitScorer, ResourceSpec, Strategy
 from kubegpu.scheduler.resources import NodeResources, PodRequest
-from kubegpu.sim.experiment import read_published, run_matrix, run_policy, summarize
+from kubegpu.sim.experiment import run_matrix, run_policy, summarize
 from kubegpu.sim.outputs import summaries_markdown
+from kubegpu.sim.published import read_published
 from kubegpu.sim.traces.openb import default_openb_dir, node_list, published_file, read_nodes, read_pods, variant_files
 
 RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec("nvidia.com/gpu", 3))
@@ -109,8 +110,11 @@ def main() -> int:
         start = time.perf_counter()
         results = run_matrix(nodes, {"default": pods}, PAPER_POLICIES, range(42, 52), workers=2)
         line("6 policies x 10 seeds, 2 processes", 300.0, time.perf_counter() - start, "s")
-        published = read_published(source)
-        print(summaries_markdown(summarize(results, published), "default trace, 130% arrival"), flush=True)
+        summaries = summarize(results, read_published(source))
+        print(summaries_markdown(summaries, "default trace, 130% arrival"), flush=True)
+        identical = sum(s.identical_runs for s in summaries)
+        compared = sum(len(s.runs) for s in summaries)
+        print(f"  runs identical to the published row in every column: {identical} of {compared}", flush=True)
     seconds, placed = most_allocated_run(10_000, 100_000)
     line("MostAllocated 10,000 nodes x 100,000 pods", 120.0, seconds, "s")
     print(f"  placed {placed} pods; {1e6 * seconds / 100_000:.1f} us per pod", flush=True)

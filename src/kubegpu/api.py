@@ -115,9 +115,10 @@ def simulate_openb(
 ) -> RunResult:
     """One run of the FGD paper's method on the openb trace (shipped with kubegpu; `data` names another copy).
 
-    `policy`: random, dotprod, clustering, packing, bestfit, fgd or ours. The result's
-    `alloc_at_arrival` is the GPU allocation (%) when arrived requests reach `arrival` × capacity, the
-    figure the paper publishes. Needs the `sim` extra (numpy).
+    `policy`: random, dotprod, clustering, packing, bestfit, fgd or ours; `seed` is the authors' tuning
+    seed (the run replays their simulator's random draws). The result's `alloc_at_arrival` is the GPU
+    allocation (%) when arrived requests reach `arrival` × capacity, the figure the paper publishes.
+    Needs the `sim` extra (numpy).
     """
     try:
         from kubegpu.sim.experiment import run_policy

@@ -168,6 +168,6 @@ def test_a_run_is_deterministic_and_never_over_allocates() -> None:
     nodes, pods = _trace()
     first = run_policy(nodes, pods, "ours", 42)
     again = run_policy(nodes, pods, "ours", 42)
-    assert first.allocated_milli == again.allocated_milli
+    assert first.allocated_milli.tolist() == again.allocated_milli.tolist()
     assert first.allocated_milli[-1] <= first.capacity_milli
     assert first.allocated_milli[-1] > 0

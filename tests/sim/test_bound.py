@@ -17,7 +17,9 @@ from kubegpu.cli.main import app
 from kubegpu.scheduler.gpu.registry import ALL_POLICIES
 from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
 from kubegpu.sim.bound import bound_curve, column_events, pod_key, summarize_bounds, trace_problem
-from kubegpu.sim.experiment import discretize, inflate, read_published, run_policy
+from kubegpu.sim.discrete import discretize
+from kubegpu.sim.experiment import run_policy, seeded_stream, tune_workload
+from kubegpu.sim.published import read_published
 from kubegpu.sim.traces.openb import BUNDLED_DIR, node_list, published_file, read_nodes, read_pods, variant_files
 from tests.packing.brute import optimum
 from tests.paths import REPO_ROOT
@@ -80,7 +82,7 @@ def test_bound_is_above_every_policy_and_the_exact_optimum(
     if not curve.discrete:
         return
     tp = trace_problem(nodes, trace)
-    arrived = inflate(trace, tp.capacity_milli, 1.3, np.random.default_rng(seed))
+    arrived = tune_workload(trace, tp.capacity_milli, 1.3, seeded_stream(seed))
     top = max(curve.discrete)
     last = column_events(np.cumsum([p.total_gpu_milli for p in arrived]).tolist(), tp.capacity_milli, 130)[top]
     counts = [0] * len(tp.problem.types)
@@ -97,11 +99,11 @@ def test_a_column_never_averages_an_event_after_its_last(steps: list[int], seed:
     capacity = 5000
     arrived = np.cumsum(steps).tolist()
     alloc = np.minimum(np.cumsum(np.random.default_rng(seed).integers(0, 2, len(steps)) * steps), capacity)
-    metric = discretize(arrived, alloc.tolist(), capacity, 130)
+    metric = discretize(arrived, alloc.tolist(), capacity // 1000, 130)
     events = column_events(arrived, capacity, 130)
     assert set(metric) == set(events)
     for k, value in metric.items():
-        assert value <= round(100 * alloc[events[k]] / capacity, 2)
+        assert value <= round(int(alloc[events[k]]) / (capacity // 1000) / 10, 2)
 
 
 @pytest.fixture(scope="module")
@@ -117,10 +119,10 @@ def test_openb_bound_is_above_every_published_allocation(default_curve: tuple) -
     assert 99.0 < summary.mean <= 100.0
     source = published_file(BUNDLED_DIR)
     assert source is not None
+    published = read_published(source)
     for column in (60, 90, 95, 100, 105, 110, 120, 130):
-        published = read_published(source, column)
         for policy in ("random", "dotprod", "clustering", "packing", "bestfit", "fgd"):
-            mean = published.mean("default", policy)
+            mean = published.mean("default", policy, column)
             assert mean is not None and mean <= curve.discrete[column], (policy, column, mean)
 
 

@@ -17,17 +17,13 @@ from rich.table import Table
 
 from kubegpu.cli.common import fail, positive_ints
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.report.simulation import Format, summaries_text
+from kubegpu.report.simulation import Format, published_runs_note, summaries_text
 from kubegpu.scheduler.gpu.registry import PROFILES, parse_policies
 from kubegpu.scheduler.gpu.state import GpuPod, NodeSpec
 from kubegpu.scheduler.tas import Algorithm
-from kubegpu.sim.experiment import (
-    RunResult,
-    read_published,
-    run_matrix,
-    summarize,
-)
+from kubegpu.sim.experiment import RunResult, run_matrix, summarize
 from kubegpu.sim.outputs import plot_allocation, plot_timeline, summaries_markdown
+from kubegpu.sim.published import read_published
 from kubegpu.sim.traces.files import is_csv
 from kubegpu.sim.traces.openb import (
     ENV_VAR,
@@ -146,9 +142,12 @@ def _static(
     published = None
     source = None if data is None else published_file(data)
     if source is not None and round(arrival * 100) <= 130:
-        published = read_published(source, round(arrival * 100))
+        published = read_published(source)
     summaries = summarize(results, published)
     _print(summaries_text(summaries, fmt, title, bounds))
+    note = published_runs_note(summaries) if fmt is Format.text else None
+    if note is not None:
+        _print(note)
     if plot is not None:
         for workload in traces:
             target = plot if len(traces) == 1 else plot.with_name(f"{plot.stem}-{workload}{plot.suffix}")
@@ -392,7 +391,9 @@ def fgd_repro(
         Path | None, typer.Option(help=f"An openb folder (default ${ENV_VAR}, else the trace that ships with kubegpu).")
     ] = None,
     policy: Annotated[str, typer.Option(help="Comma list of policies, or all.")] = "all",
-    seeds: Annotated[str, typer.Option(help="Seeds: 42-51 or 42,43.")] = "42-51",
+    seeds: Annotated[
+        str, typer.Option(help="Runs by the authors' seed numbers (each replays their run): 42-51 or 42,43.")
+    ] = "42-51",
     arrival: Annotated[float, typer.Option(help="Inflate arrivals to this × GPU capacity.")] = 1.3,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 2,
     fmt: Annotated[Format, typer.Option("--format", "-o", help="Output format.")] = Format.text,
@@ -414,8 +415,7 @@ def fgd_repro(
                 raise InputError(
                     "no published results here (analysis_allo_discrete.csv) to pick the variants from", file=str(folder)
                 )
-            published = read_published(source)
-            names = sorted({w for w, _ in published.values}, key=lambda w: (w != "default", w))
+            names = read_published(source).workloads()
         for name in names:
             if name not in files:
                 raise InputError(f"unknown workload {name!r}; choose from {', '.join(files)} or all", file=str(folder))

@@ -88,7 +88,18 @@ def summaries_text(
     if fmt is Format.markdown:
         return summaries_markdown(summaries, title, bounds)
     table = Table(title=title)
-    columns = ["workload", "policy", "seeds", "ours %", "± std", "published %", "Δ", "unallocated GPUs", "failed pods"]
+    columns = [
+        "workload",
+        "policy",
+        "seeds",
+        "ours %",
+        "± std",
+        "published %",
+        "Δ",
+        "unallocated GPUs",
+        "failed pods",
+        "identical runs",
+    ]
     if bounds:
         columns += ["bound %", "gap to bound"]
     for col in columns:
@@ -105,12 +116,29 @@ def summaries_text(
             "" if pub is None else f"{s.gpu_alloc_ratio_mean - pub:+.2f}",
             f"{s.unallocated_gpus_mean:.0f}",
             f"{s.failed_pods_mean:.0f}",
+            f"{s.identical_runs}/{len(s.runs)}" if s.runs else "",
         ]
         if bounds:
             bound, gap = row.get("bound_mean"), row.get("gap_to_bound")
             cells += ["" if bound is None else f"{bound:.2f}", "" if gap is None else f"{gap:.2f}"]
         table.add_row(*cells)
     return table
+
+
+def published_runs_note(summaries: Sequence[Summary]) -> str | None:
+    """One line under the table: how many runs equal the authors' published row in every column."""
+    runs = [r for s in summaries for r in s.runs]
+    if not runs:
+        return None
+    same = sum(r.matches for r in runs)
+    text = f"{same} of {len(runs)} runs are identical to the authors' published row in every column."
+    random = [r for r in runs if r.policy == "random" and not r.matches]
+    if random:
+        text += (
+            f" The random policy's runs ({len(random)} here) cannot be: the original picks a random index into a"
+            " node list whose order depends on thread timing (docs/commands/simulate.md)."
+        )
+    return text
 
 
 # -- what-if on a snapshot -----------------------------------------------------------------------------------

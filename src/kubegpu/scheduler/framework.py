@@ -18,6 +18,7 @@ import numpy as np
 
 from kubegpu.errors import ConfigError
 from kubegpu.scheduler.arrays import BoolArray, IntArray
+from kubegpu.scheduler.draws import Draws, NumpyDraws
 from kubegpu.scheduler.status import Code, Diagnosis, NodeToStatus, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -95,7 +96,7 @@ class ScorePlugin(Protocol[C_contra, P_contra]):
 
     name: str
 
-    def score(self, cluster: C_contra, pod: P_contra, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: C_contra, pod: P_contra, nodes: IntArray, rng: Draws) -> IntArray:
         """Raw integer scores for `nodes` (indices into the cluster)."""
         ...
 
@@ -139,7 +140,8 @@ class FilterOutcome:
 
 class Framework(Generic[C, P]):
     """One scheduling profile: filters (the cluster's default ones unless given), weighted scorers,
-    percentageOfNodesToScore and a seeded RNG."""
+    percentageOfNodesToScore and its random draws (a seeded numpy generator unless `draws` gives another source,
+    such as Go's stream)."""
 
     def __init__(
         self,
@@ -149,6 +151,7 @@ class Framework(Generic[C, P]):
         seed: int = 0,
         tie_break: str = "random",
         name_rank: IntArray | None = None,
+        draws: Draws | None = None,
     ) -> None:
         for w in scorers:
             if w.weight < 1:
@@ -160,7 +163,7 @@ class Framework(Generic[C, P]):
         self.scorers = tuple(scorers)
         self.filters: tuple[FilterPlugin[C, P], ...] | None = None if filters is None else tuple(filters)
         self.percentage = percentage_of_nodes_to_score
-        self.rng = np.random.default_rng(seed)
+        self.rng: Draws = NumpyDraws(seed) if draws is None else draws
         self.next_start = 0
 
     def filters_for(self, cluster: C) -> tuple[FilterPlugin[C, P], ...]:
@@ -265,7 +268,7 @@ class Framework(Generic[C, P]):
             ranks = nodes[best] if self.name_rank is None else self.name_rank[nodes[best]]
             pick = best[int(np.argmin(ranks))]
         else:
-            pick = best[int(self.rng.integers(len(best)))]
+            pick = best[self.rng.intn(len(best))]
         return int(nodes[pick])
 
     def schedule(self, cluster: C, pod: P, restrict: BoolArray | None = None) -> int | None:

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-import numpy as np
-
+from kubegpu.scheduler.draws import Draws
 from kubegpu.scheduler.framework import Framework
 from kubegpu.scheduler.gpu.state import BoolArray, GpuCluster, GpuPod
 
@@ -28,7 +27,7 @@ class GangMode(StrEnum):
 class GpuSelector(Protocol):
     """What picks GPU indices on the chosen node and follows binds (a policy plugin)."""
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: Draws) -> tuple[int, ...]:
         """GPU indices for the pod on `node`."""
         ...
 

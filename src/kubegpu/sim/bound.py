@@ -19,7 +19,8 @@ import numpy.typing as npt
 from kubegpu.packing.classlp import ClassLP
 from kubegpu.packing.model import NodeClass, PackingProblem, TaskType
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, NodeSpec
-from kubegpu.sim.experiment import inflate
+from kubegpu.sim.discrete import arrival_columns
+from kubegpu.sim.experiment import seeded_stream, tune_workload
 
 MIB = 1024 * 1024
 IntArray = npt.NDArray[np.int64]
@@ -73,10 +74,10 @@ def trace_problem(nodes: Sequence[NodeSpec], trace: Sequence[GpuPod]) -> TracePr
 def column_events(arrived: Sequence[int], capacity: int, top: int) -> dict[int, int]:
     """Column k -> the last event whose allocation the FGD metric averages into column k.
 
-    The metric (experiment.discretize) averages the events whose arrived GPU rounds to k % of capacity,
+    The metric (discrete.discretize) averages the events whose arrived GPU rounds to k % of capacity,
     or, when none does, those within one point; a bound at the last of them holds for all of them.
     """
-    pct = np.round(np.asarray(arrived, dtype=np.float64) / capacity * 100, 0)
+    pct = arrival_columns(arrived, capacity // 1000)
     out: dict[int, int] = {}
     for k in range(top + 1):
         hits = np.flatnonzero(pct == k)
@@ -122,7 +123,7 @@ def bound_curve(
     start = time.perf_counter()
     tp, lp = prepared if prepared is not None else _prepare(nodes, trace)
     capacity = tp.capacity_milli
-    pods = inflate(trace, capacity, arrival, np.random.default_rng(seed))
+    pods = tune_workload(trace, capacity, arrival, seeded_stream(seed))
     kinds = np.array([tp.type_of.get(pod_key(p), -1) if p.is_gpu else -1 for p in pods], dtype=np.int64)
     arrived = np.cumsum([p.total_gpu_milli for p in pods], dtype=np.int64)
     events = column_events(arrived.tolist(), capacity, round(arrival * 100))

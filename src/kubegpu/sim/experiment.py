@@ -1,47 +1,71 @@
-"""The FGD paper's experiment: shuffle with a seed, inflate to 130% of GPU capacity, pods never leave.
+"""The FGD paper's experiment as the authors' simulator runs it, draw for draw from Go's math/rand.
 
-Follows hkust-adsl/kubernetes-scheduler-simulator (core.go Simulate, TunePodsByNodeTotalResource,
-SchedulePods) and experiments/analysis/merge_alloc_discrete: column k = mean allocation while the
-arrived GPU request rounds to k% of capacity.
+Follows hkust-adsl/kubernetes-scheduler-simulator at its published commit: core.go Simulate (rand.Seed with the
+tuning seed, then one rand.Int), simulator.go SortClusterPods (sort by name, rand.Shuffle),
+TunePodsByNodeTotalResource (tuneUpPods / tuneDownPods), syncClusterResourceList (rand.Perm name prefixes) and
+SchedulePods, one pod at a time through the scheduler fork (mental2008/kubernetes v1.20.5-minor), whose
+every draw comes from the same global source. So a seed here is the run the authors published for that seed.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from kubegpu.errors import InputError
 from kubegpu.scheduler.framework import Framework, Weighted
-from kubegpu.scheduler.gpu.fragmentation import FragModel, StateCache, typical_pods
-from kubegpu.scheduler.gpu.registry import ARTIFACT_LABELS, make_policy
-from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, NodeSpec
-from kubegpu.sim.traces.files import read_text
+from kubegpu.scheduler.gpu.fragmentation import FloatArray, FragModel, StateCache, typical_pods
+from kubegpu.scheduler.gpu.policies import FGDScore
+from kubegpu.scheduler.gpu.registry import make_policy
+from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, IntArray, NodeSpec
+from kubegpu.sim.discrete import discretize
+from kubegpu.sim.gorand import GoRand
+from kubegpu.sim.published import PublishedRuns, RowComparison, compare_row
 
 PAPER_WEIGHT = 1000  # every artifact run enables one score plugin with weight 1000
 DEFAULT_SEEDS = tuple(range(42, 52))
+# simulator.go runScheduler starts the scheduler's informers between the tuning and the node names: the
+# reflector of each (Pods, Nodes, CSINodes, PersistentVolumes, PersistentVolumeClaims, Services,
+# ReplicationControllers, ReplicaSets, StatefulSets, PodDisruptionBudgets; StorageClasses started earlier,
+# before the seed) draws rand.Float64 for its watch timeout (client-go tools/cache/reflector.go ListAndWatch)
+INFORMER_WATCH_DRAWS = 10
+PLUGIN_METRICS_DRAW = 100  # scheduler.go scheduleOne: rand.Intn(100) < pluginMetricsSamplePercent, every cycle
+MAX_TUNED_PODS = 2_000_000  # a bound on the tuned workload (the paper's have about 10,000 pods)
 
 
-def inflate(pods: Sequence[GpuPod], capacity_milli: int, ratio: float, rng: np.random.Generator) -> list[GpuPod]:
-    """Shuffle the trace, then append clones sampled with replacement until the GPU request would
-    pass ratio × capacity (the stop test uses the clone's per-GPU milli, as the artifact does)."""
+def tune_workload(
+    pods: Sequence[GpuPod], capacity_milli: int, ratio: float, rand: GoRand, max_pods: int = MAX_TUNED_PODS
+) -> list[GpuPod]:
+    """The pods in arrival order: shuffled, then cloned or pruned to `ratio` × GPU capacity.
+
+    SortClusterPods with shufflePod: sort by name, rand.Shuffle. TunePodsByNodeTotalResource: below the
+    target, tuneUpPods appends `<name>-tuned-<i>` clones of rand.Intn-chosen pods of the name-sorted trace until
+    one would pass it (the test adds the clone's per-GPU milli, as the artifact does); above it, tuneDownPods
+    removes rand.Intn-chosen pods until the total is at or below it. A workload without GPU requests or a
+    cluster without GPUs is left as it is (the artifact refuses both).
+    """
     ordered = sorted(pods, key=lambda p: p.name)
-    out = [ordered[i] for i in rng.permutation(len(ordered))]
-    total = sum(p.total_gpu_milli for p in pods)
-    target = ratio * capacity_milli
-    if ratio <= 0 or total >= target:
-        return out
+    rand.shuffled(ordered)
+    total = sum(p.total_gpu_milli for p in ordered)
+    target = ratio * float(capacity_milli)
+    if ratio <= 0 or total <= 0 or capacity_milli <= 0 or float(total) == target:
+        return ordered
+    if float(total) > target:
+        while float(total) > target:
+            total -= ordered.pop(rand.intn(len(ordered))).total_gpu_milli
+        return ordered
+    trace = sorted(pods, key=lambda p: p.name)
     serial = 0
     while True:
-        clone = pods[int(rng.integers(len(pods)))]
-        if total + clone.gpu_milli > target:
-            break
+        if len(ordered) >= max_pods:
+            raise InputError(f"tuning the workload to {ratio:g} × GPU capacity takes more than {max_pods} pods")
+        clone = trace[rand.intn(len(trace))]
+        if float(total + clone.gpu_milli) > target:
+            return ordered
         total += clone.total_gpu_milli
-        out.append(
+        ordered.append(
             GpuPod(
                 f"{clone.name}-tuned-{serial}",
                 clone.cpu_milli,
@@ -52,21 +76,38 @@ def inflate(pods: Sequence[GpuPod], capacity_milli: int, ratio: float, rng: np.r
             )
         )
         serial += 1
-    return out
 
 
-@dataclass(frozen=True)
+def seeded_stream(seed: int) -> GoRand:
+    """The artifact's global rand after core.go Simulate's rand.Seed(seed) and the rand.Int() its debug log
+    line evaluates (Go draws a call's arguments whether or not the line is printed)."""
+    rand = GoRand(seed)
+    rand.int63()
+    return rand
+
+
+def node_name_ranks(size: int, rand: GoRand) -> IntArray:
+    """Each node's place in name order after the artifact renames them (nodes given sorted by name).
+
+    syncClusterResourceList prefixes the i-th node by name with "%04d-" % rand.Perm(n)[i]; the fork's
+    selectHost then takes the tied node with the smallest name, i.e. the smallest prefix.
+    """
+    return np.array(rand.perm(size), dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
 class RunResult:
-    """One (policy, workload, seed) run: per-arrival curves and the discrete table row."""
+    """One (policy, workload, seed) run: per-event curves (numpy arrays, small to keep and send between
+    processes: a thousand runs fit in memory) and the discrete table row."""
 
     policy: str
     workload: str
     seed: int
     arrival: float
     capacity_milli: int
-    arrived_milli: tuple[int, ...]
-    allocated_milli: tuple[int, ...]
-    frag_milli: tuple[float, ...]
+    arrived_milli: IntArray
+    allocated_milli: IntArray
+    frag_milli: FloatArray
     failed_pods: int
     pods: int
     discrete: dict[int, float] = field(default_factory=dict)
@@ -74,7 +115,7 @@ class RunResult:
     @property
     def final_alloc_ratio(self) -> float:
         """Allocated GPU milli over capacity, percent, after the last arrival."""
-        return 100.0 * self.allocated_milli[-1] / self.capacity_milli if self.allocated_milli else 0.0
+        return 100.0 * int(self.allocated_milli[-1]) / self.capacity_milli if len(self.allocated_milli) else 0.0
 
     @property
     def alloc_at_arrival(self) -> float:
@@ -85,23 +126,7 @@ class RunResult:
     @property
     def unallocated_gpus(self) -> float:
         """GPUs left unallocated after the last arrival."""
-        return (self.capacity_milli - (self.allocated_milli[-1] if self.allocated_milli else 0)) / 1000
-
-
-def discretize(arrived: Sequence[int], allocated: Sequence[int], capacity: int, top: int = 130) -> dict[int, float]:
-    """merge_alloc_discrete: column k is the mean allocation % over events whose rounded arrived %
-    equals k (±1 when none does), rounded to 2 decimals."""
-    arr = np.round(np.asarray(arrived, dtype=np.float64) / capacity * 100, 0)
-    alloc = np.round(np.asarray(allocated, dtype=np.float64) / capacity * 100, 2)
-    out: dict[int, float] = {}
-    for k in range(top + 1):
-        sel = alloc[arr == k]
-        if sel.size == 0:
-            sel = alloc[(arr >= k - 1) & (arr <= k + 1)]
-            if sel.size == 0:
-                continue
-        out[k] = round(float(sel.mean()), 2)
-    return out
+        return (self.capacity_milli - (int(self.allocated_milli[-1]) if len(self.allocated_milli) else 0)) / 1000
 
 
 def run_policy(
@@ -114,40 +139,46 @@ def run_policy(
     progress: Callable[[int], None] | None = None,
     tie_break: str = "lowest-name",
 ) -> RunResult:
-    """One run of the paper's method for one policy and seed (deterministic for a given seed)."""
-    cluster = GpuCluster(nodes)
+    """One run of the paper's method: the run the authors' simulator makes with tuning seed `seed`."""
+    cluster = GpuCluster(sorted(nodes, key=lambda n: n.name))  # the scheduler's node order: created by name
     typical = typical_pods(trace)
-    rng = np.random.default_rng(seed)
-    pods = inflate(trace, cluster.total_gpu_milli, arrival, rng)
-    # The artifact prefixes node names with a seeded random permutation ("%04d-" + name) before
-    # creating them, and its scheduler fork breaks score ties by the smallest name.
-    name_rank = rng.permutation(cluster.size).astype(np.int64)
+    rand = seeded_stream(seed)
+    pods = tune_workload(trace, cluster.total_gpu_milli, arrival, rand)
+    for _ in range(INFORMER_WATCH_DRAWS):
+        rand.float64()
     plugin = make_policy(policy, typical)
-    framework = Framework([Weighted(plugin, PAPER_WEIGHT)], seed=seed + 7919, tie_break=tie_break, name_rank=name_rank)
-    metric = StateCache(cluster, FragModel(typical, cluster.model_names))
+    framework = Framework(
+        [Weighted(plugin, PAPER_WEIGHT)], tie_break=tie_break, name_rank=node_name_ranks(cluster.size, rand), draws=rand
+    )
+    # FGD's own node states are the metric's (one F_n(M) per state for both)
+    metric = (
+        plugin.states(cluster)
+        if isinstance(plugin, FGDScore)
+        else StateCache(cluster, FragModel(typical, cluster.model_names))
+    )
     node_frag = metric.node_frag()
-    frag_total = float(node_frag.sum())
+    changes: list[tuple[int, int, tuple[int, ...]]] = []  # (event, node, its state after): F_n(M) comes later
     arrived = allocated = failed = 0
     arrived_curve: list[int] = []
     alloc_curve: list[int] = []
-    frag_curve: list[float] = []
     for i, pod in enumerate(pods):
         arrived += pod.total_gpu_milli
+        rand.intn(PLUGIN_METRICS_DRAW)
         node = framework.schedule(cluster, pod)
         if node is None:
             failed += 1
+            # DefaultPreemption (PostFilter) on the FitError: every node failed Unschedulable, not
+            # UnschedulableAndUnresolvable, so all are candidates and getOffsetAndNumCandidates draws
+            # rand.Int31n(len(nodes)); with equal priorities nothing is preempted
+            rand.int31n(cluster.size)
         else:
             gpus = plugin.select_gpus(cluster, node, pod, framework.rng)
             cluster.bind(node, pod, gpus)
             plugin.bound(cluster, node)
-            metric.update(cluster, node)
-            new = metric.frag_of[int(metric.node_state[node])]
-            frag_total += new - node_frag[node]
-            node_frag[node] = new
+            changes.append((i, node, StateCache.key(cluster, node)))
             allocated += pod.total_gpu_milli
         arrived_curve.append(arrived)
         alloc_curve.append(allocated)
-        frag_curve.append(frag_total)
         if progress is not None and i % 500 == 0:
             progress(i)
     cap = cluster.total_gpu_milli
@@ -157,49 +188,32 @@ def run_policy(
         seed,
         arrival,
         cap,
-        tuple(arrived_curve),
-        tuple(alloc_curve),
-        tuple(frag_curve),
+        np.array(arrived_curve, dtype=np.int64),
+        np.array(alloc_curve, dtype=np.int64),
+        _frag_curve(metric, node_frag, changes, len(pods)),
         failed,
         len(pods),
-        discretize(arrived_curve, alloc_curve, cap, round(arrival * 100)),
+        discretize(arrived_curve, alloc_curve, int(cluster.gpu_count.sum()), round(arrival * 100)),
     )
 
 
-@dataclass(frozen=True)
-class Published:
-    """The authors' per-seed allocation % at a given arrival column, per (workload, policy)."""
-
-    values: dict[tuple[str, str], dict[int, float]]
-
-    def mean(self, workload: str, policy: str) -> float | None:
-        """Mean over the published seeds, or None when the pair was not published."""
-        seeds = self.values.get((workload, policy))
-        return None if not seeds else sum(seeds.values()) / len(seeds)
-
-    def seed(self, workload: str, policy: str, seed: int) -> float | None:
-        """One seed's published value."""
-        return self.values.get((workload, policy), {}).get(seed)
-
-
-def read_published(path: Path, column: int = 130) -> Published:
-    """Read analysis_allo_discrete.csv: workload, sc_policy, tune, seed, total_gpus, 0..130."""
-    labels = {v: k for k, v in ARTIFACT_LABELS.items()}
-    values: dict[tuple[str, str], dict[int, float]] = {}
-    with io.StringIO(read_text(path), newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None or str(column) not in reader.fieldnames:
-            raise InputError(f"no column {column} in the header", file=str(path), line=1)
-        for row in reader:
-            policy = labels.get(row["sc_policy"])
-            if policy is None:
-                continue
-            workload = row["workload"].removeprefix("openb_pod_list_")
-            try:
-                values.setdefault((workload, policy), {})[int(row["seed"])] = float(row[str(column)])
-            except ValueError:
-                raise InputError(f"bad number in column {column}", file=str(path), line=reader.line_num) from None
-    return Published(values)
+def _frag_curve(
+    states: StateCache, node_frag: FloatArray, changes: Sequence[tuple[int, int, tuple[int, ...]]], events: int
+) -> FloatArray:
+    """The cluster's F(M) after each event, from its start and each bound node's new state (whose F_n(M)
+    are computed in one vectorised call here rather than one per pod)."""
+    after = states.intern_many([key for _, _, key in changes])
+    total = float(node_frag.sum())
+    curve = np.empty(events, dtype=np.float64)
+    start = 0
+    for (event, node, _), state in zip(changes, after, strict=True):
+        curve[start:event] = total
+        new = states.frag_of[state]
+        total += new - float(node_frag[node])
+        node_frag[node] = new
+        start = event
+    curve[start:] = total
+    return curve
 
 
 @dataclass(frozen=True)
@@ -216,6 +230,13 @@ class Summary:
     failed_pods_mean: float
     frag_ratio_mean: float
     published_mean: float | None
+    runs: tuple[RowComparison, ...] = ()  # each seed against its published row, where there is one
+    by_seed: tuple[float, ...] = ()  # each seed's allocation % at the arrival column, in `seeds` order
+
+    @property
+    def identical_runs(self) -> int:
+        """Runs identical to their published row in every column."""
+        return sum(1 for r in self.runs if r.matches)
 
     def to_dict(self) -> dict[str, object]:
         """The JSON object printed by `kubegpu simulate -o json`."""
@@ -229,23 +250,48 @@ class Summary:
             "unallocated_gpus_mean": round(self.unallocated_gpus_mean, 1),
             "failed_pods_mean": round(self.failed_pods_mean, 1),
             "frag_pct_of_capacity_mean": round(self.frag_ratio_mean, 3),
+            "gpu_alloc_ratio_by_seed": list(self.by_seed),
         }
         if self.published_mean is not None:
             out["published_mean"] = round(self.published_mean, 3)
             out["delta"] = round(self.gpu_alloc_ratio_mean - self.published_mean, 3)
+        if self.runs:
+            out["published_runs_compared"] = len(self.runs)
+            out["published_runs_identical"] = self.identical_runs
+            out["runs"] = [r.to_dict() for r in self.runs]
         return out
 
 
-def summarize(results: Sequence[RunResult], published: Published | None = None) -> list[Summary]:
-    """Group runs by (workload, policy) in first-seen order and average over seeds."""
+def compare_runs(runs: Sequence[RunResult], published: PublishedRuns) -> tuple[RowComparison, ...]:
+    """Each run whose (workload, policy, arrival, seed) the authors published, compared with that row."""
+    out: list[RowComparison] = []
+    for r in runs:
+        row = published.row(r.workload, r.policy, r.arrival, r.seed)
+        if row is not None:
+            out.append(compare_row(r.workload, r.policy, r.seed, r.discrete, row))
+    return tuple(out)
+
+
+def _published_mean(published: PublishedRuns, runs: Sequence[RunResult]) -> float | None:
+    """The published mean over the seeds run, where they were published; else over every published seed."""
+    column = round(runs[0].arrival * 100)
+    rows = [published.row(r.workload, r.policy, r.arrival, r.seed) for r in runs]
+    values = [row[column] for row in rows if row is not None and column in row]
+    return sum(values) / len(values) if values else published.mean(runs[0].workload, runs[0].policy, column)
+
+
+def summarize(results: Sequence[RunResult], published: PublishedRuns | None = None) -> list[Summary]:
+    """Group runs by (workload, policy) in first-seen order, average over seeds, compare with published runs."""
     groups: dict[tuple[str, str], list[RunResult]] = {}
     for r in results:
         groups.setdefault((r.workload, r.policy), []).append(r)
     out: list[Summary] = []
     for (workload, policy), runs in groups.items():
         ratios = np.array([r.alloc_at_arrival for r in runs])
-        frag = np.array([100.0 * r.frag_milli[-1] / r.capacity_milli if r.frag_milli else 0.0 for r in runs])
-        pub = published.mean(workload, policy) if published is not None else None
+        frag = np.array(
+            [100.0 * float(r.frag_milli[-1]) / r.capacity_milli if len(r.frag_milli) else 0.0 for r in runs]
+        )
+        pub = _published_mean(published, runs) if published is not None else None
         out.append(
             Summary(
                 policy,
@@ -258,6 +304,8 @@ def summarize(results: Sequence[RunResult], published: Published | None = None) 
                 float(np.mean([r.failed_pods for r in runs])),
                 float(frag.mean()),
                 pub,
+                compare_runs(runs, published) if published is not None else (),
+                tuple(float(r) for r in ratios),
             )
         )
     return out

@@ -31,6 +31,8 @@ COLUMNS = (
     "unallocated_gpus_mean",
     "failed_pods_mean",
     "frag_pct_of_capacity_mean",
+    "published_runs_compared",
+    "published_runs_identical",
 )
 BOUND_COLUMNS = ("bound_mean", "gap_to_bound")
 
@@ -65,26 +67,43 @@ def rows_csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str] | None
 def summaries_markdown(
     summaries: Sequence[Summary], title: str, bounds: Mapping[str, BoundSummary] | None = None
 ) -> str:
-    """A markdown table: our mean over seeds beside the published mean (and the bound), per workload and policy."""
+    """A markdown table: our mean over seeds beside the published mean (and the bound), per workload and policy;
+    then each run against its published row, where the authors published one."""
     extra = " bound | gap to bound |" if bounds else ""
     lines = [
         f"# {title}",
         "",
         "| workload | policy | seeds | ours (alloc % @ arrival) | std | published | Δ | "
-        "unallocated GPUs | failed pods |" + extra,
-        "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if bounds else ""),
+        "unallocated GPUs | failed pods | runs identical to published |" + extra,
+        "|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if bounds else ""),
     ]
     for s in summaries:
         pub = "" if s.published_mean is None else f"{s.published_mean:.2f}"
         delta = "" if s.published_mean is None else f"{s.gpu_alloc_ratio_mean - s.published_mean:+.2f}"
         seeds = f"{s.seeds[0]}–{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0])
+        same = f"{s.identical_runs} of {len(s.runs)}" if s.runs else ""
         bound = bound_fields(s, bounds)
         cells = f" {bound['bound_mean']:.2f} | {bound['gap_to_bound']:.2f} |" if bound else (" | |" if bounds else "")
         lines.append(
             f"| {s.workload} | {s.policy} | {seeds} | {s.gpu_alloc_ratio_mean:.2f} | "
             f"{s.gpu_alloc_ratio_std:.2f} | {pub} | {delta} | {s.unallocated_gpus_mean:.0f} | "
-            f"{s.failed_pods_mean:.0f} |" + cells
+            f"{s.failed_pods_mean:.0f} | {same} |" + cells
         )
+    runs = [r for s in summaries for r in s.runs]
+    if runs:
+        lines += [
+            "",
+            "## Each run against its published row",
+            "",
+            "| workload | policy | seed | identical columns | first different column | largest difference |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in runs:
+            first = "" if r.first_difference is None else str(r.first_difference)
+            largest = "" if r.matches else f"{r.largest_difference:.2f}"
+            lines.append(
+                f"| {r.workload} | {r.policy} | {r.seed} | {r.identical} of {r.columns} | {first} | {largest} |"
+            )
     return "\n".join(lines) + "\n"
 
 

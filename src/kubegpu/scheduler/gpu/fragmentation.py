@@ -1,7 +1,8 @@
 """FGD's fragmentation measure: typical pods, a node's expected unusable GPU milli, and the cluster sum.
 
-Follows hkust-adsl/kubernetes-scheduler-simulator pkg/utils/frag.go (GetTypicalPods,
-NodeGpuShareFragAmount, GetNodePodFrag, FragAmountSumExceptQ3), vectorised over many node states.
+Follows hkust-adsl/kubernetes-scheduler-simulator pkg/utils/frag.go (GetTypicalPods, NodeGpuShareFragAmount,
+GetNodePodFrag, FragAmountSumExceptQ3), vectorised over many node states with the artifact's floating-point
+operations in its order, so that a score truncated to an integer agrees with the Go program's to the bit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod, IntArray
 FloatArray = npt.NDArray[np.float64]
 POPULARITY_THRESHOLD = 95  # podPopularityThreshold used by every FGD experiment
 INCREASE_STEP = 1  # podIncreaseStep
+# FragRatioDataMap's quadrant indices; FragAmountSumExceptQ3 adds all but Q3 in this order
+Q1, Q2, Q3, Q4, XL, XR, NO_ACCESS = range(7)
+FRAG_QUADRANTS = (Q1, Q2, Q4, XL, XR, NO_ACCESS)
 
 
 @dataclass(frozen=True)
@@ -43,12 +47,13 @@ def typical_pods(
     `gpu_weight` is the artifact's gpuResWeight: a whole-GPU pod counts 1 + gpu_count × weight.
     """
     counts: dict[tuple[int, int, int, str], float] = {}
+    total = 0.0
     for pod in pods:
         if not include_cpu_pods and pod.gpu_count == 0:
             continue
         weight = 1.0 + pod.gpu_count * gpu_weight if gpu_weight > 0 and pod.gpu_milli == MILLI else 1.0
         counts[pod.shape] = counts.get(pod.shape, 0.0) + weight
-    total = sum(counts.values())
+        total += weight
     if total == 0:
         return ()
     ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
@@ -61,10 +66,14 @@ def typical_pods(
         while taken < limit and taken < len(ordered):
             cum += ordered[taken][1]
             taken += 1
-    chosen = ordered[:taken]
+    # each share is count / total, and when the list was cut it is divided again by cum / total (the
+    # artifact's two divisions: count / cum can differ from it in the last bit)
+    shares = [n / total for _, n in ordered[:taken]]
+    if taken < len(ordered):
+        shares = [share / (cum / total) for share in shares]
     return tuple(
-        TypicalPod(cpu, milli, count, tuple(m for m in models.split("|") if m), n / cum)
-        for (cpu, milli, count, models), n in chosen
+        TypicalPod(cpu, milli, count, tuple(m for m in models.split("|") if m), share)
+        for ((cpu, milli, count, models), _), share in zip(ordered[:taken], shares, strict=True)
     )
 
 
@@ -89,9 +98,15 @@ class FragModel:
                     access[i, j] = bool(name) and name in t.gpu_models
         self.access = access
         self.thresholds, self.threshold_index = np.unique(self.milli, return_inverse=True)
+        self._quadrants = np.array(FRAG_QUADRANTS, dtype=np.int64)
 
     def frag(self, models: IntArray, cpu_left: IntArray, gpu_left: IntArray) -> FloatArray:
-        """F_n(M) for each row: Σ_t p_t × (GPUs too small for t if t fits, else all idle GPU)."""
+        """F_n(M) for each row: Σ_t p_t × (GPUs too small for t if t fits, else all idle GPU).
+
+        As NodeGpuShareFragAmount adds it up: each typical pod in order adds p_t × amount to its
+        quadrant (a fitting pod's too-small GPUs to Q2), and the sum skips Q3 over quadrants in
+        index order (Q1, Q2, Q4, XL, XR, no-access); sequential sums, no reassociation.
+        """
         rows = gpu_left.shape[0]
         if rows == 0 or len(self.typical) == 0:
             return np.zeros(rows, dtype=np.float64)
@@ -100,11 +115,20 @@ class FragModel:
         small = (gpu_left[:, :, None] * below).sum(axis=1)
         count_ge = gpu_left.shape[1] - below.sum(axis=1)
         idx = self.threshold_index
-        fits = (cpu_left[:, None] >= self.cpu[None, :]) & (count_ge[:, idx] >= self.count[None, :])
-        fits &= self.access[models]
-        fits &= ~self.cpu_only[None, :]
-        value = np.where(fits, small[:, idx], total[:, None]).astype(np.float64)
-        result: FloatArray = value @ self.prob
+        cpu_ok = cpu_left[:, None] >= self.cpu[None, :]
+        hosts = count_ge[:, idx] >= self.count[None, :]
+        gpu_quadrant = np.where(hosts, np.where(cpu_ok, Q3, Q4), np.where(cpu_ok, Q2, Q1))
+        quadrant = np.where(
+            self.cpu_only[None, :], np.where(cpu_ok, XL, XR), np.where(self.access[models], gpu_quadrant, NO_ACCESS)
+        )
+        satisfied = quadrant == Q3
+        amount = np.where(satisfied, small[:, idx], total[:, None]).astype(np.float64)
+        part = self.prob[None, :] * amount
+        quadrant = np.where(satisfied, Q2, quadrant)  # a satisfied pod's too-small GPUs count as lacking GPU
+        # rows × quadrant × typical pod; cumsum adds in order (np.sum would add pairwise)
+        by_quadrant = np.where(quadrant[:, None, :] == self._quadrants[None, :, None], part[:, None, :], 0.0)
+        sums = np.cumsum(by_quadrant, axis=2)[:, :, -1]
+        result: FloatArray = np.cumsum(sums, axis=1)[:, -1]
         return result
 
 
@@ -140,9 +164,8 @@ class StateCache:
         self.ids: dict[tuple[int, ...], int] = {}
         self.rows: list[tuple[int, ...]] = []
         self.frag_of: list[float] = []
-        self.node_state = np.zeros(cluster.size, dtype=np.int64)
-        for node in range(cluster.size):
-            self.node_state[node] = self.intern(self.key(cluster, node))
+        keys = [self.key(cluster, node) for node in range(cluster.size)]
+        self.node_state = np.array(self.intern_many(keys), dtype=np.int64)
 
     @staticmethod
     def key(cluster: GpuCluster, node: int) -> tuple[int, ...]:
@@ -150,14 +173,20 @@ class StateCache:
         return (int(cluster.gpu_model[node]), int(cluster.cpu_cap[node] - cluster.cpu_used[node]), *left)
 
     def intern(self, key: tuple[int, ...]) -> int:
+        """The state id of `key`, computing its F_n(M) the first time."""
         found = self.ids.get(key)
-        if found is not None:
-            return found
-        state = len(self.rows)
-        self.ids[key] = state
-        self.rows.append(key)
-        self.frag_of.append(float(self.frag_rows([key])[0]))
-        return state
+        return found if found is not None else self.intern_many([key])[0]
+
+    def intern_many(self, keys: Sequence[tuple[int, ...]]) -> list[int]:
+        """State ids of `keys`; the new ones' F_n(M) in one vectorised call (rows are independent)."""
+        ids = self.ids
+        new = [k for k in dict.fromkeys(keys) if k not in ids]
+        if new:
+            for key, value in zip(new, self.frag_rows(new).tolist(), strict=True):
+                ids[key] = len(self.rows)
+                self.rows.append(key)
+                self.frag_of.append(value)
+        return [ids[k] for k in keys]
 
     def frag_rows(self, keys: Sequence[tuple[int, ...]]) -> FloatArray:
         width = max(1, max(len(k) - 2 for k in keys))

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kubegpu.scheduler.draws import Draws
 from kubegpu.scheduler.gpu.policies import select_best
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, IntArray
 from kubegpu.scheduler.noderesources import (
@@ -56,7 +57,7 @@ class NodeResourcesFitScore:
         self.shape = scale_shape(shape)
         self.name = f"NodeResourcesFit/{strategy.value}"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         weights = {r.name: r.weight for r in self.resources}
         total = np.zeros(len(nodes), dtype=np.int64)
         wsum = np.zeros(len(nodes), dtype=np.int64)
@@ -86,7 +87,7 @@ class NodeResourcesFitScore:
     def normalize(self, scores: IntArray) -> IntArray:
         return scores
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: Draws) -> tuple[int, ...]:
         return select_best(cluster, node, pod)
 
     def bound(self, cluster: GpuCluster, node: int) -> None:
@@ -101,7 +102,7 @@ class BalancedAllocationScore:
     def __init__(self, resources: Sequence[ResourceSpec] = (ResourceSpec("cpu"), ResourceSpec("memory"))) -> None:
         self.resources = tuple(resources)
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         fractions = []
         for _, req, alloc in _vectors(cluster, pod, nodes, [r.name for r in self.resources]):
             fractions.append(np.where(alloc > 0, np.minimum(1.0, req / np.maximum(alloc, 1)), np.nan))
@@ -138,7 +139,7 @@ class VolcanoBinpackScore:
         self.weight = weight
         self.weights = {r.name: r.weight for r in weights}
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         total = np.zeros(len(nodes), dtype=np.float64)
         wsum = 0
         over = np.zeros(len(nodes), dtype=np.bool_)
@@ -159,7 +160,7 @@ class VolcanoBinpackScore:
     def normalize(self, scores: IntArray) -> IntArray:
         return scores
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: Draws) -> tuple[int, ...]:
         return select_best(cluster, node, pod)
 
     def bound(self, cluster: GpuCluster, node: int) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kubegpu.scheduler.draws import Draws
 from kubegpu.scheduler.gpu.fragmentation import FloatArray, TypicalPod
 from kubegpu.scheduler.gpu.policies import MAX_SPEC_CPU, MAX_SPEC_GPU, FGDScore
 from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod, IntArray
@@ -82,17 +83,16 @@ class FragBestFitScore(FGDScore):
         steps: IntArray = np.clip(np.floor((after - before) / STRAND_STEP), 0, STRAND_STEPS).astype(np.int64)
         return steps
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         primary = super().score(cluster, pod, nodes, rng)
         strand = STRAND_STEPS - self.strand_steps(cluster, pod, nodes)
         out: IntArray = strand * STRAND_SCALE + (primary - primary.min()) * FGD_SCALE + tightness(cluster, pod, nodes)
         return out
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: Draws) -> tuple[int, ...]:
         """FGD's GPU choice, with ties between equally scored GPUs going to the tightest one."""
         if not pod.is_share:
             return super().select_gpus(cluster, node, pod, rng)
-        _, chosen = self.lookup(cluster, pod, np.array([node], dtype=np.int64))
         left = cluster.gpu_left[node]
-        best = min(chosen[0])
+        best = min(self.chosen(cluster, node, pod))
         return (int(np.flatnonzero(left == best)[0]),)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kubegpu.scheduler.draws import Draws
 from kubegpu.scheduler.framework import min_max_normalize
 from kubegpu.scheduler.gpu.fragmentation import FragModel, StateCache, TypicalPod
 from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod, IntArray
@@ -19,6 +20,7 @@ from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod, IntArray
 MAX_SPEC_CPU = 128000  # milli-CPU used to normalise (utils.MaxSpecCpu)
 MAX_SPEC_GPU = 8000  # milli-GPU used to normalise (utils.MaxSpecGpu)
 MAX_NODE_SCORE = 100
+_UNKNOWN = np.iinfo(np.int64).min  # a state not yet scored for a pod shape
 
 
 def exclusive_gpus(left: IntArray, count: int) -> tuple[int, ...]:
@@ -51,7 +53,7 @@ class _Plugin:
     def normalize(self, scores: IntArray) -> IntArray:
         return scores
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: Draws) -> tuple[int, ...]:
         return select_best(cluster, node, pod)
 
     def bound(self, cluster: GpuCluster, node: int) -> None:
@@ -63,19 +65,26 @@ class RandomScore(_Plugin):
 
     name = "random"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
+        """random_score.go PreScore: rand.Intn(len(nodes)) picks from the feasible nodes in the order given."""
         out = np.zeros(len(nodes), dtype=np.int64)
-        out[int(rng.integers(len(nodes)))] = MAX_NODE_SCORE
+        out[rng.intn(len(nodes))] = MAX_NODE_SCORE
         return out
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: Draws) -> tuple[int, ...]:
+        """open_gpu_share.go allocateGpuIdBasedOnRandomFit: reservoir sampling over the GPUs that fit, in
+        index order, one rand.Intn(count so far) per GPU (the first GPU draws too); whole GPUs go first-free."""
         if not pod.is_gpu:
             return ()
         left = cluster.gpu_left[node]
-        if pod.is_share:
-            fitting = np.flatnonzero(left >= pod.gpu_milli)
-            return (int(fitting[int(rng.integers(len(fitting)))]),)
-        return exclusive_gpus(left, pod.gpu_count)
+        if not pod.is_share:
+            return exclusive_gpus(left, pod.gpu_count)
+        chosen = -1
+        fitting = np.flatnonzero(left[: int(cluster.gpu_count[node])] >= pod.gpu_milli).tolist()
+        for seen, index in enumerate(fitting, start=1):
+            if rng.intn(seen) == 0:
+                chosen = index
+        return (chosen,)
 
 
 class DotProductScore(_Plugin):
@@ -83,7 +92,7 @@ class DotProductScore(_Plugin):
 
     name = "dotprod"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         cpu_left = cluster.cpu_left[nodes].astype(np.float64)
         gpu_left = cluster.gpu_left_total[nodes].astype(np.float64)
         dot = (cpu_left / MAX_SPEC_CPU) * (pod.cpu_milli / MAX_SPEC_CPU)
@@ -99,7 +108,7 @@ class GpuClusteringScore(_Plugin):
 
     name = "clustering"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         if not pod.is_gpu:
             return np.zeros(len(nodes), dtype=np.int64)
         used_part = (MAX_NODE_SCORE // 4) * (MAX_SPEC_GPU - cluster.gpu_left_total[nodes]) // MAX_SPEC_GPU
@@ -116,7 +125,7 @@ class GpuPackingScore(_Plugin):
 
     name = "packing"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         if not pod.is_gpu:
             return np.zeros(len(nodes), dtype=np.int64)
         left = cluster.gpu_left[nodes]
@@ -140,7 +149,7 @@ class BestFitScore(_Plugin):
 
     name = "bestfit"
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
         cpu_free = cluster.cpu_left[nodes].astype(np.float64)
         gpu_free = cluster.gpu_left_total[nodes].astype(np.float64)
         value = (cpu_free - pod.cpu_milli) / MAX_SPEC_CPU * 0.5
@@ -159,7 +168,8 @@ def _sigmoid_score(delta: float) -> int:
 class FGDScore(_Plugin):
     """Fragmentation Gradient Descent: score = int(sigmoid(ΔF / 1000) × 100) for the best GPU choice.
 
-    Results are memoised per (node state, pod shape); only the bound node changes state per pod.
+    Follows fgd_score.go (calculateGpuShareFragExtendScore). Scores are kept per (node state, pod shape) in
+    one table per shape; only the bound node changes state per pod, so a pod costs one table read.
     """
 
     name = "fgd"
@@ -168,23 +178,29 @@ class FGDScore(_Plugin):
         self.typical = tuple(typical)
         self._cluster: GpuCluster | None = None
         self._cache: StateCache | None = None
-        self._memo: dict[tuple[int, tuple[int, int, int, str]], tuple[int, frozenset[int]]] = {}
+        self._scores: dict[tuple[int, int, int, str], IntArray] = {}  # shape -> best score by state
+        self._chosen: dict[tuple[int, tuple[int, int, int, str]], frozenset[int]] = {}
 
-    def _ready(self, cluster: GpuCluster) -> StateCache:
+    def states(self, cluster: GpuCluster) -> StateCache:
+        """The interned node states of `cluster` and their F_n(M) (also the run's fragmentation metric)."""
         if self._cluster is not cluster or self._cache is None:
             self._cluster = cluster
             self._cache = StateCache(cluster, FragModel(self.typical, cluster.model_names))
-            self._memo = {}
+            self._scores = {}
+            self._chosen = {}
         return self._cache
 
     def bound(self, cluster: GpuCluster, node: int) -> None:
-        cache = self._ready(cluster)
-        cache.node_state[node] = cache.intern(cache.key(cluster, node))
+        self.states(cluster).update(cluster, node)
 
-    def node_frag(self, cluster: GpuCluster) -> np.ndarray:
-        """Current F_n(M) of every node (GPU milli)."""
-        cache = self._ready(cluster)
-        return np.array(cache.frag_of, dtype=np.float64)[cache.node_state]
+    def _table(self, shape: tuple[int, int, int, str], size: int) -> IntArray:
+        table = self._scores.get(shape)
+        if table is None or len(table) < size:
+            grown = np.full(max(size, 2 * len(table) if table is not None else 1024), _UNKNOWN, dtype=np.int64)
+            if table is not None:
+                grown[: len(table)] = table
+            self._scores[shape] = table = grown
+        return table
 
     def _options(self, cache: StateCache, state: int, pod: GpuPod) -> list[tuple[int, tuple[int, ...]]]:
         """(GPU remainder used, state after placement) for each distinct way to place the pod."""
@@ -215,48 +231,50 @@ class FGDScore(_Plugin):
         return _sigmoid_score(delta)
 
     def _evaluate_many(self, cache: StateCache, states: Sequence[int], pod: GpuPod) -> None:
-        """Fill the memo for several node states at once (one vectorised fragmentation call)."""
+        """Score several node states at once (the new after-placement states in one fragmentation call)."""
         per_state = [self._options(cache, s, pod) for s in states]
-        keys = [o[1] for opts in per_state for o in opts]
-        frags = cache.frag_rows(keys) if keys else np.zeros(0)
+        after = cache.intern_many([o[1] for opts in per_state for o in opts])
+        frag_of = cache.frag_of
+        shape = pod.shape
+        table = self._table(shape, len(cache.rows))
         at = 0
-        shape = pod.shape
         for state, opts in zip(states, per_state, strict=True):
-            before = cache.frag_of[state]
-            deltas = [before - float(f) for f in frags[at : at + len(opts)]]
+            before = frag_of[state]
+            scores = [self.quantize(before - frag_of[after[at + i]]) for i in range(len(opts))]
             at += len(opts)
-            scores = [self.quantize(d) for d in deltas]
             best = max(scores)
-            chosen = frozenset(opts[i][0] for i, sc in enumerate(scores) if sc == best)
-            self._memo[(state, shape)] = (best, chosen)
+            table[state] = best
+            if pod.is_share:
+                self._chosen[(state, shape)] = frozenset(opts[i][0] for i, sc in enumerate(scores) if sc == best)
 
-    def lookup(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray) -> tuple[IntArray, list[frozenset[int]]]:
-        """Best score and chosen GPU remainders for each candidate node (memoised per state)."""
-        cache = self._ready(cluster)
+    def lookup(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray) -> IntArray:
+        """Best score for each candidate node (memoised per state and pod shape)."""
+        cache = self.states(cluster)
         states = cache.node_state[nodes]
-        unique, inverse = np.unique(states, return_inverse=True)
-        shape = pod.shape
-        memo = self._memo
-        missing = [s for s in unique.tolist() if (s, shape) not in memo]
-        if missing:
-            self._evaluate_many(cache, missing, pod)
-        hits = [memo[(s, shape)] for s in unique.tolist()]
-        scores = np.array([h[0] for h in hits], dtype=np.int64)
-        result: IntArray = scores[inverse]
-        return result, [hits[j][1] for j in inverse.tolist()] if len(nodes) == 1 else []
-
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: np.random.Generator) -> IntArray:
-        scores, _ = self.lookup(cluster, pod, nodes)
+        scores = self._table(pod.shape, len(cache.rows))[states]
+        unknown = scores == _UNKNOWN
+        if unknown.any():
+            self._evaluate_many(cache, np.unique(states[unknown]).tolist(), pod)
+            scores = self._scores[pod.shape][states]
         return scores
 
-    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: np.random.Generator) -> tuple[int, ...]:
+    def chosen(self, cluster: GpuCluster, node: int, pod: GpuPod) -> frozenset[int]:
+        """GPU remainders whose use gives a sharing pod the node's best score (fgd_score.go's gpuId)."""
+        self.lookup(cluster, pod, np.array([node], dtype=np.int64))
+        return self._chosen[(int(self.states(cluster).node_state[node]), pod.shape)]
+
+    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
+        return self.lookup(cluster, pod, nodes)
+
+    def select_gpus(self, cluster: GpuCluster, node: int, pod: GpuPod, rng: Draws) -> tuple[int, ...]:
+        """allocateGpuIdBasedOnFGDScore: the first GPU (by index) whose use scores best; whole GPUs first-free."""
         if not pod.is_gpu:
             return ()
         left = cluster.gpu_left[node]
         if not pod.is_share:
             return exclusive_gpus(left, pod.gpu_count)
-        _, chosen = self.lookup(cluster, pod, np.array([node], dtype=np.int64))
+        chosen = self.chosen(cluster, node, pod)
         for i, value in enumerate(left.tolist()):
-            if value in chosen[0] and value >= pod.gpu_milli:
+            if value in chosen and value >= pod.gpu_milli:
                 return (i,)
         return (best_fit_gpu(left, pod.gpu_milli),)
