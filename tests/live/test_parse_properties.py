@@ -193,3 +193,10 @@ def test_kubelet_hardware_keeps_its_bounds(zones: list[tuple[int, int, int]]) ->
         assert len(topology.cpus) == sum(c for _, c, _ in zones)
         assert len(topology.gpus) == sum(g for _, _, g in zones)
         assert sorted(n.id for n in topology.numa_nodes) == sorted(numas)
+
+
+@pytest.mark.parametrize("count", [float("inf"), 10**12, "1e3"])
+def test_a_pod_set_count_beyond_a_cluster_is_one_error(count: object) -> None:
+    workload = {"metadata": {"name": "w", "namespace": "n"}, "spec": {"podSets": [{"name": "main", "count": count}]}}
+    with pytest.raises(InputError, match=r"spec.podSets\[0\].count"):
+        parse_kueue_workload(workload, "dump.json")

@@ -34,6 +34,9 @@ from kubegpu.live.model import (
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.units.quantity import parse_quantity
 
+# Pods one Kueue pod set may ask for: Kubernetes' supported maximum of pods per cluster (every reader expands a pod
+# set into its pods).
+MAX_POD_SET_COUNT = 150_000
 # The annotation of a pod template that asks Kueue to place its pod set within one domain of a topology level.
 REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 
@@ -306,8 +309,13 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         )
         try:
             count = int(ps.get("count", 1))
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, OverflowError) as err:
             raise InputError(f"{where}.spec.podSets[{i}].count: not an integer", file=source) from err
+        if count > MAX_POD_SET_COUNT:
+            raise InputError(
+                f"{where}.spec.podSets[{i}].count: {count} pods is beyond what a cluster runs ({MAX_POD_SET_COUNT})",
+                file=source,
+            )
         request = _map(ps.get("topologyRequest"), f"{where}.spec.podSets[{i}].topologyRequest", source)
         annotations = _str_map(
             _map(template.get("metadata"), f"{where}.spec.podSets[{i}].template.metadata", source).get("annotations"),
