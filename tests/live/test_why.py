@@ -255,3 +255,22 @@ def test_a_snapshot_without_nodes(tmp_path: Path) -> None:
     (tmp_path / "pods.json").write_text((WHY / "taint" / "pods.json").read_text())
     report = explain_snapshot(load_snapshot([tmp_path]))
     assert report.explanations == () and "no nodes available to schedule pods" in report.notes[-1]
+
+
+def test_the_kubelet_is_asked_about_a_kueue_workloads_pods(tmp_path: Path) -> None:
+    for path in (WHY / "kubelet").glob("*.json"):
+        if path.name != "pods.json":
+            (tmp_path / path.name).write_text(path.read_text())
+    pod = json.loads((WHY / "kubelet" / "pods.json").read_text())["items"][0]
+    workload = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "job-8gpu", "namespace": "train"},
+        "spec": {"queueName": "team", "podSets": [{"name": "main", "count": 1, "template": {"spec": pod["spec"]}}]},
+        "status": {},
+    }
+    (tmp_path / "kueue.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [workload]}))
+    (e,) = explain_snapshot(load_snapshot([tmp_path])).explanations
+    assert e.subject == "train/job-8gpu (Kueue workload)"
+    assert e.kinds == ("kubelet",)
+    assert e.causes[0].figures["by_reason"] == {"TopologyAffinityError": 1}

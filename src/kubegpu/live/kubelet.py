@@ -15,7 +15,8 @@ from typing import Any
 from kubegpu.errors import KubegpuError
 from kubegpu.kubelet import KubeletConfig, NodeState, PodRequest
 from kubegpu.live.fit import GPU_PRODUCT_LABEL
-from kubegpu.live.model import ClusterSnapshot, NodeInfo, NodeResourceTopology, PodInfo
+from kubegpu.live.model import ClusterSnapshot, NodeInfo, NodeResourceTopology
+from kubegpu.live.simstart import pod_set_pod_name
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod
 from kubegpu.scheduler.gpu.why import KubeletCheck
@@ -86,14 +87,29 @@ def nrt_topology(
     )
 
 
-def _request(pod: PodInfo) -> PodRequest | None:
-    spec = pod.raw.get("spec")
-    if not isinstance(spec, Mapping):
+def _request(name: str, namespace: str, spec: object) -> PodRequest | None:
+    if not isinstance(spec, Mapping) or not spec:
         return None
     try:
-        return PodRequest.from_pod_spec(pod.name, spec, namespace=pod.namespace)
+        return PodRequest.from_pod_spec(name, spec, namespace=namespace)
     except KubegpuError:
         return None
+
+
+def pending_requests(snapshot: ClusterSnapshot) -> dict[str, PodRequest]:
+    """What the kubelet would be asked to admit for each pending pod and each pod of a pending Kueue workload, by the
+    name the scheduler model gives that pod (kubegpu.live.simstart)."""
+    requests = {
+        p.key: r for p in snapshot.pods if p.pending for r in [_request(p.name, p.namespace, p.raw.get("spec"))] if r
+    }
+    for workload in snapshot.kueue_workloads:
+        if not workload.pending:
+            continue
+        for pod_set in workload.pod_sets:
+            request = _request(f"{workload.name}-{pod_set.name}", workload.namespace, pod_set.template_spec)
+            if request is not None:
+                requests.update({pod_set_pod_name(workload, pod_set, i): request for i in range(pod_set.count)})
+    return requests
 
 
 def node_states(snapshot: ClusterSnapshot, notes: list[str]) -> dict[str, NodeState]:
@@ -117,7 +133,7 @@ def node_states(snapshot: ClusterSnapshot, notes: list[str]) -> dict[str, NodeSt
             notes.append(f"node {node.name}: the kubelet model cannot start with its configuration: {err}")
             continue
         for pod in snapshot.pods_on(node.name):
-            request = _request(pod)
+            request = _request(pod.name, pod.namespace, pod.raw.get("spec"))
             if request is not None:
                 state.admit(request)
         states[node.name] = state
@@ -133,7 +149,7 @@ def kubelet_check(snapshot: ClusterSnapshot, cluster: GpuCluster, notes: list[st
                 "kubelet admission not checked: it needs a node's configz and its NodeResourceTopology together"
             )
         return None
-    requests = {p.key: r for p in snapshot.pods if p.pending for r in [_request(p)] if r is not None}
+    requests = pending_requests(snapshot)
 
     def check(node: int, pod: GpuPod) -> tuple[str, str] | None:
         state = states.get(cluster.names[node])

@@ -181,6 +181,7 @@ class KueuePodSet:
     count: int
     shape: PodShape | None
     required_topology: str = ""  # spec.podSets[].topologyRequest.required: the level the pod set must fit in
+    template_spec: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # its pods' spec
 
 
 @dataclass(frozen=True)

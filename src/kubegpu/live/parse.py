@@ -325,7 +325,11 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         required = request.get("required") or annotations.get(REQUIRED_TOPOLOGY_ANNOTATION) or ""
         pod_sets.append(
             KueuePodSet(
-                name=str(ps.get("name", f"podset-{i}")), count=count, shape=shape, required_topology=str(required)
+                name=str(ps.get("name", f"podset-{i}")),
+                count=count,
+                shape=shape,
+                required_topology=str(required),
+                template_spec=tspec,
             )
         )
     waiting = ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubegpu.live.fit import GPU_PRODUCT_LABEL
-from kubegpu.live.model import ClusterSnapshot, NodeInfo, PodInfo, PodShape, Taint
+from kubegpu.live.model import ClusterSnapshot, KueuePodSet, KueueWorkload, NodeInfo, PodInfo, PodShape, Taint
 from kubegpu.live.parse import pod_shape
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.scheduler.gpu.objects import node_of, pod_of
@@ -79,6 +79,11 @@ def model_pod(pod: PodInfo, registry: AcceleratorRegistry = DEFAULT_REGISTRY) ->
     )
 
 
+def pod_set_pod_name(workload: KueueWorkload, pod_set: KueuePodSet, index: int) -> str:
+    """The name the model gives the `index`-th pod of a pending workload's pod set."""
+    return f"{workload.namespace}/{workload.name}/{pod_set.name}-{index}"
+
+
 def pod_set_pod(name: str, shape: PodShape, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> GpuPod:
     """The scheduler model's pod for one pod of a Kueue pod set (its shape: GPUs, CPU, memory, constraints)."""
     return pod_of(
@@ -117,8 +122,7 @@ def simulation_start(snapshot: ClusterSnapshot) -> SimulationStart:
             if pod_set.shape is None:
                 continue
             for i in range(pod_set.count):
-                name = f"{workload.namespace}/{workload.name}/{pod_set.name}-{i}"
-                pending.append(pod_set_pod(name, pod_set.shape))
+                pending.append(pod_set_pod(pod_set_pod_name(workload, pod_set, i), pod_set.shape))
     return SimulationStart(
         nodes=tuple(model_node(n) for n in nodes), placed=tuple(placed), pending=tuple(pending), left_out=left_out
     )

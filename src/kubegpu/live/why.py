@@ -15,7 +15,7 @@ from kubegpu.errors import ModelError
 from kubegpu.live.audit import HOSTNAME_LABEL, AuditOptions, domain_labels
 from kubegpu.live.kubelet import kubelet_check
 from kubegpu.live.model import ClusterSnapshot, KueueClusterQueue, KueueWorkload, PodInfo
-from kubegpu.live.simstart import model_node, model_pod, pod_set_pod
+from kubegpu.live.simstart import model_node, model_pod, pod_set_pod, pod_set_pod_name
 from kubegpu.manifests.accelerators import AcceleratorRegistry
 from kubegpu.rules.gang import COSCHEDULING_LABELS, KAI_POD_GROUP_ANNOTATION, VOLCANO_GROUP_ANNOTATIONS
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod
@@ -183,7 +183,7 @@ def explain_snapshot(
             if pod_set.shape is None:
                 continue
             pods += [
-                pod_set_pod(f"{workload.key}/{pod_set.name}-{i}", pod_set.shape, registry)
+                pod_set_pod(pod_set_pod_name(workload, pod_set, i), pod_set.shape, registry)
                 for i in range(max(0, pod_set.count))
             ]
             if pod_set.required_topology and need is None:
