@@ -26,6 +26,7 @@ ROUTES = {
     "/apis/kueue.x-k8s.io/v1beta2/topologies": "kueue-topologies.json",
     "/apis/kueue.x-k8s.io/v1beta2/clusterqueues": "kueue-clusterqueues.json",
     "/apis/kueue.x-k8s.io/v1beta2/workloads": "kueue-workloads.json",
+    "/apis/kueue.x-k8s.io/v1beta2/localqueues": "kueue-localqueues.json",
     "/api/v1/nodes/h100-b/proxy/configz": "configz-h100-b.json",
 }
 

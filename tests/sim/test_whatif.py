@@ -67,3 +67,22 @@ def test_snapshot_that_is_not_json_exits_2(tmp_path: Path) -> None:
     bad.write_text("{not json")
     result = CliRunner().invoke(app, ["simulate", "--snapshot", str(bad)])
     assert result.exit_code == 2 and "dump.json" in result.output
+
+
+def test_unplaced_pods_carry_the_same_explanation_as_audit_why() -> None:
+    # the least-allocated run leaves 6 + 6 GPUs free and no node with 8: the shared model says fragmentation
+    pending = [GpuPod(f"small-{i}", 1000, GIB, 1, 1000) for i in range(4)] + [GpuPod("big", 8000, GIB, 8, 1000)]
+    spread = place_pending(_two_empty_nodes(), [], pending, "least-allocated", seed=1)
+    (why,) = spread.unplaced
+    assert why.subject == "big" and why.kinds == ("fragmentation",)
+    assert why.message == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    assert spread.to_dict()["unplaced"][0]["causes"][0]["figures"]["free_gpus"] == 12
+
+
+def test_snapshot_command_prints_why_a_pod_was_not_placed() -> None:
+    guide = FIXTURES.parent / "why" / "fragmentation"
+    result = CliRunner().invoke(app, ["simulate", "--snapshot", str(guide), "--policy", "fgd"])
+    assert result.exit_code == 0, result.output
+    assert "fgd (seed 42): 1 pending pod(s) not placed" in result.output
+    assert "0/8 nodes are available: 8 Insufficient nvidia.com/gpu." in result.output
+    assert "fragmentation: 16 free GPUs on 8 nodes" in result.output

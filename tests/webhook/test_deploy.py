@@ -160,6 +160,7 @@ def test_audit_rbac_is_valid_and_read_only(configz: bool) -> None:
         "priorityclasses",
         "persistentvolumeclaims",
         "persistentvolumes",
+        "localqueues",
     }
 
 

@@ -74,6 +74,16 @@ def audit_command(
             help="Write a PNG map of the GPUs node by node (used, free, stranded), grouped by block and rack."
         ),
     ] = None,
+    why: Annotated[
+        bool,
+        typer.Option(
+            "--why",
+            help=(
+                "Explain every pending GPU pod, pod group and Kueue workload instead: kube-scheduler's reasons per "
+                "node, then the cause in GPU terms (text or JSON)."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Show free, stranded and fragmented GPUs, and the GPU pods and kubelets at fault."""
     # the analysis needs numpy and the cluster reader lightkube (the `cluster` extra): loaded here, not
@@ -84,17 +94,26 @@ def audit_command(
 
     if cluster == bool(snapshot):
         raise fail("give exactly one of --cluster or --snapshot")
+    if why and output is AuditFormat.markdown:
+        raise fail("--why prints text or JSON (-o text, -o json)")
     try:
         lint_config = load_config(config_file, all_rules()) if config_file else LintConfig()  # before a cluster read
         snap = read_input(ClusterInput(snapshot, kubeconfig, context, timeout, deadline, namespace, configz))
-        report = audit(
-            snap,
-            AuditOptions(
-                domain_labels=(block_label, rack_label),
-                namespace=namespace,
-                accelerators=AcceleratorRegistry(lint_config.accelerator_resources),
-            ),
+        options = AuditOptions(
+            domain_labels=(block_label, rack_label),
+            namespace=namespace,
+            accelerators=AcceleratorRegistry(lint_config.accelerator_resources),
         )
+        if why:
+            from kubegpu.live.why import explain_snapshot
+            from kubegpu.report.why import why_json, why_text
+
+            reasons = explain_snapshot(snap, options)
+            typer.echo(
+                why_json(reasons) if output is AuditFormat.json else why_text(reasons), nl=output is AuditFormat.json
+            )
+            return
+        report = audit(snap, options)
         report = with_checks(report, snap, lint_config, namespace)
         if plot is not None:
             from kubegpu.live.gpumap import columns, plot_map

@@ -299,7 +299,7 @@ def _whatif(
     beside the most pending GPUs any repacking of the running pods could place."""
     from kubegpu.live.simstart import simulation_start
     from kubegpu.live.snapshot import load_snapshot
-    from kubegpu.report.simulation import whatif_text
+    from kubegpu.report.simulation import whatif_text, whatif_unplaced_lines
     from kubegpu.sim.whatif import place_pending
 
     snap = load_snapshot(list(paths))
@@ -318,6 +318,8 @@ def _whatif(
     _print(whatif_text(results, fmt, repack))
     if fmt is not Format.text:
         return
+    for line in whatif_unplaced_lines(results):
+        _console().print(line, markup=False, highlight=False)
     for note in start.left_out:
         _console().print(f"[dim]left out: {note}[/dim]")
 

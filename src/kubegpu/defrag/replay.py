@@ -23,7 +23,7 @@ from kubegpu.live.hardware import node_hardware
 from kubegpu.live.model import PodShape
 from kubegpu.live.simstart import simulation_start
 from kubegpu.manifests.pod import Pod as PodModel
-from kubegpu.scheduler.framework import ResourceFitFilter
+from kubegpu.scheduler.gpu.filters import first_rejection
 from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod
 
 
@@ -99,7 +99,6 @@ def _free_gpus(cluster: GpuCluster, node: int, count: int) -> list[int]:
 
 def _schedule(instance: Instance, cluster: GpuCluster, arrivals: Sequence[_Arrival]) -> list[Refusal]:
     """Bind each arrival where the plan puts it, if the scheduler model's filters let it."""
-    fit = ResourceFitFilter()
     refusals: list[Refusal] = []
     for arrival in arrivals:
         node = arrival.node
@@ -107,8 +106,8 @@ def _schedule(instance: Instance, cluster: GpuCluster, arrivals: Sequence[_Arriv
         pod = _gpu_pod(arrival)
         if not admits(info, arrival.shape):
             why = "its taints, labels or node affinity exclude the pod"
-        elif not bool(fit.filter(cluster, pod)[node]):
-            why = f"{fit.name}: not enough CPU, memory, pod slots or whole GPUs left"
+        elif (status := first_rejection(cluster, pod, node)).rejected:
+            why = f"{status.plugin}: {status.message}"
         else:
             cluster.bind(node, pod, _free_gpus(cluster, node, pod.gpu_count) if pod.is_gpu else ())
             continue

@@ -326,6 +326,7 @@ class ClusterReader:
             self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Topology", "topologies")
             + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "ClusterQueue", "clusterqueues")
             + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "Workload", "workloads")
+            + self._optional("kueue.x-k8s.io", KUEUE_VERSIONS, "LocalQueue", "localqueues")
         )
 
     def _disruption(self) -> Objects:

@@ -14,6 +14,11 @@ from typing import Any
 
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.manifests.pod import Pod as PodModel
+from kubegpu.scheduler.constraints import NodeAffinity as NodeAffinity
+from kubegpu.scheduler.constraints import SelectorRequirement as SelectorRequirement
+from kubegpu.scheduler.constraints import Taint as Taint
+from kubegpu.scheduler.constraints import Toleration as Toleration
+from kubegpu.scheduler.constraints import affinity_matches as affinity_matches
 
 # Node labels naming a node's topology block and rack when no Kueue Topology says otherwise.
 DEFAULT_BLOCK_LABEL = "cloud.provider.com/topology-block"
@@ -22,80 +27,6 @@ DEFAULT_RACK_LABEL = "cloud.provider.com/topology-rack"
 # Resources counted in canonical integer units: cpu in millicores, everything else rounded up
 # (memory and storage in bytes, extended resources in units).
 ResourceList = Mapping[str, int]
-
-
-@dataclass(frozen=True)
-class Taint:
-    """A node taint (key, value, effect)."""
-
-    key: str
-    value: str = ""
-    effect: str = ""
-
-
-@dataclass(frozen=True)
-class Toleration:
-    """A pod toleration; an empty key with operator Exists tolerates every taint."""
-
-    key: str = ""
-    operator: str = "Equal"
-    value: str = ""
-    effect: str = ""
-
-    def tolerates(self, taint: Taint) -> bool:
-        """Kubernetes `Toleration.ToleratesTaint`: effect, key, then operator semantics."""
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator == "Exists":
-            return True
-        return self.key != "" and self.value == taint.value
-
-
-@dataclass(frozen=True)
-class SelectorRequirement:
-    """One nodeSelectorTerm requirement: a label (or, with `field`, metadata.name) test."""
-
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
-    field: bool = False
-
-    def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
-        """Kubernetes v1.35 NodeSelectorRequirement semantics (In, NotIn, Exists, DoesNotExist,
-        Gt, Lt); matchFields support only metadata.name with In/NotIn."""
-        if self.field:
-            present, value = self.key == "metadata.name", node_name
-        else:
-            present, value = self.key in labels, labels.get(self.key, "")
-        op = self.operator
-        if op == "In":
-            return present and value in self.values
-        if op == "NotIn":
-            return not present or value not in self.values
-        if op == "Exists":
-            return present
-        if op == "DoesNotExist":
-            return not present
-        if op in ("Gt", "Lt") and present and len(self.values) == 1:
-            try:
-                have, want = int(value), int(self.values[0])
-            except ValueError:
-                return False
-            return have > want if op == "Gt" else have < want
-        return False
-
-
-# requiredDuringSchedulingIgnoredDuringExecution: terms are ORed, a term's requirements ANDed
-NodeAffinity = tuple[tuple[SelectorRequirement, ...], ...]
-
-
-def affinity_matches(affinity: NodeAffinity, labels: Mapping[str, str], node_name: str) -> bool:
-    """True when there is no required node affinity or one term matches (an empty term never)."""
-    if not affinity:
-        return True
-    return any(term and all(r.matches(labels, node_name) for r in term) for term in affinity)
 
 
 @dataclass(frozen=True)
@@ -302,6 +233,8 @@ class KueuePodSet:
     name: str
     count: int
     shape: PodShape | None
+    required_topology: str = ""  # spec.podSets[].topologyRequest.required: the level the pod set must fit in
+    template_spec: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # its pods' spec
 
 
 @dataclass(frozen=True)
@@ -315,6 +248,11 @@ class KueueWorkload:
     finished: bool
     pod_sets: tuple[KueuePodSet, ...] = ()
     priority: int | None = None  # spec.priority, from its WorkloadPriorityClass or PriorityClass
+    waiting_message: str = ""  # the message of its QuotaReserved condition while that is False: Kueue's own why
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
     @property
     def pending(self) -> bool:
@@ -330,6 +268,24 @@ class KueueTopology:
 
 
 @dataclass(frozen=True)
+class KueueFlavorQuota:
+    """One resource of one flavor of a ClusterQueue: spec.resourceGroups[].flavors[].resources[] (nominalQuota,
+    borrowingLimit), what status.flavorsReservation says is reserved of it (what Kueue checks a new workload
+    against) and what status.flavorsUsage says admitted workloads use."""
+
+    flavor: str
+    resource: str
+    nominal: int
+    reserved: int = 0
+    borrowing_limit: int | None = None
+    used: int = 0
+
+    @property
+    def unreserved(self) -> int:
+        return self.nominal - self.reserved
+
+
+@dataclass(frozen=True)
 class KueueClusterQueue:
     """A Kueue ClusterQueue's accelerator quota (nominal, summed over flavors) and reservations."""
 
@@ -339,6 +295,16 @@ class KueueClusterQueue:
     reserved: Mapping[str, int] = field(default_factory=dict)
     pending_workloads: int = 0
     admitted_workloads: int = 0
+    flavors: tuple[KueueFlavorQuota, ...] = ()  # every resource of every flavor, in spec order
+
+
+@dataclass(frozen=True)
+class KueueLocalQueue:
+    """A Kueue LocalQueue: the namespaced queue a workload names, and the ClusterQueue (spec.clusterQueue) it feeds."""
+
+    namespace: str
+    name: str
+    cluster_queue: str
 
 
 @dataclass(frozen=True)
@@ -434,6 +400,7 @@ class ClusterSnapshot:
     kueue_topologies: tuple[KueueTopology, ...] = ()
     kueue_workloads: tuple[KueueWorkload, ...] = ()
     kueue_cluster_queues: tuple[KueueClusterQueue, ...] = ()
+    kueue_local_queues: tuple[KueueLocalQueue, ...] = ()
     kubelet_configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     source: str = ""

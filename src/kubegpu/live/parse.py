@@ -17,6 +17,8 @@ from kubegpu.live.model import (
     DisruptionBudget,
     IntOrPercent,
     KueueClusterQueue,
+    KueueFlavorQuota,
+    KueueLocalQueue,
     KueuePodSet,
     KueueTopology,
     KueueWorkload,
@@ -40,6 +42,12 @@ from kubegpu.live.model import (
 )
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.units.quantity import parse_quantity
+
+# Pods one Kueue pod set may ask for: Kubernetes' supported maximum of pods per cluster (every reader expands a pod
+# set into its pods).
+MAX_POD_SET_COUNT = 150_000
+# The annotation of a pod template that asks Kueue to place its pod set within one domain of a topology level.
+REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 
 
 def resource_list(raw: object, where: str, source: str) -> dict[str, int]:
@@ -401,9 +409,33 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         )
         try:
             count = int(ps.get("count", 1))
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, OverflowError) as err:
             raise InputError(f"{where}.spec.podSets[{i}].count: not an integer", file=source) from err
-        pod_sets.append(KueuePodSet(name=str(ps.get("name", f"podset-{i}")), count=count, shape=shape))
+        if count > MAX_POD_SET_COUNT:
+            raise InputError(
+                f"{where}.spec.podSets[{i}].count: {count} pods is beyond what a cluster runs ({MAX_POD_SET_COUNT})",
+                file=source,
+            )
+        request = _map(ps.get("topologyRequest"), f"{where}.spec.podSets[{i}].topologyRequest", source)
+        annotations = _str_map(
+            _map(template.get("metadata"), f"{where}.spec.podSets[{i}].template.metadata", source).get("annotations"),
+            f"{where}.spec.podSets[{i}].template.metadata.annotations",
+            source,
+        )
+        required = request.get("required") or annotations.get(REQUIRED_TOPOLOGY_ANNOTATION) or ""
+        pod_sets.append(
+            KueuePodSet(
+                name=str(ps.get("name", f"podset-{i}")),
+                count=count,
+                shape=shape,
+                required_topology=str(required),
+                template_spec=tspec,
+            )
+        )
+    waiting = ""
+    for c in _list(status.get("conditions"), f"{where}.status.conditions", source):
+        if isinstance(c, Mapping) and c.get("type") == "QuotaReserved" and c.get("status") == "False":
+            waiting = str(c.get("message") or "")
     return KueueWorkload(
         namespace=namespace,
         name=name,
@@ -412,7 +444,56 @@ def parse_kueue_workload(obj: Mapping[str, Any], source: str = "<api>") -> Kueue
         finished=conditions.get("Finished", False),
         pod_sets=tuple(pod_sets),
         priority=_int(spec.get("priority"), f"{where}.spec.priority", source),
+        waiting_message=waiting,
     )
+
+
+def parse_kueue_local_queue(obj: Mapping[str, Any], source: str = "<api>") -> KueueLocalQueue:
+    """A Kueue LocalQueue: its namespace, name and spec.clusterQueue."""
+    meta = _map(obj.get("metadata"), "LocalQueue.metadata", source)
+    namespace = str(meta.get("namespace") or "default")
+    name = object_name(obj)
+    spec = _map(obj.get("spec"), f"LocalQueue {namespace}/{name}.spec", source)
+    return KueueLocalQueue(namespace=namespace, name=name, cluster_queue=str(spec.get("clusterQueue") or ""))
+
+
+def _flavor_amounts(raw: object, where: str, source: str) -> dict[tuple[str, str], int]:
+    """A FlavorUsage list (status.flavorsReservation or status.flavorsUsage): `total` per (flavor, resource)."""
+    amounts: dict[tuple[str, str], int] = {}
+    for i, flavor in enumerate(_list(raw, where, source)):
+        entry = _map(flavor, f"{where}[{i}]", source)
+        for j, res in enumerate(_list(entry.get("resources"), f"{where}[{i}].resources", source)):
+            item = _map(res, f"{where}[{i}].resources[{j}]", source)
+            resource = str(item.get("name", ""))
+            if item.get("total") is not None:
+                amount = _amount(resource, item["total"], f"{where}[{i}].resources[{j}].total", source)
+                amounts[(str(entry.get("name", "")), resource)] = amount
+    return amounts
+
+
+def _flavor_quotas(
+    spec: Mapping[str, Any], status: Mapping[str, Any], where: str, source: str
+) -> list[KueueFlavorQuota]:
+    """Every resource of every flavor: nominalQuota and borrowingLimit from the spec, the reservation from
+    status.flavorsReservation and the usage from status.flavorsUsage."""
+    reserved = _flavor_amounts(status.get("flavorsReservation"), f"{where}.status.flavorsReservation", source)
+    used = _flavor_amounts(status.get("flavorsUsage"), f"{where}.status.flavorsUsage", source)
+    out: list[KueueFlavorQuota] = []
+    for g, group in enumerate(_list(spec.get("resourceGroups"), f"{where}.spec.resourceGroups", source)):
+        flavors = _map(group, f"{where}.spec.resourceGroups[{g}]", source).get("flavors")
+        for i, flavor in enumerate(_list(flavors, f"{where}.spec.resourceGroups[{g}].flavors", source)):
+            entry = _map(flavor, f"{where}.spec.resourceGroups[{g}].flavors[{i}]", source)
+            name = str(entry.get("name", ""))
+            at = f"{where}.spec.resourceGroups[{g}].flavors[{i}].resources"
+            for j, res in enumerate(_list(entry.get("resources"), at, source)):
+                item = _map(res, f"{at}[{j}]", source)
+                resource = str(item.get("name", ""))
+                nominal = _amount(resource, item.get("nominalQuota", 0), f"{at}[{j}].nominalQuota", source)
+                limit = item.get("borrowingLimit")
+                borrowing = None if limit is None else _amount(resource, limit, f"{at}[{j}].borrowingLimit", source)
+                key = (name, resource)
+                out.append(KueueFlavorQuota(name, resource, nominal, reserved.get(key, 0), borrowing, used.get(key, 0)))
+    return out
 
 
 def _flavor_totals(raw: object, key: str, where: str, source: str) -> dict[str, int]:
@@ -456,6 +537,7 @@ def parse_kueue_cluster_queue(obj: Mapping[str, Any], source: str = "<api>") -> 
         reserved=reserved,
         pending_workloads=count("pendingWorkloads"),
         admitted_workloads=count("admittedWorkloads"),
+        flavors=tuple(_flavor_quotas(spec, status, where, source)),
     )
 
 

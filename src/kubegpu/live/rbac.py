@@ -39,7 +39,11 @@ def audit_rules(configz: bool = False) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["list"]},
         {"apiGroups": ["topology.node.k8s.io"], "resources": ["noderesourcetopologies"], "verbs": ["list"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies", "clusterqueues", "workloads"], "verbs": ["list"]},
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["topologies", "clusterqueues", "workloads", "localqueues"],
+            "verbs": ["list"],
+        },
         # what `kubegpu defrag --cluster` reads besides: which pods may be evicted, and where they may run again
         {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["list"]},
@@ -149,7 +153,7 @@ def audit_job(options: RbacOptions) -> dict[str, Any]:
 def render_rbac(options: RbacOptions) -> str:
     header = (
         "# Read-only access for `kubegpu audit --cluster` and `kubegpu defrag --cluster`: list nodes,\n"
-        "# pods, NodeResourceTopologies, Kueue Topologies/ClusterQueues/Workloads, and for defrag\n"
+        "# pods, NodeResourceTopologies, Kueue Topologies/ClusterQueues/Workloads/LocalQueues, and for defrag\n"
         "# PodDisruptionBudgets, PriorityClasses, PersistentVolumeClaims and PersistentVolumes\n"
         "# (a missing CRD is fine: the audit notes it).\n"
     )

@@ -1,6 +1,8 @@
 """Turn a ClusterSnapshot into the GPU simulator's starting state (for `simulate --snapshot`).
 
-Targets kubegpu.scheduler.gpu.state (NodeSpec, GpuPod, GpuCluster): whole GPUs, 1000 milli each.
+Targets kubegpu.scheduler.gpu.state (NodeSpec, GpuPod, GpuCluster) through kubegpu.scheduler.gpu.objects: whole
+GPUs, 1000 milli each, with each node's taints and each pod's tolerations, node selector and affinity; `audit --why`
+builds its cluster from the same functions.
 """
 
 from __future__ import annotations
@@ -8,9 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubegpu.live.fit import GPU_PRODUCT_LABEL
-from kubegpu.live.model import ClusterSnapshot, NodeInfo, PodInfo, PodShape
+from kubegpu.live.model import ClusterSnapshot, KueuePodSet, KueueWorkload, NodeInfo, PodInfo, PodShape, Taint
 from kubegpu.live.parse import pod_shape
-from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod, NodeSpec
+from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
+from kubegpu.scheduler.gpu.objects import node_of, pod_of
+from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, NodeSpec
+
+# The taint the node lifecycle controller puts on a NotReady node (TaintNodesByCondition), for a snapshot that shows
+# the condition without the taint.
+NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 
 
 @dataclass(frozen=True)
@@ -39,36 +47,54 @@ class SimulationStart:
         return cluster
 
 
-def _gpu_resource(node: NodeInfo) -> str | None:
-    resources = node.accelerator_resources()
-    return resources[0] if resources else None
-
-
-def _spec(node: NodeInfo) -> NodeSpec:
-    resource = _gpu_resource(node)
-    return NodeSpec(
-        name=node.name,
-        cpu_milli=node.allocatable.get("cpu", 0),
-        memory_bytes=node.allocatable.get("memory", 0),
-        gpu_count=node.allocatable.get(resource, 0) if resource else 0,
-        gpu_model=node.labels.get(GPU_PRODUCT_LABEL, "") if resource else "",
-        max_pods=node.allocatable.get("pods", 110),
-        labels=dict(node.labels),
+def model_node(node: NodeInfo, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> NodeSpec:
+    """The scheduler model's node: allocatable, labels (its GPU model from the product label), taints and cordon;
+    a NotReady node without the lifecycle controller's not-ready taint is given it."""
+    taints = node.taints
+    if not node.ready and not any(t.key == NOT_READY_TAINT.key for t in taints):
+        taints = (*taints, NOT_READY_TAINT)
+    return node_of(
+        node.name,
+        node.allocatable,
+        registry=registry,
+        labels=node.labels,
+        gpu_model=node.labels.get(GPU_PRODUCT_LABEL, ""),
+        taints=taints,
+        unschedulable=node.unschedulable,
     )
 
 
-def _pod(name: str, requests: dict[str, int] | None, shape: PodShape | None) -> GpuPod:
-    models = shape.gpu_models(GPU_PRODUCT_LABEL) if shape else ()
-    cpu = shape.cpu_millis if shape else (requests or {}).get("cpu", 0)
-    mem = shape.memory_bytes if shape else (requests or {}).get("memory", 0)
-    gpus = shape.gpus if shape else 0
-    return GpuPod(
-        name=name, cpu_milli=cpu, memory_bytes=mem, gpu_count=gpus, gpu_milli=MILLI if gpus else 0, gpu_models=models
+def model_pod(pod: PodInfo, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> GpuPod:
+    """The scheduler model's pod: its requests, the GPU models its selector accepts, its tolerations and node
+    selector and affinity."""
+    shape = pod_shape(pod, registry)
+    return pod_of(
+        pod.key,
+        pod.requests,
+        registry=registry,
+        gpu_models=shape.gpu_models(GPU_PRODUCT_LABEL) if shape else (),
+        node_selector=tuple(sorted(pod.node_selector.items())),
+        tolerations=pod.tolerations,
+        node_affinity=pod.node_affinity,
     )
 
 
-def _placed_pod(pod: PodInfo) -> GpuPod:
-    return _pod(pod.key, dict(pod.requests), pod_shape(pod))
+def pod_set_pod_name(workload: KueueWorkload, pod_set: KueuePodSet, index: int) -> str:
+    """The name the model gives the `index`-th pod of a pending workload's pod set."""
+    return f"{workload.namespace}/{workload.name}/{pod_set.name}-{index}"
+
+
+def pod_set_pod(name: str, shape: PodShape, registry: AcceleratorRegistry = DEFAULT_REGISTRY) -> GpuPod:
+    """The scheduler model's pod for one pod of a Kueue pod set (its shape: GPUs, CPU, memory, constraints)."""
+    return pod_of(
+        name,
+        {"cpu": shape.cpu_millis, "memory": shape.memory_bytes, shape.gpu_resource: shape.gpus},
+        registry=registry,
+        gpu_models=shape.gpu_models(GPU_PRODUCT_LABEL),
+        node_selector=shape.node_selector,
+        tolerations=shape.tolerations,
+        node_affinity=shape.node_affinity,
+    )
 
 
 def simulation_start(snapshot: ClusterSnapshot) -> SimulationStart:
@@ -84,18 +110,19 @@ def simulation_start(snapshot: ClusterSnapshot) -> SimulationStart:
     for index, node in enumerate(nodes):
         next_gpu = 0
         for pod in snapshot.pods_on(node.name):
-            sim_pod = _placed_pod(pod)
+            sim_pod = model_pod(pod)
             gpus = tuple(range(next_gpu, next_gpu + sim_pod.gpu_count))
             next_gpu += sim_pod.gpu_count
             placed.append(Placement(index, sim_pod, gpus))
-    pending = [_placed_pod(p) for p in snapshot.pods if p.pending and p.accelerators()]
+    pending = [model_pod(p) for p in snapshot.pods if p.pending and p.accelerators()]
     for workload in snapshot.kueue_workloads:
         if not workload.pending:
             continue
         for pod_set in workload.pod_sets:
-            for i in range(pod_set.count if pod_set.shape is not None else 0):
-                name = f"{workload.namespace}/{workload.name}/{pod_set.name}-{i}"
-                pending.append(_pod(name, None, pod_set.shape))
+            if pod_set.shape is None:
+                continue
+            for i in range(pod_set.count):
+                pending.append(pod_set_pod(pod_set_pod_name(workload, pod_set, i), pod_set.shape))
     return SimulationStart(
-        nodes=tuple(_spec(n) for n in nodes), placed=tuple(placed), pending=tuple(pending), left_out=left_out
+        nodes=tuple(model_node(n) for n in nodes), placed=tuple(placed), pending=tuple(pending), left_out=left_out
     )

@@ -19,6 +19,7 @@ from kubegpu.live.parse import (
     parse_configz,
     parse_disruption_budget,
     parse_kueue_cluster_queue,
+    parse_kueue_local_queue,
     parse_kueue_topology,
     parse_kueue_workload,
     parse_node,
@@ -51,7 +52,7 @@ def build_snapshot(
 ) -> ClusterSnapshot:
     """Sort objects by kind into a snapshot; kinds the audit does not use are counted in a note. `listed` names
     the kinds read as lists that may have been empty (a cluster without PodDisruptionBudgets)."""
-    nodes, pods, nrts, topologies, workloads, queues = [], [], [], [], [], []
+    nodes, pods, nrts, topologies, workloads, queues, local_queues = [], [], [], [], [], [], []
     budgets, classes, claims, volumes = [], [], [], []
     ignored: dict[str, int] = {}
     kinds = set(listed)
@@ -79,6 +80,8 @@ def build_snapshot(
             workloads.append(parse_kueue_workload(obj, origin))
         elif kind == "ClusterQueue" and group == KUEUE_GROUP:
             queues.append(parse_kueue_cluster_queue(obj, origin))
+        elif kind == "LocalQueue" and group == KUEUE_GROUP:
+            local_queues.append(parse_kueue_local_queue(obj, origin))
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
     all_notes = list(notes)
@@ -97,6 +100,7 @@ def build_snapshot(
         kueue_topologies=tuple(topologies),
         kueue_workloads=tuple(workloads),
         kueue_cluster_queues=tuple(sorted(queues, key=lambda q: q.name)),
+        kueue_local_queues=tuple(sorted(local_queues, key=lambda q: (q.namespace, q.name))),
         kubelet_configs=dict(kubelet_configs or {}),
         notes=tuple(all_notes),
         source=source,

@@ -196,3 +196,17 @@ def whatif_text(results: Sequence[WhatIfResult], fmt: Format, bound: RepackBound
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def whatif_unplaced_lines(results: Sequence[WhatIfResult]) -> list[str]:
+    """Why each policy and seed left pods unplaced: kube-scheduler's line and the cause, as `audit --why` says it."""
+    from kubegpu.report.why import explanations_text
+
+    lines: list[str] = []
+    for r in results:
+        if not r.failed_pods:
+            continue
+        shown = "" if len(r.unplaced) == len(r.failed_pods) else f" (the first {len(r.unplaced)} explained)"
+        lines.append(f"{r.policy} (seed {r.seed}): {len(r.failed_pods)} pending pod(s) not placed{shown}")
+        lines += explanations_text(r.unplaced)
+    return lines

@@ -1,21 +1,25 @@
-"""A scheduling framework in kube-scheduler's shape: filter, score, normalize, weights, selectHost.
+"""A scheduling framework in kube-scheduler's shape: prefilter, filter, score, normalize, weights, selectHost,
+and the Diagnosis of a pod no node takes (each node's Status from the first filter that rejects it).
 
 Follows kubernetes v1.35 pkg/scheduler/schedule_one.go (numFeasibleNodesToFind, rotating
-nextStartNodeIndex, selectHost's uniform tie-break) and framework/runtime (weighted score sum).
-Plugins see every candidate node at once as numpy arrays, so the per-pod cost stays linear in nodes.
+nextStartNodeIndex, selectHost's uniform tie-break, findNodesThatFitPod's diagnosis) and framework/runtime
+(weighted score sum, RunFilterPlugins stopping at the first rejection). Plugins see every candidate node at
+once as numpy arrays, so the per-pod cost stays linear in nodes. The framework knows a cluster only as
+nodes with names: what a node holds is the plugins' business (a GPU cluster's in kubegpu.scheduler.gpu).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from kubegpu.errors import ConfigError
+from kubegpu.scheduler.arrays import BoolArray, IntArray
 from kubegpu.scheduler.draws import Draws, NumpyDraws
-from kubegpu.scheduler.gpu.state import BoolArray, GpuCluster, GpuPod, IntArray
+from kubegpu.scheduler.status import Code, Diagnosis, NodeToStatus, Status
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -52,22 +56,47 @@ def min_max_normalize(scores: IntArray) -> IntArray:
     return out
 
 
-class FilterPlugin(Protocol):
-    """A Filter extension point: which nodes may run the pod."""
+C_contra = TypeVar("C_contra", contravariant=True)
+P_contra = TypeVar("P_contra", contravariant=True)
+
+
+@dataclass(frozen=True)
+class PreFilterResult:
+    """What a PreFilter said: a rejection of the pod everywhere (`status`), or the only nodes worth filtering
+    (`nodes`, indices; None: every node)."""
+
+    status: Status | None = None
+    nodes: frozenset[int] | None = None
+
+
+class FilterPlugin(Protocol[C_contra, P_contra]):
+    """A Filter extension point (with its PreFilter): which nodes may run the pod, and why not on a node.
+
+    `filter` answers for every node at once (None: the plugin has nothing to say of this pod, as a PreFilter
+    Skip); `status` is the plugin's Status on one node it rejects, in kube-scheduler's words.
+    """
 
     name: str
 
-    def filter(self, cluster: GpuCluster, pod: GpuPod) -> BoolArray:
-        """Boolean mask over all nodes."""
+    def pre_filter(self, cluster: C_contra, pod: P_contra) -> PreFilterResult | None:
+        """PreFilter: None to go on with every node."""
+        ...
+
+    def filter(self, cluster: C_contra, pod: P_contra) -> BoolArray | None:
+        """Boolean mask over all nodes, or None when no node is rejected."""
+        ...
+
+    def status(self, cluster: C_contra, pod: P_contra, node: int) -> Status:
+        """The Status of `node` (Success where the mask holds)."""
         ...
 
 
-class ScorePlugin(Protocol):
+class ScorePlugin(Protocol[C_contra, P_contra]):
     """A Score extension point with its NormalizeScore; scores cover the candidate nodes only."""
 
     name: str
 
-    def score(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray, rng: Draws) -> IntArray:
+    def score(self, cluster: C_contra, pod: P_contra, nodes: IntArray, rng: Draws) -> IntArray:
         """Raw integer scores for `nodes` (indices into the cluster)."""
         ...
 
@@ -76,32 +105,48 @@ class ScorePlugin(Protocol):
         ...
 
 
+class NodeSnapshot(Protocol):
+    """What the framework reads of a cluster: how many nodes, their names, and the filters a profile that
+    names none runs (kube-scheduler's default Filter plugins over that kind of cluster)."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def names(self) -> Sequence[str]: ...
+
+    def default_filters(self) -> Sequence[FilterPlugin[Any, Any]]: ...
+
+
+C = TypeVar("C", bound=NodeSnapshot)
+P = TypeVar("P")
+
+
 @dataclass(frozen=True)
-class Weighted:
+class Weighted(Generic[C, P]):
     """A score plugin and its weight in the profile."""
 
-    plugin: ScorePlugin
+    plugin: ScorePlugin[C, P]
     weight: int = 1
 
 
-class ResourceFitFilter:
-    """NodeResourcesFit + Open-Gpu-Share filters: cpu, memory, pods, GPU count, share and model."""
+@dataclass(frozen=True)
+class FilterOutcome:
+    """Every node filtered for one pod: the feasible nodes and, for the others, the Diagnosis."""
 
-    name = "NodeResourcesFit"
-
-    def filter(self, cluster: GpuCluster, pod: GpuPod) -> BoolArray:
-        """Mask of nodes where the pod fits."""
-        return cluster.feasible(pod)
+    feasible: IntArray
+    diagnosis: Diagnosis
 
 
-class Framework:
-    """One scheduling profile: filters, weighted scorers, percentageOfNodesToScore and its random draws
-    (a seeded numpy generator unless `draws` gives another source, such as Go's stream)."""
+class Framework(Generic[C, P]):
+    """One scheduling profile: filters (the cluster's default ones unless given), weighted scorers,
+    percentageOfNodesToScore and its random draws (a seeded numpy generator unless `draws` gives another source,
+    such as Go's stream)."""
 
     def __init__(
         self,
-        scorers: Sequence[Weighted],
-        filters: Sequence[FilterPlugin] = (ResourceFitFilter(),),
+        scorers: Sequence[Weighted[C, P]],
+        filters: Sequence[FilterPlugin[C, P]] | None = None,
         percentage_of_nodes_to_score: int = 100,
         seed: int = 0,
         tie_break: str = "random",
@@ -116,19 +161,76 @@ class Framework:
         self.tie_break = tie_break
         self.name_rank = name_rank
         self.scorers = tuple(scorers)
-        self.filters = tuple(filters)
+        self.filters: tuple[FilterPlugin[C, P], ...] | None = None if filters is None else tuple(filters)
         self.percentage = percentage_of_nodes_to_score
         self.rng: Draws = NumpyDraws(seed) if draws is None else draws
         self.next_start = 0
 
-    def feasible_nodes(self, cluster: GpuCluster, pod: GpuPod, restrict: BoolArray | None = None) -> IntArray:
+    def filters_for(self, cluster: C) -> tuple[FilterPlugin[C, P], ...]:
+        """The profile's filters, or the cluster's default ones when the profile names none."""
+        if self.filters is None:
+            self.filters = tuple(cluster.default_filters())
+        return self.filters
+
+    def filter_mask(self, cluster: C, pod: P) -> BoolArray:
+        """Nodes that pass every filter."""
+        mask = np.ones(cluster.size, dtype=np.bool_)
+        for f in self.filters_for(cluster):
+            passed = f.filter(cluster, pod)
+            if passed is not None:
+                mask &= passed
+        return mask
+
+    def diagnose(self, cluster: C, pod: P) -> FilterOutcome:
+        """All nodes filtered as findNodesThatFitPod does when none fits: PreFilter first (a rejection there
+        stands for every node; a node set leaves the other nodes absent, "didn't satisfy plugin(s)"), then each
+        node's Status from the first Filter that rejects it."""
+        filters = self.filters_for(cluster)
+        names = cluster.names
+        candidates = np.ones(cluster.size, dtype=np.bool_)
+        narrowed: list[str] = []
+        for f in filters:
+            result = f.pre_filter(cluster, pod)
+            if result is None:
+                continue
+            if result.status is not None and not result.status.success:
+                status = result.status.with_plugin(f.name)
+                diagnosis = Diagnosis(NodeToStatus({}, status), frozenset({f.name}), pre_filter_msg=status.message)
+                return FilterOutcome(np.zeros(0, dtype=np.int64), diagnosis)
+            if result.nodes is not None:
+                keep = np.zeros(cluster.size, dtype=np.bool_)
+                keep[[n for n in result.nodes if 0 <= n < cluster.size]] = True
+                candidates &= keep
+                narrowed.append(f.name)
+        absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        if narrowed:
+            absent = Status(absent.code, (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowed))}]",))
+        explicit: dict[str, Status] = {}
+        rejected_by: set[str] = set()
+        remaining = candidates.copy()
+        for f in filters:
+            passed = f.filter(cluster, pod)
+            if passed is None:
+                continue
+            failing = np.flatnonzero(remaining & ~passed)
+            for node in failing.tolist():
+                explicit[names[node]] = f.status(cluster, pod, node).with_plugin(f.name)
+            if len(failing):
+                rejected_by.add(f.name)
+            remaining &= passed
+        diagnosis = Diagnosis(NodeToStatus(explicit, absent), frozenset(rejected_by | set(narrowed)))
+        return FilterOutcome(np.flatnonzero(remaining).astype(np.int64), diagnosis)
+
+    def feasible_nodes(self, cluster: C, pod: P, restrict: BoolArray | None = None) -> IntArray:
         """Feasible node indices in search order, cut at numFeasibleNodesToFind from the rotating start.
 
         `restrict` limits the search to some nodes (a nodeSelector, a topology domain).
         """
         mask = np.ones(cluster.size, dtype=np.bool_) if restrict is None else restrict.copy()
-        for f in self.filters:
-            mask &= f.filter(cluster, pod)
+        for f in self.filters_for(cluster):
+            passed = f.filter(cluster, pod)
+            if passed is not None:
+                mask &= passed
         n = cluster.size
         want = num_feasible_nodes_to_find(n, self.percentage)
         if want >= n:
@@ -144,7 +246,7 @@ class Framework:
         self.next_start = (start + processed) % n
         return chosen
 
-    def total_scores(self, cluster: GpuCluster, pod: GpuPod, nodes: IntArray) -> IntArray:
+    def total_scores(self, cluster: C, pod: P, nodes: IntArray) -> IntArray:
         """Σ_plugins weight × normalized score for each candidate."""
         total = np.zeros(len(nodes), dtype=np.int64)
         for w in self.scorers:
@@ -169,7 +271,7 @@ class Framework:
             pick = best[self.rng.intn(len(best))]
         return int(nodes[pick])
 
-    def schedule(self, cluster: GpuCluster, pod: GpuPod, restrict: BoolArray | None = None) -> int | None:
+    def schedule(self, cluster: C, pod: P, restrict: BoolArray | None = None) -> int | None:
         """One scheduling cycle: the chosen node index, or None when no node is feasible."""
         nodes = self.feasible_nodes(cluster, pod, restrict)
         if len(nodes) == 0:

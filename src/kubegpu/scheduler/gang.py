@@ -59,7 +59,9 @@ class GangResult:
         return not self.waiting
 
 
-def bind(cluster: GpuCluster, selector: GpuSelector, framework: Framework, pod: GpuPod, node: int) -> Binding:
+def bind(
+    cluster: GpuCluster, selector: GpuSelector, framework: Framework[GpuCluster, GpuPod], pod: GpuPod, node: int
+) -> Binding:
     """Choose GPUs, bind, and let the selector's caches follow."""
     gpus = selector.select_gpus(cluster, node, pod, framework.rng)
     cluster.bind(node, pod, gpus)
@@ -75,7 +77,7 @@ def unbind(cluster: GpuCluster, selector: GpuSelector, binding: Binding) -> None
 
 def place_group(
     cluster: GpuCluster,
-    framework: Framework,
+    framework: Framework[GpuCluster, GpuPod],
     selector: GpuSelector,
     pods: Sequence[GpuPod],
     mode: GangMode,
@@ -94,7 +96,7 @@ def place_group(
         node: int | None
         if plan is not None:
             node = slots[i] if i < len(slots) else None
-            if node is not None and not cluster.feasible(pod)[node]:
+            if node is not None and not framework.filter_mask(cluster, pod)[node]:
                 node = None
         else:
             node = framework.schedule(cluster, pod, restrict)

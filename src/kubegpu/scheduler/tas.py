@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubegpu.errors import ConfigError
-from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, IntArray
+from kubegpu.scheduler.arrays import IntArray
+
+if TYPE_CHECKING:  # the GPU model reads this module (gpu/why.py): types only here
+    from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod
 
 HOSTNAME = "kubernetes.io/hostname"
 DEFAULT_LEVELS = ("cloud.provider.com/topology-block", "cloud.provider.com/topology-rack", HOSTNAME)

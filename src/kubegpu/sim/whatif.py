@@ -16,6 +16,9 @@ from kubegpu.scheduler.gang import bind
 from kubegpu.scheduler.gpu.fragmentation import FragModel, StateCache, typical_pods
 from kubegpu.scheduler.gpu.registry import make_profile
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod
+from kubegpu.scheduler.gpu.why import Explanation, explain
+
+MAX_EXPLAINED = 50  # unplaced pods explained per policy and seed (each is one more filter pass)
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class WhatIfResult:
     gpu_alloc_after_pct: float
     frag_gpus_before: float
     frag_gpus_after: float
+    unplaced: tuple[Explanation, ...] = ()  # why the first failed pods found no node, when they were tried
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +55,7 @@ class WhatIfResult:
             "gpu_alloc_after_pct": self.gpu_alloc_after_pct,
             "frag_gpus_before": self.frag_gpus_before,
             "frag_gpus_after": self.frag_gpus_after,
+            "unplaced": [e.to_dict() for e in self.unplaced],
         }
 
 
@@ -78,10 +83,13 @@ def place_pending(
     placed = 0
     placed_milli = 0
     failed: list[str] = []
+    unplaced: list[Explanation] = []
     for pod in pending:
         node = framework.schedule(cluster, pod)
         if node is None:
             failed.append(pod.name)
+            if len(unplaced) < MAX_EXPLAINED:  # the cluster as this pod met it, in the same words as audit --why
+                unplaced.append(explain(cluster, [pod], pod.name))
             continue
         bind(cluster, selector, framework, pod, node)
         metric.update(cluster, node)
@@ -103,4 +111,5 @@ def place_pending(
         gpu_alloc_after_pct=round(100 * after / total, 2) if total else 0.0,
         frag_gpus_before=round(frag_before, 2),
         frag_gpus_after=round(float(metric.node_frag().sum()) / 1000, 2),
+        unplaced=tuple(unplaced),
     )

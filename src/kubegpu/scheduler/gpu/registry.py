@@ -20,6 +20,7 @@ from kubegpu.scheduler.gpu.policies import (
     GpuPackingScore,
     RandomScore,
 )
+from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod
 from kubegpu.scheduler.noderesources import ResourceSpec, ShapePoint, Strategy
 
 PAPER_POLICIES = ("random", "dotprod", "clustering", "packing", "bestfit", "fgd")
@@ -60,7 +61,7 @@ def make_policy(name: str, typical: Sequence[TypicalPod]) -> PluginType:
 
 def make_profile(
     name: str, typical: Sequence[TypicalPod]
-) -> tuple[list[Weighted], PluginType | NodeResourcesFitScore | VolcanoBinpackScore]:
+) -> tuple[list[Weighted[GpuCluster, GpuPod]], PluginType | NodeResourcesFitScore | VolcanoBinpackScore]:
     """Weighted score plugins of a profile and the plugin that picks GPUs on the chosen node.
 
     FGD-study policies run alone with weight 1000 (as in the artifact); k8s-default is
