@@ -11,7 +11,7 @@ import typer
 
 from kubegpu.cli.common import EXIT_FINDINGS, fail
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.units.quantity import memory_bytes
+from kubegpu.units.size import size_bytes
 
 if TYPE_CHECKING:
     from kubegpu.rules.coldstart_model import ImageFacts, ModelSize, Prediction, Rates
@@ -20,13 +20,6 @@ if TYPE_CHECKING:
 class Format(StrEnum):
     text = "text"
     json = "json"
-
-
-def _size(text: str, option: str) -> int:
-    try:
-        return memory_bytes(text)
-    except InputError as err:
-        raise InputError(f"{option}: {err.message}") from err
 
 
 def _positive(value: float | None, option: str) -> float | None:
@@ -55,7 +48,9 @@ def coldstart(
     ],
     image_size: Annotated[
         list[str] | None,
-        typer.Option(help="IMAGE=SIZE for one image, or SIZE for every image not otherwise known (repeatable)."),
+        typer.Option(
+            help="IMAGE=SIZE for one image, or SIZE for every image not otherwise known, e.g. 9G or 9GiB (repeatable)."
+        ),
     ] = None,
     oci_layout: Annotated[
         list[Path] | None,
@@ -71,7 +66,7 @@ def coldstart(
     pull_gbps: Annotated[float | None, typer.Option(help="Node image pull rate, GB/s (default 0.05).")] = None,
     download_gbps: Annotated[float | None, typer.Option(help="Weights download rate, GB/s (default 0.05).")] = None,
     model_size: Annotated[
-        str | None, typer.Option(help="Weights size, e.g. 140G (default: the known-models table).")
+        str | None, typer.Option(help="Weights size: 140G, 140GB, 140Gi or 140GiB (default: the known-models table).")
     ] = None,
     model_dir: Annotated[
         Path | None, typer.Option(help="A model folder whose safetensors files give the size.")
@@ -140,7 +135,7 @@ def _given_model(model_size: str | None, model_dir: Path | None) -> ModelSize | 
     if model_size is not None and model_dir is not None:
         raise InputError("give --model-size or --model-dir, not both")
     if model_size is not None:
-        return ModelSize(_size(model_size, "--model-size"), "--model-size")
+        return ModelSize(size_bytes(model_size, "--model-size"), "--model-size")
     if model_dir is not None:
         from kubegpu.loadbench.shards import find_shards
 
@@ -158,9 +153,9 @@ def _image_sizes(items: list[str]) -> tuple[dict[str, ImageFacts], ImageFacts | 
     for item in items:
         name, eq, value = item.rpartition("=")
         if eq:
-            sized[name] = ImageFacts(_size(value, "--image-size"), None, "--image-size")
+            sized[name] = ImageFacts(size_bytes(value, "--image-size"), None, "--image-size")
         else:
-            every = ImageFacts(_size(value, "--image-size"), None, "--image-size")
+            every = ImageFacts(size_bytes(value, "--image-size"), None, "--image-size")
     return sized, every
 
 
