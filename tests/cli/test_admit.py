@@ -89,10 +89,25 @@ def test_existing_pods_are_admitted_first() -> None:
 
 
 def test_default_kubelet_admits_with_shared_cpus() -> None:
-    code, out, _ = _run(str(DATA / "train-8gpu.yaml"), "--node", "dgx-h100")
+    code, out, err = _run(str(DATA / "train-8gpu.yaml"), "--node", "dgx-h100")
     assert code == 0
     assert "pod train-8gpu: admitted (Guaranteed)" in out
     assert "cpus shared pool" in out
+    # the defaults are said loudly, with the way to the recommended configuration
+    assert out.splitlines()[0].endswith("[the kubelet's defaults: no --kubelet-config given]")
+    assert "warning: no --kubelet-config" in err
+    assert "kubegpu gen kubelet --node dgx-h100 -o kubelet.yaml" in err
+    _, _, quiet = _run(str(DATA / "train-8gpu.yaml"), "--node", "dgx-h100", "--kubelet-config", str(_recommended()))
+    assert "warning" not in quiet
+
+
+def _recommended() -> Path:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    result = runner.invoke(app, ["gen", "kubelet", "--node", "dgx-h100", "-o", str(folder / "kubelet.yaml")])
+    assert result.exit_code == 0, result.output
+    return folder / "kubelet.yaml"
 
 
 def test_seed_config_stops_the_kubelet() -> None:

@@ -297,7 +297,8 @@ def explain(
     for key in split_rule_names(rules) or [", ".join(rules)]:
         found = find_rule(key)
         if found is None:
-            raise fail(f"no rule named {key!r}{did_you_mean(key, all_rules())}; `kubegpu rules` lists them")
+            hint = did_you_mean(key, all_rules()) or "; `kubegpu rules` lists them"
+            raise fail(f"no rule named {key!r}{hint}")
         pages.append(rule_doc(found))
     typer.echo("\n".join(pages))
 
