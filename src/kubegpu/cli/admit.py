@@ -20,7 +20,7 @@ from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.kubelet.pod import input_pods
 from kubegpu.kubelet.remedy import remedy
 from kubegpu.manifests import Document
-from kubegpu.manifests.objects import read_objects
+from kubegpu.manifests.reader import read_inputs
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
@@ -130,10 +130,11 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
     A partial object (a patch fragment, `workloads.partial`) is named in a notice and skipped, as lint counts it
     and does not lint it; so is a runtime that an object of the input uses (its pods are that object's). A file
     of such objects only is no error."""
-    per_file: list[tuple[str, Sequence[Document]]] = []
-    for name in names:
-        per_file.append((name, read_objects(name)))
-    found = input_pods(per_file)
+    inputs = read_inputs(names)  # files, folders and `-`, as lint reads them
+    for notice in inputs.notices:
+        typer.echo(f"kubegpu: notice: {notice}", err=True)
+    per_file: list[tuple[str, Sequence[Document]]] = [(file.name, file.documents) for file in inputs.files]
+    found = input_pods(per_file, frozenset(file.name for file in inputs.files if file.walked))
     for notice in found.notices:
         typer.echo(f"kubegpu: notice: {notice}", err=True)
     return list(found.pods)

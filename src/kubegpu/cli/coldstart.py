@@ -198,7 +198,7 @@ def _predictions(
 ) -> list[tuple[str, Prediction]]:
     """One prediction per GPU container of the manifest's pods (those lint and admit see), with its object."""
     from kubegpu.live.registry import layout_images
-    from kubegpu.manifests.objects import read_objects
+    from kubegpu.manifests.reader import read_inputs
     from kubegpu.manifests.resources import DEFAULT_ACCELERATOR_RESOURCES
     from kubegpu.rules.base import RuleContext
     from kubegpu.rules.coldstart_model import Prediction, model_size_of, pod_images, predict
@@ -209,7 +209,10 @@ def _predictions(
     from kubegpu.workloads.partial import partial_object
 
     layouts = [layout_images(path) for path in oci_layout]
-    documents = read_objects(str(manifest))
+    inputs = read_inputs([str(manifest)])  # a file, a folder or `-`, as lint reads them
+    for notice in inputs.notices:
+        typer.echo(f"kubegpu: notice: {notice}", err=True)
+    documents = inputs.documents
     ctx = RuleContext(options={}, accelerator_resources=DEFAULT_ACCELERATOR_RESOURCES)
     results: list[tuple[str, Prediction]] = []
     registry_notes: list[str] = []

@@ -15,6 +15,7 @@ from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
 from kubegpu.manifests import Document, pod_spec
 from kubegpu.manifests.objects import objects_of_text, read_manifest
+from kubegpu.manifests.reader import read_inputs
 from kubegpu.workloads import WorkloadKind, kind_of, pod_templates
 from kubegpu.workloads.expand import expand_input
 from kubegpu.workloads.partial import partial_object
@@ -122,12 +123,14 @@ def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
 
 
 def load_workloads(paths: Iterable[str]) -> list[Workload]:
-    """Every workload with a pod template in the given files (in order), as lint reads them: objects an Argo
+    """Every workload with a pod template in the given files and folders (in order), as lint reads them (charts and
+    kustomizations rendered): objects an Argo
     resource step creates, and TrainJobs with their runtime when one of the files holds it (workloads.expand).
     A partial object (a patch fragment) is an InputError naming its file and line."""
     found: list[Workload] = []
-    texts = {path: read_manifest(path) for path in paths}
-    loaded = [(path, load_documents(path, texts[path])) for path in paths]
+    inputs = read_inputs(list(paths))  # files, folders and `-`, as lint reads them
+    texts = {file.name: file.text for file in inputs.files}
+    loaded = [(file.name, list(file.documents)) for file in inputs.files]
     # each file's objects, one tuple shared by its workloads (what the rules may look up when fixing one)
     context = {path: tuple(d.data for d in docs) for path, docs in loaded}
     for doc in expand_input(doc for _path, docs in loaded for doc in docs):
