@@ -14,7 +14,6 @@ import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
 from kubegpu.manifests import Document, pod_spec
-from kubegpu.manifests.objects import objects_of_text, read_manifest
 from kubegpu.manifests.reader import read_inputs
 from kubegpu.workloads import WorkloadKind, kind_of, pod_templates
 from kubegpu.workloads.expand import expand_input
@@ -97,15 +96,6 @@ class Workload:
 
     def where(self) -> str:
         return f"{self.source}:{self.line}"
-
-
-def load_documents(path: str, text: str | None = None) -> list[Document]:
-    """Every Kubernetes object of a YAML/JSON file (Lists expanded), read as every command reads one.
-
-    A parse error, an alias bomb or an object without its apiVersion or kind is an InputError naming the file
-    and line; documents that are not Kubernetes objects are skipped. `text` is the file's, when read already.
-    """
-    return objects_of_text(path, read_manifest(path) if text is None else text)
 
 
 def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
