@@ -65,6 +65,9 @@ def read_inputs(names: Sequence[str], render: RenderOptions | None = None) -> Ma
             else:
                 documents = _objects(name, rendered.text, strict=False)
                 files.append(ManifestFile(name, rendered.text, documents, walked=True))
+    for name, reason, _what in walk.skipped:
+        if name in names:  # named on the command line, and not read: say why rather than that nothing was found
+            raise InputError(f"not read: {reason}", file=name)
     if not files:
         raise InputError(f"no manifest found in {', '.join(names)}")
     return ManifestInputs(tuple(files), tuple(notices))
