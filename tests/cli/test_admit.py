@@ -89,10 +89,25 @@ def test_existing_pods_are_admitted_first() -> None:
 
 
 def test_default_kubelet_admits_with_shared_cpus() -> None:
-    code, out, _ = _run(str(DATA / "train-8gpu.yaml"), "--node", "dgx-h100")
+    code, out, err = _run(str(DATA / "train-8gpu.yaml"), "--node", "dgx-h100")
     assert code == 0
     assert "pod train-8gpu: admitted (Guaranteed)" in out
     assert "cpus shared pool" in out
+    # the defaults are said loudly, with the way to the recommended configuration
+    assert out.splitlines()[0].endswith("[the kubelet's defaults: no --kubelet-config given]")
+    assert "warning: no --kubelet-config" in err
+    assert "kubegpu gen kubelet --node dgx-h100 -o kubelet.yaml" in err
+    _, _, quiet = _run(str(DATA / "train-8gpu.yaml"), "--node", "dgx-h100", "--kubelet-config", str(_recommended()))
+    assert "warning" not in quiet
+
+
+def _recommended() -> Path:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    result = runner.invoke(app, ["gen", "kubelet", "--node", "dgx-h100", "-o", str(folder / "kubelet.yaml")])
+    assert result.exit_code == 0, result.output
+    return folder / "kubelet.yaml"
 
 
 def test_seed_config_stops_the_kubelet() -> None:
@@ -156,13 +171,27 @@ def test_profile_file_as_node(tmp_path: Path) -> None:
     )
 
 
-def test_each_template_gets_a_fresh_node_unless_same_node() -> None:
-    files = [str(DATA / "half-node.yaml"), str(DATA / "half-node.yaml"), str(DATA / "half-node.yaml")]
+def test_each_template_gets_a_fresh_node_unless_same_node(tmp_path: Path) -> None:
+    # three copies: the same file named twice is read once, as lint reads it
+    files = []
+    for n in range(3):
+        (tmp_path / f"half-{n}.yaml").write_text((DATA / "half-node.yaml").read_text())
+        files.append(str(tmp_path / f"half-{n}.yaml"))
     config = ["--node", "dgx-h100", "--kubelet-config", str(DATA / "kubelet-restricted.yaml")]
     code, out, _ = _run(*files, *config)
     assert code == 0 and "REJECTED" not in out
     code, out, _ = _run(*files, *config, "--same-node")
     assert code == 1 and "REJECTED" in out  # three pairs of half-node pods cannot share one node
+
+
+def test_a_folder_is_read_as_lint_reads_it(tmp_path: Path) -> None:
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "train.yaml").write_text((DATA / "train-8gpu.yaml").read_text())
+    (tmp_path / "k8s" / "values.yaml").write_text("replicas: 2\n")  # not an object: passed over in a folder
+    code, out, _ = _run(str(tmp_path / "k8s"), "--node", "dgx-h100")
+    assert code == 0 and "pod train-8gpu: admitted" in out
+    code, _, err = _run(str(tmp_path / "k8s" / "values.yaml"), "--node", "dgx-h100")
+    assert code == 2 and "values.yaml: no pod or pod template found" in err  # named alone, it must hold one
 
 
 def test_remedy_after_smt_rejection_is_computed_by_the_model() -> None:

@@ -174,3 +174,12 @@ def test_a_mistyped_fail_on_gets_its_close_match(tmp_path: Path, command: list[s
     assert result.exit_code == 2
     assert "--fail-on 'eror' is not one of info, warning, error; did you mean error?" in result.output
     assert runner.invoke(app, [*args, "INFO"]).exit_code == 1  # case-insensitive; the pod has warnings
+
+
+@pytest.mark.parametrize(
+    "args", [["lint", ".", "--select", "dshm"], ["lint", ".", "--ignore", "dshm"], ["explain", "dshm"]]
+)
+def test_a_word_that_starts_rule_names_lists_them(args: list[str]) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert "did you mean one of dshm-missing (KG201), dshm-unsized (KG202), dshm-host-shared (KG203)?" in result.output

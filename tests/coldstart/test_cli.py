@@ -82,6 +82,15 @@ def test_loadbench_result_and_model_folder(tmp_path: Path) -> None:
     assert code == 0 and report["killed_by_probe"] is False
 
 
+@pytest.mark.parametrize("size", ["100G", "100GB"])
+def test_sizes_as_people_write_them(tmp_path: Path, size: str) -> None:
+    result = runner.invoke(
+        app, ["coldstart", str(_pod(tmp_path)), "--model-size", size, "--load-gbps", "1", "-o", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "100.00 GB" in runner.invoke(app, ["coldstart", str(_pod(tmp_path)), "--model-size", size]).output
+
+
 def test_text_shows_the_arithmetic(tmp_path: Path) -> None:
     result = runner.invoke(app, ["coldstart", str(_pod(tmp_path)), "--model-size", "100G", "--load-gbps", "1"])
     assert result.exit_code == 0, result.output
@@ -94,6 +103,8 @@ def test_text_shows_the_arithmetic(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--model-size", "lots"], "--model-size"),
+        (["--model-size", "140"], "--model-size: '140' has no unit, which is ambiguous: write 140G or 140GB"),
+        (["--image-size", "9"], "--image-size: '9' has no unit"),
         (["--load-gbps", "0"], "--load-gbps must be more than 0"),
         (["--load-gbps", "1", "--loadbench", "x.json"], "not both"),
         (["--loadbench", "/no/such.json"], "cannot read"),
@@ -143,3 +154,76 @@ def test_a_real_loadbench_result_feeds_the_prediction(tmp_path: Path) -> None:
     _, [report] = _json(str(_pod(tmp_path)), "--loadbench", str(tmp_path / "bench.json"))
     load = next(t for t in report["terms"] if t["term"] == "weights load")
     assert load["seconds"] == pytest.approx(141.107412992 / best, rel=0.01)
+
+
+UNKNOWN_MODEL = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: private}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.6.3
+    args: [--model, /models/acme/private-model]
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+
+KSERVE_MODEL = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llama}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      runtime: RUNTIME
+      storageUri: hf://meta-llama/Llama-3.1-8B-Instruct
+      resources:
+        limits: {nvidia.com/gpu: 1}
+"""
+
+RUNTIME = """\
+---
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: house-hf}
+spec:
+  supportedModelFormats: [{name: huggingface, autoSelect: true}]
+  containers:
+  - name: kserve-container
+    image: registry.example.com/house/hf-server:1.4
+"""
+
+
+def test_an_unknown_model_size_makes_the_total_a_floor(tmp_path: Path) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(UNKNOWN_MODEL)
+    text = runner.invoke(app, ["coldstart", str(path), "--image-size", "9G"]).output
+    assert "seconds to ready                        200.0 s  (at least: weights download and load not counted)" in text
+    (entry,) = json.loads(runner.invoke(app, ["coldstart", str(path), "-o", "json"]).output)
+    assert entry["complete"] is False
+    assert entry["not_counted"] == ["image pull", "weights download and load"]
+
+
+def test_a_kserve_model_predictor_is_kserves_container_with_its_runtimes_image(tmp_path: Path) -> None:
+    path = tmp_path / "isvc.yaml"
+    path.write_text(KSERVE_MODEL.replace("      runtime: RUNTIME\n", ""))
+    unsized = runner.invoke(app, ["coldstart", str(path)]).output
+    assert "container 'kserve-container' (KServe)" in unsized
+    assert "pull not counted: the image of kserve-huggingfaceserver (give --image-size)" in unsized
+    sized = runner.invoke(app, ["coldstart", str(path), "--image-size", "9G", "-o", "json"])
+    (entry,) = json.loads(sized.output)
+    assert entry["container"] == "kserve-container" and entry["complete"] is True
+    assert entry["terms"][0]["term"] == "image pull"
+
+
+def test_a_runtime_in_the_input_names_the_image_sized(tmp_path: Path) -> None:
+    path = tmp_path / "isvc.yaml"
+    path.write_text(KSERVE_MODEL.replace("RUNTIME", "house-hf") + RUNTIME)
+    result = runner.invoke(
+        app, ["coldstart", str(path), "--image-size", "registry.example.com/house/hf-server:1.4=4G", "-o", "json"]
+    )
+    (entry,) = json.loads(result.output)
+    pull = entry["terms"][0]
+    assert pull["term"] == "image pull" and pull["seconds"] == pytest.approx(80.0)

@@ -30,6 +30,7 @@ from kubegpu.generate import fixes, workload
 from kubegpu.generate.output import write_generated
 from kubegpu.generate.validate import SchemaViolation, validate_object, validate_workload
 from kubegpu.manifests import load_text
+from kubegpu.manifests.objects import read_objects
 from kubegpu.manifests.resources import template_pod
 from kubegpu.units import parse_quantity
 from kubegpu.workloads import pod_templates
@@ -99,7 +100,7 @@ def _fixed_objects(path: Path, tmp: Path) -> list[Mapping[str, Any]]:
     copy.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     result = CliRunner().invoke(app, ["fix", "--unsafe-fixes", "--exit-zero", str(copy)])
     assert result.exit_code == 0, result.output
-    return [d.data for d in workload.load_documents(str(copy))]
+    return [d.data for d in read_objects(str(copy))]
 
 
 def _check_file(path: Path, tmp: Path) -> int:

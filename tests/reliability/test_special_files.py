@@ -101,7 +101,9 @@ def test_commands_given_a_manifest_refuse_special_files(specials: Path, name: st
     ):
         done = _run(*args, timeout=30)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-        assert name in done.stderr and ("named pipe" in done.stderr or "device" in done.stderr), (args, done.stderr)
+        # a FIFO is refused when opened; a link to /dev/zero leaves the folder it is in and is never opened
+        why = ("named pipe",) if name == "fifo.yaml" else ("device", "symbolic link")
+        assert name in done.stderr and any(w in done.stderr for w in why), (args, done.stderr)
 
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -121,7 +123,9 @@ def test_node_profiles_and_cluster_specs_refuse_special_files(specials: Path, na
     ):
         done = _run(*args, timeout=30)
         assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
-        assert name in done.stderr and ("named pipe" in done.stderr or "device" in done.stderr), (args, done.stderr)
+        # a FIFO is refused when opened; a link to /dev/zero leaves the folder it is in and is never opened
+        why = ("named pipe",) if name == "fifo.yaml" else ("device", "symbolic link")
+        assert name in done.stderr and any(w in done.stderr for w in why), (args, done.stderr)
 
 
 def test_node_profiles_and_cluster_specs_refuse_alias_bombs(tmp_path: Path) -> None:

@@ -20,13 +20,17 @@ from kubegpu.kubelet.features import SUPPORTED_VERSIONS
 from kubegpu.kubelet.pod import input_pods
 from kubegpu.kubelet.remedy import remedy
 from kubegpu.manifests import Document
-from kubegpu.manifests.objects import read_objects
+from kubegpu.manifests.reader import read_inputs
 from kubegpu.topology.cpulist import format_cpulist
 from kubegpu.topology.presets import load_node
 
 _PODS_HELP = "Pod manifests (a Pod or any workload with a pod template); '-' reads stdin."
 _NODE_HELP = "Node preset name (see `kubegpu nodes`) or node profile file (JSON/YAML)."
-_CONFIG_HELP = "KubeletConfiguration file (YAML or JSON); default: the kubelet's defaults."
+_CONFIG_HELP = (
+    "KubeletConfiguration file (YAML or JSON); default: the kubelet's defaults (no CPU, memory or topology "
+    "manager: nothing is pinned or aligned), with a warning."
+)
+_DEFAULTS = "<kubelet defaults>"
 _EXISTING_HELP = "Pods already running on the node, admitted first (repeatable)."
 _EXPLAIN_HELP = "Print every hint provider's hints and the Topology Manager merge."
 _VERSION_HELP = f"Kubelet release modelled ({', '.join(SUPPORTED_VERSIONS)})."
@@ -63,7 +67,7 @@ def admit(
             config = (
                 read_kubelet_config(kubelet_config, kubernetes_version)
                 if kubelet_config
-                else KubeletConfig(version=kubernetes_version, source="<kubelet defaults>")
+                else KubeletConfig(version=kubernetes_version, source=_DEFAULTS)
             )
             state = NodeState(topology, config)
         except KubeletStartupError as err:
@@ -77,6 +81,8 @@ def admit(
         wanted = _load_pods(pods)
     except KubegpuError as err:
         raise fail(err) from err
+    if not kubelet_config:  # after the inputs: a bad input is one line
+        typer.echo(_defaults_warning(node), err=True)
     for pod in before:
         result = state.admit(pod)
         if not result.admitted:
@@ -124,13 +130,25 @@ def _load_pods(names: list[str]) -> list[PodRequest]:
     A partial object (a patch fragment, `workloads.partial`) is named in a notice and skipped, as lint counts it
     and does not lint it; so is a runtime that an object of the input uses (its pods are that object's). A file
     of such objects only is no error."""
-    per_file: list[tuple[str, Sequence[Document]]] = []
-    for name in names:
-        per_file.append((name, read_objects(name)))
-    found = input_pods(per_file)
+    inputs = read_inputs(names)  # files, folders and `-`, as lint reads them
+    for notice in inputs.notices:
+        typer.echo(f"kubegpu: notice: {notice}", err=True)
+    per_file: list[tuple[str, Sequence[Document]]] = [(file.name, file.documents) for file in inputs.files]
+    found = input_pods(per_file, frozenset(file.name for file in inputs.files if file.walked))
     for notice in found.notices:
         typer.echo(f"kubegpu: notice: {notice}", err=True)
     return list(found.pods)
+
+
+def _defaults_warning(node: str) -> str:
+    """Without --kubelet-config the model is a kubelet with no configuration, which admits every pod: say so."""
+    return (
+        "kubegpu: warning: no --kubelet-config: modelling the kubelet's defaults (cpuManagerPolicy none, "
+        "memoryManagerPolicy None, topologyManagerPolicy none): no CPU is pinned, nothing is NUMA-aligned and only "
+        "a lack of resources refuses a pod; give the node's KubeletConfiguration, or write the one kubegpu recommends "
+        f"for this node with `kubegpu gen kubelet --node {node} -o kubelet.yaml` and pass --kubelet-config "
+        "kubelet.yaml"
+    )
 
 
 def _header(name: str, config: KubeletConfig, state: NodeState) -> str:
@@ -139,6 +157,7 @@ def _header(name: str, config: KubeletConfig, state: NodeState) -> str:
         f"node {name}: cpuManagerPolicy {config.cpu_manager_policy}, memoryManagerPolicy "
         f"{config.memory_manager_policy}, topologyManagerPolicy {config.topology_manager_policy} "
         f"(scope {config.topology_manager_scope}); reserved CPUs {reserved}"
+        + ("  [the kubelet's defaults: no --kubelet-config given]" if config.source == _DEFAULTS else "")
     )
 
 

@@ -11,7 +11,7 @@ import typer
 
 from kubegpu.cli.common import EXIT_FINDINGS, fail
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.units.quantity import memory_bytes
+from kubegpu.units.size import size_bytes
 
 if TYPE_CHECKING:
     from kubegpu.serving.coldstart import ImageFacts, ModelSize, Prediction, Rates
@@ -21,13 +21,6 @@ if TYPE_CHECKING:
 class Format(StrEnum):
     text = "text"
     json = "json"
-
-
-def _size(text: str, option: str) -> int:
-    try:
-        return memory_bytes(text)
-    except InputError as err:
-        raise InputError(f"{option}: {err.message}") from err
 
 
 def _positive(value: float | None, option: str) -> float | None:
@@ -56,7 +49,9 @@ def coldstart(
     ],
     image_size: Annotated[
         list[str] | None,
-        typer.Option(help="IMAGE=SIZE for one image, or SIZE for every image not otherwise known (repeatable)."),
+        typer.Option(
+            help="IMAGE=SIZE for one image, or SIZE for every image not otherwise known, e.g. 9G or 9GiB (repeatable)."
+        ),
     ] = None,
     oci_layout: Annotated[
         list[Path] | None,
@@ -72,7 +67,7 @@ def coldstart(
     pull_gbps: Annotated[float | None, typer.Option(help="Node image pull rate, GB/s (default 0.05).")] = None,
     download_gbps: Annotated[float | None, typer.Option(help="Weights download rate, GB/s (default 0.05).")] = None,
     model_size: Annotated[
-        str | None, typer.Option(help="Weights size, e.g. 140G (default: the known-models table).")
+        str | None, typer.Option(help="Weights size: 140G, 140GB, 140Gi or 140GiB (default: the known-models table).")
     ] = None,
     model_dir: Annotated[
         Path | None, typer.Option(help="A model folder whose safetensors files give the size.")
@@ -141,7 +136,7 @@ def _given_model(model_size: str | None, model_dir: Path | None) -> ModelSize | 
     if model_size is not None and model_dir is not None:
         raise InputError("give --model-size or --model-dir, not both")
     if model_size is not None:
-        return ModelSize(_size(model_size, "--model-size"), "--model-size")
+        return ModelSize(size_bytes(model_size, "--model-size"), "--model-size")
     if model_dir is not None:
         from kubegpu.loadbench.shards import find_shards
 
@@ -159,9 +154,9 @@ def _image_sizes(items: list[str]) -> tuple[dict[str, ImageFacts], ImageFacts | 
     for item in items:
         name, eq, value = item.rpartition("=")
         if eq:
-            sized[name] = ImageFacts(_size(value, "--image-size"), None, "--image-size")
+            sized[name] = ImageFacts(size_bytes(value, "--image-size"), None, "--image-size")
         else:
-            every = ImageFacts(_size(value, "--image-size"), None, "--image-size")
+            every = ImageFacts(size_bytes(value, "--image-size"), None, "--image-size")
     return sized, every
 
 
@@ -204,11 +199,14 @@ def _predictions(
 ) -> list[tuple[str, Prediction]]:
     """One prediction per GPU container of the manifest's pods (those lint and admit see), with its object."""
     from kubegpu.live.registry import layout_images
-    from kubegpu.manifests.objects import read_objects
+    from kubegpu.manifests.reader import read_inputs
     from kubegpu.serving.manifest import manifest_predictions
 
     layouts = [layout_images(path) for path in oci_layout]
-    documents = read_objects(str(manifest))
+    inputs = read_inputs([str(manifest)])  # a file, a folder or `-`, as lint reads them
+    for notice in inputs.notices:
+        typer.echo(f"kubegpu: notice: {notice}", err=True)
+    documents = inputs.documents
 
     def facts_of(images: list[str], notes: list[str]) -> dict[str, ImageFacts]:
         return _image_facts(images, layouts, sizes, registry, insecure_registry, notes)

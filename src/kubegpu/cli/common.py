@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -128,3 +129,37 @@ def node_target(node: str | None, kubelet_config: Path | None, smt: int | None) 
 
         config = read_kubelet_config_data(str(kubelet_config))
     return NodeTarget(topology, config, smt)
+
+
+@dataclass(frozen=True)
+class ReportOutput:
+    """One `-o FORMAT[=FILE]`: the format, and the file it goes to (None: the standard output)."""
+
+    format: str
+    file: Path | None
+
+
+def parse_outputs(values: list[str], formats: list[str]) -> list[ReportOutput]:
+    """`-o sarif=results.sarif -o text` as reports to write; text to the standard output when none is given. At
+    most one report goes to the standard output, and one file takes one report; ConfigError otherwise."""
+    reports: list[ReportOutput] = []
+    for value in values or [formats[0]]:
+        name, eq, file = value.partition("=")
+        if name not in formats:
+            raise ConfigError(f"-o {value!r}: the format is one of {', '.join(formats)} (FORMAT or FORMAT=FILE)")
+        if eq and not file:
+            raise ConfigError(f"-o {value!r}: name the file after '=' (for instance -o {name}=report.{name})")
+        reports.append(ReportOutput(name, Path(file) if eq else None))
+    if sum(1 for r in reports if r.file is None) > 1:
+        raise ConfigError("only one -o may print to the standard output: give the others a file (-o FORMAT=FILE)")
+    files = [os.path.abspath(r.file) for r in reports if r.file is not None]
+    if len(files) != len(set(files)):
+        raise ConfigError("two -o options name the same file")
+    return reports
+
+
+def write_report_file(path: Path, text: str) -> None:
+    """Write a report to `path` whole or not at all (a temporary file renamed over it); InputError on failure."""
+    from kubegpu.manifests.atomic import write_atomic
+
+    write_atomic(path, text)

@@ -20,6 +20,8 @@ from kubegpu.cli.common import (
     fail,
     fail_on_severity,
     node_target,
+    parse_outputs,
+    write_report_file,
 )
 from kubegpu.errors import KubegpuError
 from kubegpu.lint import (
@@ -48,7 +50,16 @@ class OutputFormat(StrEnum):
 
 def lint(
     paths: Annotated[list[str], typer.Argument(help="Files, directories (recursive) or - for stdin.")],
-    output: Annotated[OutputFormat, typer.Option("--format", "-o", help="Report format.")] = OutputFormat.text,
+    outputs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--format",
+            "-o",
+            metavar="FORMAT[=FILE]",
+            help="Report format: text, json, sarif, junit or github; FORMAT=FILE writes it to FILE instead of the "
+            "standard output (repeatable: -o sarif=results.sarif -o text).",
+        ),
+    ] = None,
     config_file: Annotated[Path | None, typer.Option("--config", help="kubegpu.toml or pyproject.toml.")] = None,
     select: Annotated[list[str] | None, typer.Option(help=SELECT_HELP)] = None,
     ignore: Annotated[list[str] | None, typer.Option(help=IGNORE_HELP)] = None,
@@ -56,6 +67,24 @@ def lint(
         str | None, typer.Option(help="Exit 1 on findings at or above this severity: info, warning or error.")
     ] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print the findings only: no notices and no summary.")
+    ] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            metavar="FILE",
+            help="Leave out the findings this baseline holds (written by --write-baseline): only new ones are "
+            "reported and fail the run.",
+        ),
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-baseline", metavar="FILE", help="Write the run's findings to FILE as a baseline, then exit 0."
+        ),
+    ] = None,
     exclude: Annotated[
         list[str] | None,
         typer.Option(
@@ -152,6 +181,7 @@ def lint(
 ) -> None:
     """Report what in the manifests starves or strands GPUs; charts and kustomizations are rendered first."""
     try:
+        reports = parse_outputs(outputs or [], [f.value for f in OutputFormat])
         known = all_rules()
         selected = rule_names_option(select, known, "--select")
         ignored = rule_names_option(ignore, known, "--ignore")
@@ -180,11 +210,30 @@ def lint(
         if kubelet_config is not None:
             paths = _with_file(paths, kubelet_config)
         result = lint_paths(paths, config, jobs=jobs, target=target, stdin_name=stdin_filename, keep_documents=False)
+        if write_baseline is not None:
+            from kubegpu.report.baseline import baseline_text
+
+            write_report_file(write_baseline, baseline_text(result))
+            typer.echo(f"kubegpu: wrote {len(result.findings)} finding(s) to the baseline {write_baseline}", err=True)
+            raise typer.Exit(EXIT_OK)
+        if baseline is not None:
+            from kubegpu.report.baseline import read_baseline, without_baseline
+
+            result, known_before = without_baseline(result, read_baseline(baseline))
+            if known_before:
+                result.notices.append(f"{known_before} finding(s) in the baseline {baseline} are not reported")
     except NoInputError as err:
         raise fail(str(err)) from err
     except KubegpuError as err:
         raise fail(err) from err
-    _report(result, output, config.fail_on, verbose)
+    if not quiet:
+        for notice in result.notices:
+            typer.echo(printable(f"kubegpu: notice: {notice}"), err=True)
+    try:
+        for report in reports:
+            _report(result, OutputFormat(report.format), report.file, config.fail_on, verbose, quiet)
+    except KubegpuError as err:
+        raise fail(err) from err
     for line in result.internal_errors:
         typer.echo(printable(f"kubegpu: {line}"), err=True)
     if result.internal_errors:
@@ -196,44 +245,48 @@ def lint(
     raise typer.Exit(EXIT_OK)
 
 
-def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose: bool) -> None:
-    """Print the result; each format's reporter is imported only when asked for (rich is slow to import)."""
-    for notice in result.notices:
-        typer.echo(printable(f"kubegpu: notice: {notice}"), err=True)
-    if output is OutputFormat.text:
-        import sys
+def _report(
+    result: LintResult, output: OutputFormat, file: Path | None, fail_on: Severity, verbose: bool, quiet: bool
+) -> None:
+    """Print the result, or write it to `file`; each format's reporter is imported only when asked for (rich is
+    slow to import)."""
+    import io
+    import sys
 
+    buffer = io.StringIO() if file is not None else None
+    write = buffer.write if buffer is not None else sys.stdout.write
+    if output is OutputFormat.text:
         from kubegpu.report import findings_text
 
-        if not sys.stdout.isatty():  # CI logs, pipes, files: plain lines, never wrapped, whatever COLUMNS says
-            findings_text.write_text(result, sys.stdout.write, verbose=verbose)
-            return
-        from rich.console import Console
+        if buffer is not None or not sys.stdout.isatty():  # CI logs, pipes, files: plain lines, never wrapped
+            findings_text.write_text(result, write, verbose=verbose, summary=not quiet)
+        else:
+            from rich.console import Console
 
-        findings_text.render_text(result, Console(soft_wrap=False), verbose=verbose)
-        return
-    if verbose:
-        for skipped in result.skipped:
-            typer.echo(printable(f"kubegpu: skipped: {skipped.file}: {skipped.reason}"), err=True)
-    if output is OutputFormat.json:
-        import sys
-
-        from kubegpu.report.findings_json import write_json
-
-        write_json(result, sys.stdout.write)
-        sys.stdout.write("\n")
-    elif output is OutputFormat.sarif:
-        from kubegpu.report.findings_sarif import render_sarif
-
-        typer.echo(render_sarif(result))
-    elif output is OutputFormat.junit:
-        from kubegpu.report.findings_junit import render_junit
-
-        typer.echo(render_junit(result, fail_on))
+            findings_text.render_text(result, Console(soft_wrap=False), verbose=verbose, summary=not quiet)
     else:
-        from kubegpu.report.findings_github import render_github
+        if verbose and file is None:
+            for skipped in result.skipped:
+                typer.echo(printable(f"kubegpu: skipped: {skipped.file}: {skipped.reason}"), err=True)
+        if output is OutputFormat.json:
+            from kubegpu.report.findings_json import write_json
 
-        typer.echo(render_github(result))
+            write_json(result, write)
+            write("\n")
+        elif output is OutputFormat.sarif:
+            from kubegpu.report.findings_sarif import render_sarif
+
+            write(render_sarif(result) + "\n")
+        elif output is OutputFormat.junit:
+            from kubegpu.report.findings_junit import render_junit
+
+            write(render_junit(result, fail_on) + "\n")
+        else:
+            from kubegpu.report.findings_github import render_github
+
+            write(render_github(result) + "\n")
+    if buffer is not None and file is not None:
+        write_report_file(file, buffer.getvalue())
 
 
 def _with_file(paths: list[str], extra: Path) -> list[str]:
@@ -297,7 +350,8 @@ def explain(
     for key in split_rule_names(rules) or [", ".join(rules)]:
         found = find_rule(key)
         if found is None:
-            raise fail(f"no rule named {key!r}{did_you_mean(key, all_rules())}; `kubegpu rules` lists them")
+            hint = did_you_mean(key, all_rules()) or "; `kubegpu rules` lists them"
+            raise fail(f"no rule named {key!r}{hint}")
         pages.append(rule_doc(found))
     typer.echo("\n".join(pages))
 

@@ -17,19 +17,12 @@ import typer
 
 from kubegpu.cli.common import fail, positive_ints
 from kubegpu.errors import InputError, KubegpuError
-from kubegpu.units.quantity import memory_bytes
+from kubegpu.units.size import size_bytes
 
 
 class Format(StrEnum):
     text = "text"
     json = "json"
-
-
-def _size(text: str, option: str) -> int:
-    try:
-        return memory_bytes(text)
-    except InputError as err:
-        raise InputError(f"{option}: {err.message}") from err
 
 
 @contextmanager
@@ -125,7 +118,7 @@ def loadbench(
         )
         show = sys.stderr.isatty() if progress is None else progress
         if synthetic is not None:
-            size = _size(synthetic, "--synthetic")
+            size = size_bytes(synthetic, "--synthetic")
             if directory is None:
                 created = Path(tempfile.mkdtemp(prefix="kubegpu-loadbench-", dir=_scratch_root()))
                 folder = created
@@ -139,7 +132,7 @@ def loadbench(
                 write_synthetic(
                     folder,
                     size,
-                    _size(shard_size, "--shard-size"),
+                    size_bytes(shard_size, "--shard-size"),
                     None if tick is None else (lambda n: tick("writing shards", n)),
                 )
             shards = find_shards([folder])

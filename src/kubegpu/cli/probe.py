@@ -14,7 +14,7 @@ import yaml
 
 from kubegpu import DEFAULT_IMAGE
 from kubegpu.cli.common import fail, run_app
-from kubegpu.errors import InputError, KubegpuError
+from kubegpu.errors import KubegpuError
 from kubegpu.probe.checks import Status, exit_code, run_checks, visible_gpus
 from kubegpu.probe.container import read_container
 from kubegpu.probe.manifests import probe_daemonset, probe_job
@@ -22,7 +22,7 @@ from kubegpu.probe.snapshot import load_recorded, snapshot
 from kubegpu.topology.nvml import NvmlSource, load_nvml
 from kubegpu.topology.summary import render_text
 from kubegpu.topology.sysfs import Roots, read_node
-from kubegpu.units.quantity import memory_bytes
+from kubegpu.units.size import size_bytes
 
 
 class Format(StrEnum):
@@ -80,7 +80,7 @@ def probe(
         if not check:
             _print_profile(node.to_dict(), output, render_text(node))
             raise typer.Exit(0)
-        min_bytes = None if min_shm is None else _size(min_shm)
+        min_bytes = None if min_shm is None else size_bytes(min_shm, "--min-shm")
         view = read_container(roots, cgroup_root, env, shm_path, dev_root)
         uuids = _uuids(source)
         results = run_checks(node, view, min_bytes, uuids)
@@ -112,13 +112,6 @@ def probe(
         }
         _print_profile(report, output, "")
     raise typer.Exit(code)
-
-
-def _size(text: str) -> int:
-    try:
-        return memory_bytes(text)
-    except InputError as err:
-        raise InputError(f"--min-shm: {err.message}") from err
 
 
 def _uuids(source: NvmlSource | None) -> dict[str, str]:

@@ -14,7 +14,7 @@ import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.generate.output import FieldPath
 from kubegpu.manifests import Document, pod_spec
-from kubegpu.manifests.objects import objects_of_text, read_manifest
+from kubegpu.manifests.reader import read_inputs
 from kubegpu.workloads import WorkloadKind, kind_of, pod_templates
 from kubegpu.workloads.expand import expand_input
 from kubegpu.workloads.partial import partial_object
@@ -98,15 +98,6 @@ class Workload:
         return f"{self.source}:{self.line}"
 
 
-def load_documents(path: str, text: str | None = None) -> list[Document]:
-    """Every Kubernetes object of a YAML/JSON file (Lists expanded), read as every command reads one.
-
-    A parse error, an alias bomb or an object without its apiVersion or kind is an InputError naming the file
-    and line; documents that are not Kubernetes objects are skipped. `text` is the file's, when read already.
-    """
-    return objects_of_text(path, read_manifest(path) if text is None else text)
-
-
 def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
     """The pod templates of one object, whatever its kind (kubegpu.workloads.pod_templates)."""
     # A TrainJob bound to its runtime, and a KServe component (its `model:` predictor and framework keys hold
@@ -122,12 +113,14 @@ def templates_of(doc: Document) -> tuple[PodSpecRef, ...]:
 
 
 def load_workloads(paths: Iterable[str]) -> list[Workload]:
-    """Every workload with a pod template in the given files (in order), as lint reads them: objects an Argo
+    """Every workload with a pod template in the given files and folders (in order), as lint reads them (charts and
+    kustomizations rendered): objects an Argo
     resource step creates, and TrainJobs with their runtime when one of the files holds it (workloads.expand).
     A partial object (a patch fragment) is an InputError naming its file and line."""
     found: list[Workload] = []
-    texts = {path: read_manifest(path) for path in paths}
-    loaded = [(path, load_documents(path, texts[path])) for path in paths]
+    inputs = read_inputs(list(paths))  # files, folders and `-`, as lint reads them
+    texts = {file.name: file.text for file in inputs.files}
+    loaded = [(file.name, list(file.documents)) for file in inputs.files]
     # each file's objects, one tuple shared by its workloads (what the rules may look up when fixing one)
     context = {path: tuple(d.data for d in docs) for path, docs in loaded}
     for doc in expand_input(doc for _path, docs in loaded for doc in docs):

@@ -184,10 +184,13 @@ class InputPods:
     notices: tuple[str, ...]
 
 
-def input_pods(files: Sequence[tuple[str, Sequence[Document]]]) -> InputPods:
+def input_pods(
+    files: Sequence[tuple[str, Sequence[Document]]], found_in_folders: frozenset[str] = frozenset()
+) -> InputPods:
     """The pods of the files given (name, documents), as lint reads them: objects Argo steps create, TrainJobs and
     KServe predictors bound to a runtime in any of the files. InputError names a file that holds neither a pod
-    nor an object skipped with a notice (a runtime in use, a patch fragment)."""
+    nor an object skipped with a notice (a runtime in use, a patch fragment), unless a folder walk found it; and
+    says so when no file holds one."""
     per_file = [(name, with_embedded(documents)) for name, documents in files]
     every = [doc for _, documents in per_file for doc in documents]
     bind_runtimes(every, by_kind(every))
@@ -204,7 +207,9 @@ def input_pods(files: Sequence[tuple[str, Sequence[Document]]]) -> InputPods:
             else:
                 skipped += 1
                 notices.append(why)
-        if not found and not skipped:
+        if not found and not skipped and name not in found_in_folders:
             raise InputError("no pod or pod template found", file=name)
         pods.extend(found)
+    if not pods and not notices and files:
+        raise InputError(f"no pod or pod template found in {', '.join(name for name, _ in files)}")
     return InputPods(tuple(pods), tuple(notices))

@@ -32,6 +32,8 @@ _EXAMPLES = {
     "extend-exclude": '"legacy/"',
 }
 
+_MOST_SUGGESTED = 6  # rules named in one suggestion
+
 
 @dataclass(frozen=True)
 class LintConfig:
@@ -414,7 +416,16 @@ def _helm_settings(table: Any, base: Path, where: str, root: Root, path: tuple[s
 
 
 def did_you_mean(name: str, known_rules: Sequence[Rule]) -> str:
-    """`; did you mean dshm-missing?` for a mistyped rule code or name, else nothing."""
+    """`; did you mean dshm-missing?` for a mistyped rule code or name, or the rules whose name starts with a word
+    given alone (`dshm`: dshm-missing, dshm-unsized, ...); else nothing."""
+    word = name.strip().lower()
+    starting = [r for r in known_rules if word and (r.name == word or r.name.startswith(f"{word}-"))]
+    if len(starting) == 1:
+        return f"; did you mean {starting[0].name}?"
+    if starting:
+        shown = ", ".join(f"{r.name} ({r.code})" for r in starting[:_MOST_SUGGESTED])
+        more = f" and {len(starting) - _MOST_SUGGESTED} more" if len(starting) > _MOST_SUGGESTED else ""
+        return f"; did you mean one of {shown}{more}?"
     candidates = [r.name for r in known_rules] + [r.code for r in known_rules]
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6) or difflib.get_close_matches(
         name.upper(), [r.code for r in known_rules], n=1, cutoff=0.6

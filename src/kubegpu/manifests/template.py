@@ -34,7 +34,8 @@ class ContainerFill:
 
     `runtime` names the runtime the container is completed from; `requests` and `limits` are None when that
     runtime is neither in the input nor one the controller ships (unknown), and `shm` is None when unknown.
-    `container_name` is the name the controller gives the container when it has none.
+    `container_name` is the name the controller gives the container when it has none, and `image` the image it
+    runs when it has none (the runtime's, when the input holds the runtime).
     """
 
     source: str  # in words, after "... fills in what it leaves out from": "its default resources (...)"
@@ -43,6 +44,7 @@ class ContainerFill:
     shm: bool | None
     runtime: str | None = None
     container_name: str | None = None
+    image: str | None = None
 
     @property
     def known(self) -> bool:

@@ -44,7 +44,7 @@ def _name_bytes(name: str) -> bytes:
         return name.encode("utf-8", "surrogatepass")
 
 
-def _fingerprint(finding: Finding) -> str:
+def fingerprint(finding: Finding) -> str:
     """Stable across runs and line moves: the object (kind, namespace, name), the rule and the field path.
 
     The same Deployment in two namespaces gives two alerts; editing lines above a finding keeps its alert.
@@ -62,6 +62,14 @@ def _fingerprint(finding: Finding) -> str:
         ]
     )
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _notifications(result: LintResult) -> list[dict[str, Any]]:
+    """The run's notices (a chart not rendered, a remote resource refused, links not followed) as warnings and
+    its internal errors as errors: code scanning shows them as the tool's own messages, not as alerts."""
+    notes = [{"level": "warning", "message": {"text": printable(n)}} for n in result.notices]
+    notes.extend({"level": "error", "message": {"text": printable(e)}} for e in result.internal_errors)
+    return notes
 
 
 def render_sarif(result: LintResult) -> str:
@@ -101,7 +109,7 @@ def render_sarif(result: LintResult) -> str:
                     ],
                 }
             ],
-            "partialFingerprints": {"kubegpuFinding/v2": _fingerprint(finding)},
+            "partialFingerprints": {"kubegpuFinding/v2": fingerprint(finding)},
         }
         if finding.obj is not None:
             obj = finding.obj
@@ -129,8 +137,9 @@ def render_sarif(result: LintResult) -> str:
                 "results": results,
                 "invocations": [
                     {
-                        "executionSuccessful": not result.unreadable,
+                        "executionSuccessful": not result.unreadable and not result.internal_errors,
                         "workingDirectory": {"uri": Path(os.getcwd()).as_uri()},
+                        **({"toolExecutionNotifications": notes} if (notes := _notifications(result)) else {}),
                     }
                 ],
             }

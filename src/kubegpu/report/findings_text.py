@@ -89,7 +89,9 @@ def _source_lines(file: str) -> list[str]:
         return []
 
 
-def report_lines(result: LintResult, show_source: bool = True, verbose: bool = False) -> Iterator[ReportLine]:
+def report_lines(
+    result: LintResult, show_source: bool = True, verbose: bool = False, summary: bool = True
+) -> Iterator[ReportLine]:
     """The report, line by line: each file, its findings (position, severity, rule, object, message, field path)
     and the source line they point at, then the summary.
 
@@ -127,16 +129,18 @@ def report_lines(result: LintResult, show_source: bool = True, verbose: bool = F
                 (("    ", ""), (f"{number:>5} |", "dim"), (f" {excerpt(line, window)}", "")), soft_wrap=True
             )
             window = None
+    if not summary:  # --quiet: the findings only
+        return
     counts: dict[str, int] = defaultdict(int)
     for f in result.findings:
         counts[f.severity.value] += 1
-    summary = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s]) or "no findings"
+    tally = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s]) or "no findings"
     n_fixable = sum(1 for f in result.findings if f.fix)
     yield ReportLine(
         (
             (
                 f"\n{result.files} file(s), {result.documents} object(s), {result.gpu_templates} GPU pod template(s): "
-                f"{summary}"
+                f"{tally}"
                 + (f"; {n_fixable} fixable with `kubegpu fix`" if n_fixable else "")
                 + (f"; {result.suppressed} suppressed" if result.suppressed else ""),
                 "",
@@ -171,10 +175,10 @@ def _finding_lines(f: Finding) -> Iterator[ReportLine]:
         yield ReportLine((("    ", ""), (f"at {printable(f.location.dotted_path)}", "dim")))
 
 
-def write_text(result: LintResult, write: Callable[[str], object], verbose: bool = False) -> None:
+def write_text(result: LintResult, write: Callable[[str], object], verbose: bool = False, summary: bool = True) -> None:
     """The report as plain text (no colours, no wrapping), a few hundred lines per write."""
     batch: list[str] = []
-    for line in report_lines(result, verbose=verbose):
+    for line in report_lines(result, verbose=verbose, summary=summary):
         batch.append(line.text)
         if len(batch) >= _BATCH:
             write("\n".join(batch) + "\n")
@@ -183,12 +187,14 @@ def write_text(result: LintResult, write: Callable[[str], object], verbose: bool
         write("\n".join(batch) + "\n")
 
 
-def render_text(result: LintResult, console: Console, show_source: bool = True, verbose: bool = False) -> None:
+def render_text(
+    result: LintResult, console: Console, show_source: bool = True, verbose: bool = False, summary: bool = True
+) -> None:
     """The report on a rich console (a terminal: colours, and long lines wrapped where they may be). Lines are
     built as rich Text, never parsed as markup, so what the input holds is printed as it is."""
     from rich.text import Text
 
-    for line in report_lines(result, show_source, verbose):
+    for line in report_lines(result, show_source, verbose, summary):
         text = Text.assemble(*((part, style) if style else part for part, style in line.segments))
         if line.highlight and console.highlighter is not None:
             text = console.highlighter(text)

@@ -155,7 +155,7 @@ def _check(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFinding]:
         )
         yield RawFinding(
             budget.path,
-            f"{server.name} in container '{container.name}' needs about {prediction.under_probe:.0f} s before it "
+            f"{server.name} in container '{prediction.container}' needs about {prediction.under_probe:.0f} s before it "
             f"answers, but its {budget.kind} restarts it after {budget.seconds} s{other}: {terms}; the kubelet "
             "kills it while it loads and it never becomes ready; give it a startupProbe with periodSeconds "
             f"{suggestion['periodSeconds']} and failureThreshold {suggestion['failureThreshold']} "

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from kubegpu.errors import InputError
 from kubegpu.manifests import Document
@@ -45,13 +46,7 @@ def manifest_predictions(
                 model = given_model or model_size_of(server)
                 prediction = predict(template, container, server, facts, model, rates)
                 if notes:
-                    prediction = Prediction(
-                        prediction.container,
-                        prediction.server,
-                        prediction.terms,
-                        prediction.budget,
-                        (*prediction.notes, *notes),
-                    )
+                    prediction = replace(prediction, notes=(*prediction.notes, *notes))
                     notes = []
                 results.append((f"{document.kind}/{document.ref.name}", prediction))
     if not results:

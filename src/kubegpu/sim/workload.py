@@ -19,7 +19,7 @@ import kubegpu.manifests.pod as podmodel
 from kubegpu.errors import InputError
 from kubegpu.manifests.accelerators import DEFAULT_REGISTRY, AcceleratorRegistry
 from kubegpu.manifests.document import Document, as_mapping
-from kubegpu.manifests.objects import read_objects
+from kubegpu.manifests.reader import read_inputs
 from kubegpu.scheduler.gpu.state import GpuPod
 from kubegpu.scheduler.tas import Mode, TopologyRequest
 from kubegpu.workloads import kind_of, simulated_kinds
@@ -175,9 +175,9 @@ def read_job_manifests(paths: Sequence[Path]) -> tuple[list[Job], list[PartialOb
     """The jobs of the files (load_job_manifests) and the partial objects (patch fragments) skipped, which the
     API server would reject as whole objects (workloads.partial, as lint counts them)."""
     objects: list[Document] = []
-    for path in paths:
-        # read as every command reads manifests (bad YAML, alias bombs, FIFOs and huge files are refused)
-        objects.extend(with_embedded(read_objects(str(path))))  # a job an Argo resource step creates too
+    # read as lint reads them: files, folders and `-`; bad YAML, alias bombs, FIFOs and huge files refused
+    for document in read_inputs([str(path) for path in paths]).documents:
+        objects.extend(with_embedded([document]))  # a job an Argo resource step creates too
     bind_runtimes(objects, by_kind(objects))  # the same expansion as lint and admit (kubegpu.workloads.expand)
     jobs: list[Job] = []
     fragments: list[PartialObject] = []

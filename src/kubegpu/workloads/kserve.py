@@ -170,7 +170,16 @@ def _runtime_fill(runtime: Document) -> ContainerFill:
         for m in mapping_items(main.get("volumeMounts"))
     )
     name = runtime.ref.name
-    return ContainerFill(f"{runtime.kind} '{name}'", requests, limits, shm, name or None, KSERVE_CONTAINER_NAME)
+    image = main.get("image")
+    return ContainerFill(
+        f"{runtime.kind} '{name}'",
+        requests,
+        limits,
+        shm,
+        name or None,
+        KSERVE_CONTAINER_NAME,
+        image if isinstance(image, str) and image else None,
+    )
 
 
 def _runtimes(doc: Document) -> Iterator[Document]:
