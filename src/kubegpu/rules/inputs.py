@@ -142,4 +142,3 @@ RULES: tuple[Rule, ...] = (
     UNREADABLE_FILE,
     SUPPRESSION_WITHOUT_REASON,
 )
-FATAL_CODES = frozenset({"KG001", "KG005", "KG006"})

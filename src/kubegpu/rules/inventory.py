@@ -28,8 +28,13 @@ class Skipped:
     kind: str = "file"  # "file": no Kubernetes object; "object": its kind is not checked; "partial": a fragment
 
 
-def skipped_file(name: str, documents: int, problems: int, other_documents: int) -> Skipped | None:
-    """A read file with no Kubernetes object and nothing that looks like a broken one."""
+def skipped_file(
+    name: str, documents: int, problems: int, other_documents: int, not_manifest: str | None = None
+) -> Skipped | None:
+    """A read file with no Kubernetes object and nothing that looks like a broken one; `not_manifest`: why a file
+    that does not parse is not meant as a manifest (a template, another tool's YAML: `manifests.recognise`)."""
+    if not_manifest is not None:
+        return Skipped(name, not_manifest)
     if documents or problems:
         return None
     if other_documents:
