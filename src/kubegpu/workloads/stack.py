@@ -1,0 +1,68 @@
+"""What a workload's accelerator pods run on and talk through: the device word, the collective library and what
+uses /dev/shm, decided from the accelerator resources its pods request and its kind, for every message that names them.
+
+NVIDIA GPUs all-reduce with NCCL, AMD GPUs with RCCL, Intel GPUs with oneCCL, Gaudi with HCCL and Neuron devices
+with the Neuron collectives; TPU pods run XLA collectives over the slice's inter-chip links (ICI), and across
+slices over the data-center network. An MPIJob's ranks exchange through MPI; Ray keeps its object store in
+/dev/shm (Ray falls back to the much slower /tmp when /dev/shm is small, ray python/ray/_private/services.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kubegpu.manifests.document import Document, as_mapping
+from kubegpu.manifests.template import PodTemplate
+
+# By the accelerator resource's prefix: the device word and the collective library.
+_DEVICES: tuple[tuple[str, str, str], ...] = (
+    ("google.com/tpu", "TPU", "XLA (ICI within a slice)"),
+    ("amd.com/", "GPU", "RCCL"),
+    ("gpu.intel.com/", "GPU", "oneCCL"),
+    ("habana.ai/", "Gaudi", "HCCL"),
+    ("aws.amazon.com/neuron", "Neuron", "Neuron collective"),
+)
+_RAY_KINDS = frozenset({"RayCluster", "RayJob", "RayService"})
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The words a message uses for a workload's accelerator pods."""
+
+    device: str  # "GPU", "TPU", "Gaudi", "Neuron"
+    collective: str  # "NCCL", "RCCL", "XLA (ICI within a slice)", "MPI and NCCL"
+    shm_consequence: str  # what goes wrong with the 64 MiB /dev/shm default
+
+    @property
+    def tpu(self) -> bool:
+        return self.device == "TPU"
+
+
+def stack_of(doc: Document, templates: Iterable[PodTemplate]) -> Stack:
+    """The stack of `doc`'s accelerator pods (`templates`: those that request accelerators)."""
+    names = {str(name) for t in templates for c in t.containers for name in _resource_names(c.data)}
+    device, collective = "GPU", "NCCL"
+    for prefix, word, library in _DEVICES:
+        if any(name.startswith(prefix) for name in names):
+            device, collective = word, library
+            break
+    if doc.kind == "MPIJob":
+        collective = f"MPI and {collective}" if device != "TPU" else "MPI"
+    if doc.kind in _RAY_KINDS:
+        shm = "Ray's object store, which lives in /dev/shm, falls back to the much slower /tmp" + (
+            "" if device == "TPU" else f" (and {collective} fails with 'Bus error' or 'No space left on device')"
+        )
+    elif doc.kind == "MPIJob":
+        shm = f"{collective}'s shared-memory transport fails with 'Bus error' or 'No space left on device'"
+    elif device == "TPU":
+        shm = "data-loader worker processes fail with 'Bus error' or 'No space left on device'"
+    else:
+        shm = f"PyTorch DataLoader workers and {collective} fail with 'Bus error' or 'No space left on device'"
+    return Stack(device, collective, shm)
+
+
+def _resource_names(container: object) -> Iterable[object]:
+    resources = as_mapping(as_mapping(container).get("resources"))
+    for section in ("limits", "requests"):
+        yield from as_mapping(resources.get(section))
