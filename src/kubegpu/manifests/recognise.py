@@ -63,14 +63,17 @@ def _parses(name: str, text: str) -> bool:
 
 
 def _first_marker(text: str) -> tuple[int, str] | None:
-    """The first template marker and its 1-based line."""
+    """The first template marker and its 1-based line, outside comments when there is one there."""
+    in_comment: tuple[int, str] | None = None
     for number, line in enumerate(text.splitlines(), 1):
         if len(line) > _MAX_LINE:
             continue
         found = _MARKER.search(line)
         if found is not None:
-            return number, found.group(0)
-    return None
+            if not line.lstrip().startswith("#"):
+                return number, found.group(0)
+            in_comment = in_comment or (number, found.group(0))
+    return in_comment
 
 
 def _fill_markers(text: str) -> str:

@@ -29,7 +29,7 @@ from kubegpu.manifests import (
     uses_accelerators,
 )
 from kubegpu.manifests.embedded import embedded
-from kubegpu.manifests.recognise import not_a_manifest
+from kubegpu.manifests.recognise import NotAManifest, not_a_manifest
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.selection import Selection
 from kubegpu.manifests.sources import HELM, KUSTOMIZE, WalkReport, read_regular
@@ -84,6 +84,10 @@ class LintResult:
         return [s for s in self.skipped if s.kind == "file"]
 
     @property
+    def skipped_templates(self) -> list[Skipped]:
+        return [s for s in self.skipped if s.kind == "template"]
+
+    @property
     def skipped_objects(self) -> list[Skipped]:
         return [s for s in self.skipped if s.kind == "object"]
 
@@ -114,7 +118,7 @@ class LoadedSource:
     origins: HelmOrigins | KustomizeOrigins | None = None  # rendered input: where its objects came from
     label: str | None = None  # "chart charts/x", "kustomization overlays/prod": named in its findings
     notice: str | None = None  # why a chart or kustomization was not rendered
-    not_manifest: str | None = None  # why a file that does not parse is skipped: a template, another tool's YAML
+    not_manifest: NotAManifest | None = None  # why a file that does not parse is skipped: a template, another tool's
 
 
 def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource]:
@@ -149,7 +153,7 @@ def _load_file(source: SourceText, text: str) -> LoadedSource:
     result = load_text(source.name, text)
     unparsed = not_a_manifest(source.name, text, result)
     if unparsed is not None:
-        return LoadedSource(source, (), (), not_manifest=unparsed.reason)
+        return LoadedSource(source, (), (), not_manifest=unparsed)
     return LoadedSource(source, tuple(result.documents), tuple(result.problems), result.other_documents)
 
 

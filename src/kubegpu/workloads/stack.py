@@ -47,6 +47,7 @@ def stack_of(doc: Document, templates: Iterable[PodTemplate]) -> Stack:
         if any(name.startswith(prefix) for name in names):
             device, collective = word, library
             break
+    library = collective
     if doc.kind == "MPIJob":
         collective = f"MPI and {collective}" if device != "TPU" else "MPI"
     if doc.kind in _RAY_KINDS:
@@ -54,7 +55,7 @@ def stack_of(doc: Document, templates: Iterable[PodTemplate]) -> Stack:
             "" if device == "TPU" else f" (and {collective} fails with 'Bus error' or 'No space left on device')"
         )
     elif doc.kind == "MPIJob":
-        shm = f"{collective}'s shared-memory transport fails with 'Bus error' or 'No space left on device'"
+        shm = f"the shared-memory transports of MPI and {library} fail with 'Bus error' or 'No space left on device'"
     elif device == "TPU":
         shm = "data-loader worker processes fail with 'Bus error' or 'No space left on device'"
     else:
