@@ -87,7 +87,10 @@ def test_an_ai_on_gke_shaped_repository() -> None:
     reasons = {name: s["reason"] for name, s in _skipped(report).items()}
     assert "`${}` interpolations" in reasons["values.yaml"]
     assert "a Go template" in reasons["config.yaml"] and "a Go template" in reasons["statefulset.yaml"]
-    messages = {f["rule"]: f["message"] for f in report["findings"]}
+    tpu = [f for f in report["findings"] if f["file"].endswith("jetstream.yaml") and f["rule"] == "KG201"]
+    assert [f["severity"] for f in tpu] == ["info"]  # TPU collectives do not use /dev/shm; data loaders might
+    assert "TPU collectives do not use it" in tpu[0]["message"]
+    messages = {f["rule"]: f["message"] for f in report["findings"] if f["file"].endswith("mpijob.yaml")}
     assert "MPI and NCCL collective" in messages["KG601"]
     assert "shared-memory transports of MPI and NCCL" in messages["KG201"] and "PyTorch" not in messages["KG201"]
 
@@ -106,3 +109,17 @@ def test_exit_two_only_when_nothing_could_be_read(tmp_path: Path) -> None:
     assert runner.invoke(app, ["lint", str(tmp_path / "missing.yaml")]).exit_code == 2
     assert runner.invoke(app, ["lint", str(tmp_path)]).exit_code == 2  # no input at all
     assert runner.invoke(app, ["lint", str(broken), "--fail-on", "nonsense"]).exit_code == 2  # a usage error
+
+
+def test_the_accuracy_sample_is_fixed_by_its_seed() -> None:
+    from tests.lint.sample_findings import sample
+
+    findings = [
+        {"file": f"f{i % 7}.yaml", "line": i, "column": 1, "rule": f"KG{100 + i % 5}", "message": str(i)}
+        for i in range(100)
+    ]
+    first = sample(findings, 30, 25)
+    assert len(first) == 30 and len({(f["file"], f["line"]) for f in first}) == 30
+    assert sample(list(reversed(findings)), 30, 25) == first  # the report's order does not matter
+    assert sample(findings, 30, 26) != first
+    assert sample(findings[:10], 30, 25) == sorted(findings[:10], key=lambda f: (f["file"], f["line"]))

@@ -292,8 +292,9 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
     yield RawFinding(
         missing[0][0].path,
         f"{stack.device} container(s) {names} have no memory-backed emptyDir at /dev/shm{detail}: the runtime "
-        f"default is 64 MiB, and {stack.shm_consequence}{hint}",
+        f"default is 64 MiB{', and ' if stack.shm_needed else '; '}{stack.shm_consequence}{hint}",
         fix,
+        None if stack.shm_needed else Severity.INFO,
     )
 
 

@@ -33,6 +33,7 @@ class Stack:
     device: str  # "GPU", "TPU", "Gaudi", "Neuron"
     collective: str  # "NCCL", "RCCL", "XLA (ICI within a slice)", "MPI and NCCL"
     shm_consequence: str  # what goes wrong with the 64 MiB /dev/shm default
+    shm_needed: bool = True  # False: only some programs of such pods need it (TPU pods: XLA does not use it)
 
     @property
     def tpu(self) -> bool:
@@ -57,7 +58,11 @@ def stack_of(doc: Document, templates: Iterable[PodTemplate]) -> Stack:
     elif doc.kind == "MPIJob":
         shm = f"the shared-memory transports of MPI and {library} fail with 'Bus error' or 'No space left on device'"
     elif device == "TPU":
-        shm = "data-loader worker processes fail with 'Bus error' or 'No space left on device'"
+        shm = (
+            "TPU collectives do not use it, but multi-process data loaders (PyTorch/XLA DataLoader workers, Grain, "
+            "tf.data) fail there with 'Bus error' or 'No space left on device'"
+        )
+        return Stack(device, collective, shm, shm_needed=False)
     else:
         shm = f"PyTorch DataLoader workers and {collective} fail with 'Bus error' or 'No space left on device'"
     return Stack(device, collective, shm)
