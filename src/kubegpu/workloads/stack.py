@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kubegpu.manifests.document import Document, as_mapping
+from kubegpu.manifests.document import Document, as_mapping, get_path
 from kubegpu.manifests.template import PodTemplate
+from kubegpu.workloads import trainjob
 
 # By the accelerator resource's prefix: the device word and the collective library.
 _DEVICES: tuple[tuple[str, str, str], ...] = (
@@ -49,13 +50,14 @@ def stack_of(doc: Document, templates: Iterable[PodTemplate]) -> Stack:
             device, collective = word, library
             break
     library = collective
-    if doc.kind == "MPIJob":
+    mpi = doc.kind == "MPIJob" or _mpi_runtime(doc)
+    if mpi:
         collective = f"MPI and {collective}" if device != "TPU" else "MPI"
     if doc.kind in _RAY_KINDS:
         shm = "Ray's object store, which lives in /dev/shm, falls back to the much slower /tmp" + (
             "" if device == "TPU" else f" (and {collective} fails with 'Bus error' or 'No space left on device')"
         )
-    elif doc.kind == "MPIJob":
+    elif mpi:
         shm = f"the shared-memory transports of MPI and {library} fail with 'Bus error' or 'No space left on device'"
     elif device == "TPU":
         shm = (
@@ -63,9 +65,30 @@ def stack_of(doc: Document, templates: Iterable[PodTemplate]) -> Stack:
             "tf.data) fail there with 'Bus error' or 'No space left on device'"
         )
         return Stack(device, collective, shm, shm_needed=False)
+    elif _tensorflow(templates):
+        shm = (
+            f"TensorFlow does not use it itself, but {collective} between several GPUs and multi-process input "
+            "pipelines fail there with 'Bus error' or 'No space left on device'"
+        )
+        return Stack(device, collective, shm, shm_needed=False)
     else:
         shm = f"PyTorch DataLoader workers and {collective} fail with 'Bus error' or 'No space left on device'"
     return Stack(device, collective, shm)
+
+
+def _mpi_runtime(doc: Document) -> bool:
+    """A TrainJob bound to a runtime whose ML policy launches its nodes with MPI or Flux (an MPI-style launcher)."""
+    runtime = (
+        trainjob.bound_runtime(doc) if doc.kind == "TrainJob" else doc if doc.kind.endswith("TrainingRuntime") else None
+    )
+    policy = as_mapping(get_path(runtime.data, ("spec", "mlPolicy"))) if runtime is not None else {}
+    return "mpi" in policy or "flux" in policy
+
+
+def _tensorflow(templates: Iterable[PodTemplate]) -> bool:
+    """Every accelerator container runs a TensorFlow image (tensorflow/tensorflow, a TF Serving image)."""
+    images = [str(c.data.get("image") or "").lower() for t in templates for c in t.containers if c.kind == "container"]
+    return bool(images) and all("tensorflow" in image and "torch" not in image for image in images)
 
 
 def _resource_names(container: object) -> Iterable[object]:
