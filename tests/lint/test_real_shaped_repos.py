@@ -123,3 +123,12 @@ def test_the_accuracy_sample_is_fixed_by_its_seed() -> None:
     assert sample(list(reversed(findings)), 30, 25) == first  # the report's order does not matter
     assert sample(findings, 30, 26) != first
     assert sample(findings[:10], 30, 25) == sorted(findings[:10], key=lambda f: (f["file"], f["line"]))
+
+
+def test_every_judged_finding_is_decided_and_every_wrong_one_fixed_or_explained() -> None:
+    table = Path(__file__).with_name("real_repo_judgments.tsv")
+    rows = [line.split("\t") for line in table.read_text().splitlines()[3:]]
+    assert rows and all(len(row) == 6 for row in rows)
+    assert {row[4] for row in rows} <= {"right", "wrong", "debatable"}
+    assert all(row[5].startswith(("fixed:", "not fixed:")) for row in rows if row[4] == "wrong")
+    assert all(count <= 30 for count in Counter(row[0] for row in rows).values())

@@ -28,7 +28,7 @@ def _stack(kind: str, resource: str, image: str = "example/app:1", api: str = "b
         ("amd.com/gpu", "rocm/pytorch:latest", ("GPU", "RCCL", True)),
         ("habana.ai/gaudi", "vault.habana.ai/gaudi-docker/pytorch:1", ("Gaudi", "HCCL", True)),
         ("google.com/tpu", "us-docker.pkg.dev/example/jax:1", ("TPU", "XLA (ICI within a slice)", False)),
-        ("nvidia.com/gpu", "tensorflow/tensorflow:2.16.1-gpu", ("GPU", "NCCL", False)),
+        ("nvidia.com/gpu", "tensorflow/tensorflow:2.16.1-gpu", ("GPU", "NCCL", True)),
     ],
 )
 def test_the_device_and_collective_follow_the_resource_and_image(

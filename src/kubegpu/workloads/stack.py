@@ -65,12 +65,8 @@ def stack_of(doc: Document, templates: Iterable[PodTemplate]) -> Stack:
             "tf.data) fail there with 'Bus error' or 'No space left on device'"
         )
         return Stack(device, collective, shm, shm_needed=False)
-    elif _tensorflow(templates):
-        shm = (
-            f"TensorFlow does not use it itself, but {collective} between several GPUs and multi-process input "
-            "pipelines fail there with 'Bus error' or 'No space left on device'"
-        )
-        return Stack(device, collective, shm, shm_needed=False)
+    elif _tensorflow(templates):  # NVIDIA's TensorFlow containers warn that 64 MiB may be insufficient for it
+        shm = f"TensorFlow's {collective} and multi-process input pipelines fail with 'Bus error' or 'No space left on device'"
     else:
         shm = f"PyTorch DataLoader workers and {collective} fail with 'Bus error' or 'No space left on device'"
     return Stack(device, collective, shm)
@@ -86,8 +82,14 @@ def _mpi_runtime(doc: Document) -> bool:
 
 
 def _tensorflow(templates: Iterable[PodTemplate]) -> bool:
-    """Every accelerator container runs a TensorFlow image (tensorflow/tensorflow, a TF Serving image)."""
-    images = [str(c.data.get("image") or "").lower() for t in templates for c in t.containers if c.kind == "container"]
+    """Every accelerator container runs TensorFlow: a TensorFlow image (tensorflow/tensorflow, TF Serving), or a KServe
+    `tensorflow:` predictor, whose image KServe's TensorFlow Serving runtime gives."""
+    images = [
+        "tensorflow" if c.path[-1:] == ("tensorflow",) else str(c.data.get("image") or "").lower()
+        for t in templates
+        for c in t.containers
+        if c.kind == "container"
+    ]
     return bool(images) and all("tensorflow" in image and "torch" not in image for image in images)
 
 
