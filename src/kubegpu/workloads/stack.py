@@ -66,7 +66,10 @@ def stack_of(doc: Document, templates: Iterable[PodTemplate]) -> Stack:
         )
         return Stack(device, collective, shm, shm_needed=False)
     elif _tensorflow(templates):  # NVIDIA's TensorFlow containers warn that 64 MiB may be insufficient for it
-        shm = f"TensorFlow's {collective} and multi-process input pipelines fail with 'Bus error' or 'No space left on device'"
+        shm = (
+            f"TensorFlow's {collective} and multi-process input pipelines fail with 'Bus error' or 'No space left "
+            "on device'"
+        )
     else:
         shm = f"PyTorch DataLoader workers and {collective} fail with 'Bus error' or 'No space left on device'"
     return Stack(device, collective, shm)
