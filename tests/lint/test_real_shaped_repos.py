@@ -130,5 +130,5 @@ def test_every_judged_finding_is_decided_and_every_wrong_one_fixed_or_explained(
     rows = [line.split("\t") for line in table.read_text().splitlines()[3:]]
     assert rows and all(len(row) == 6 for row in rows)
     assert {row[4] for row in rows} <= {"right", "wrong", "debatable"}
-    assert all(row[5].startswith(("fixed:", "not fixed:")) for row in rows if row[4] == "wrong")
+    assert all(row[5].startswith(("fixed:", "not fixed")) for row in rows if row[4] == "wrong")
     assert all(count <= 30 for count in Counter(row[0] for row in rows).values())
