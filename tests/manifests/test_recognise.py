@@ -96,3 +96,17 @@ def test_a_file_with_apiversion_and_kind_is_skipped_only_as_a_template(lines: li
         assert shown.removesuffix("...") in text.split("\n")[line - 1]
     else:
         assert len({m.group(1) or m.group(2) for m in _TOP.finditer(text)}) < 2
+
+
+def test_hostile_lines_are_read_in_linear_time_and_bounded() -> None:
+    """Lines of openers without closers, or of thousands of slots, are left as written; a file past the size bound
+    is not read as a template (a broken manifest there stays a parse error)."""
+    from kubegpu.manifests.recognise import _spans
+
+    assert _spans("}}" + "{{" * 5000) == []
+    assert _spans("{a} " * 100) == []  # more openers than a line people write holds
+    assert _spans("image: {user}/x {b}} ${c} {{ .d }} x{e}") == [(7, 13), (25, 29), (30, 38)]
+    many = "apiVersion: v1\nkind: Pod\nmetadata: [\n" + "{{" * 2000 + "\n"
+    assert _recognise(many * 3) is None
+    huge = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{.Name}}\n" + "x: y\n" * (1 << 19)
+    assert _recognise(huge) is None

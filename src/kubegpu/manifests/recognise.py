@@ -13,17 +13,58 @@ from dataclasses import dataclass
 from kubegpu.manifests.loader import LoadResult, load_text
 
 # Template markers, each on one line: `{{ }}` (Go, Helm, Jinja), `{% %}` and `{# #}` (Jinja), `${ }` (Terraform,
-# shell) and a `{name}` slot to fill in (documentation samples: `image: {username}/server`).
-_MARKER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|\$\{[^}\n]*\}|(?<![{$\w])\{[A-Za-z_][A-Za-z0-9_-]*\}(?!\})")
-# A line that is nothing but template statements (`{{- toYaml . | nindent 6 }}`, `{% for x in y %}`): its
-# rendered text is not known, so it is read as a comment.
-_WHOLE_LINE = re.compile(r"^\s*(?:\{\{.*\}\}|\{%.*%\}|\{#.*#\}|\$\{.*\})\s*$")
+# shell) and a `{name}` slot to fill in (documentation samples: `image: {username}/server`). Found by one pass over
+# the line (`_spans`): an opener whose closer is not on the line ends the search for that kind, so a hostile line
+# of openers costs linear time, not quadratic.
+_PAIRS = {"{{": "}}", "{%": "%}", "{#": "#}", "${": "}"}
+_OPENER = re.compile(r"\{\{|\{%|\{#|\$\{|\{(?=[A-Za-z_])")
+_SLOT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_-]*\}")
 _TOKEN = "kgplaceholder"
 _SAMPLE = "a sample with a placeholder to fill in"
 _TOP_LEVEL_KEY = {
     key: re.compile(rf"""^["']?{key}["']?[ \t]*:|"{key}"[ \t]*:""", re.MULTILINE) for key in ("apiVersion", "kind")
 }
 _MAX_LINE = 4096  # longer lines are left as written: markers are looked for in lines people write
+_MAX_OPENERS = 64
+# Larger files are not read as templates (a broken one stays a parse error): filling and parsing again is bounded.
+_MAX_TEMPLATE_CHARS = 2 << 20
+
+
+def _spans(line: str) -> list[tuple[int, int]]:
+    """The (start, end) of each template marker of one line, left to right, not overlapping; none for a line with
+    more than _MAX_OPENERS openers (not a line people write: left as written, as a long line is)."""
+    spans: list[tuple[int, int]] = []
+    openers = 0
+    dead: set[str] = set()  # openers with no closer after them: none later on the line has one either
+    position = 0
+    for found in _OPENER.finditer(line):
+        openers += 1
+        if openers > _MAX_OPENERS:
+            return []
+        start = found.start()
+        if start < position:
+            continue
+        opener = found.group(0)
+        if opener in _PAIRS:
+            if opener in dead:
+                continue
+            close = _PAIRS[opener]
+            end = line.find(close, found.end())
+            if end < 0:
+                dead.add(opener)
+                continue
+            end += len(close)
+        else:  # a `{name}` slot: not after `{`, `$` or a word character, and not the start of `{name}}`
+            slot = _SLOT.match(line, start)
+            before = line[start - 1] if start else ""
+            if slot is None or (before in "{$" and before) or before.isalnum() or before == "_":
+                continue
+            end = slot.end()
+            if line.startswith("}", end):
+                continue
+        spans.append((start, end))
+        position = end
+    return spans
 
 
 @dataclass(frozen=True)
@@ -41,7 +82,7 @@ def not_a_manifest(name: str, text: str, loaded: LoadResult) -> NotAManifest | N
     if not errors:
         return None
     error = f"line {errors[0].line}: {errors[0].message}"
-    marker = _first_marker(text)
+    marker = _first_marker(text) if len(text) <= _MAX_TEMPLATE_CHARS else None
     if marker is not None:
         filled = _fill_markers(text)
         if filled != text and _parses(name, filled):
@@ -68,24 +109,37 @@ def _first_marker(text: str) -> tuple[int, str] | None:
     for number, line in enumerate(text.splitlines(), 1):
         if len(line) > _MAX_LINE:
             continue
-        found = _MARKER.search(line)
-        if found is not None:
+        spans = _spans(line) if "{" in line else []
+        if spans:
+            marker = line[spans[0][0] : spans[0][1]]
             if not line.lstrip().startswith("#"):
-                return number, found.group(0)
-            in_comment = in_comment or (number, found.group(0))
+                return number, marker
+            in_comment = in_comment or (number, marker)
     return in_comment
+
+
+def _whole_line(line: str) -> bool:
+    """A line that is nothing but template statements: it opens with a marker and closes with that marker's end."""
+    stripped = line.strip()
+    close = _PAIRS.get(stripped[:2])
+    return close is not None and len(stripped) >= 4 and stripped.endswith(close)
 
 
 def _fill_markers(text: str) -> str:
     """`text` with each line of template statements made a comment and each inline marker a neutral word."""
     out: list[str] = []
     for line in text.split("\n"):
-        if len(line) > _MAX_LINE:
+        if len(line) > _MAX_LINE or "{" not in line:
             out.append(line)
-        elif _WHOLE_LINE.match(line):
+        elif _whole_line(line):
             out.append("#")
         else:
-            out.append(_MARKER.sub(_TOKEN, line))
+            spans = _spans(line)
+            pieces, last = [], 0
+            for start, end in spans:
+                pieces += [line[last:start], _TOKEN]
+                last = end
+            out.append("".join([*pieces, line[last:]]))
     return "\n".join(out)
 
 
@@ -95,12 +149,14 @@ def _template_kind(text: str, marker: str) -> str:
         return "a template with `${}` interpolations (Terraform, envsubst)"
     if not marker.startswith(("{{", "{%", "{#")):
         return _SAMPLE
-    if _GO_ACTION.search(text):  # `.Name`, `$var`: Go's data and variables; Jinja names them bare
+    if any(_GO_ACTION.match(line, start) for line in text.splitlines()[:_GO_LINES] for start, _end in _spans(line)):
+        # `.Name`, `$var`: Go's data and variables; Jinja names them bare
         return "a Go template"
     return "a Jinja template"
 
 
 _GO_ACTION = re.compile(r"\{\{-?\s*(?:[^}\n]*?[\s(])?[.$][A-Za-z_]")
+_GO_LINES = 2000  # the lines read to tell Go from Jinja
 
 
 def _short(marker: str) -> str:
