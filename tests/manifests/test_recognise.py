@@ -105,7 +105,7 @@ def test_hostile_lines_are_read_in_linear_time_and_bounded() -> None:
 
     assert _spans("}}" + "{{" * 5000) == []
     assert _spans("{a} " * 100) == []  # more openers than a line people write holds
-    assert _spans("image: {user}/x {b}} ${c} {{ .d }} x{e}") == [(7, 13), (25, 29), (30, 38)]
+    assert _spans("image: {user}/x {b}} ${c} {{ .d }} x{e}") == [(7, 13), (21, 25), (26, 34)]
     many = "apiVersion: v1\nkind: Pod\nmetadata: [\n" + "{{" * 2000 + "\n"
     assert _recognise(many * 3) is None
     huge = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{.Name}}\n" + "x: y\n" * (1 << 19)
