@@ -51,15 +51,19 @@ def test_exit_codes(tmp_path: Path) -> None:
     clean = tmp_path / "clean.yaml"
     clean.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
     broken = tmp_path / "broken.yaml"
-    broken.write_text("a: [\n")
+    broken.write_text("apiVersion: v1\nkind: Pod\nmetadata: [\n")
     assert runner.invoke(app, ["lint", str(clean)]).exit_code == 0
     assert runner.invoke(app, ["lint", str(bad)]).exit_code == 1
     assert runner.invoke(app, ["lint", str(bad), "--exit-zero"]).exit_code == 0
     assert runner.invoke(app, ["lint", str(bad), "--fail-on", "error"]).exit_code == 0
     result = runner.invoke(app, ["lint", str(broken), str(bad), "-o", "json"])
-    assert result.exit_code == 2  # unreadable input wins, but the other file is still checked
+    assert result.exit_code == 1  # a broken manifest is a finding; the other file is still checked
     names = {f["name"] for f in json.loads(result.stdout)["findings"]}
     assert {"parse-error", "dshm-missing"} <= names
+    assert runner.invoke(app, ["lint", str(broken), str(bad), "--exit-zero"]).exit_code == 0
+    alone = runner.invoke(app, ["lint", str(broken), "--exit-zero"])
+    assert alone.exit_code == 2  # nothing could be read: kubegpu could not do its job
+    assert "no input could be read" in alone.stderr
     assert runner.invoke(app, ["lint", str(tmp_path / "missing.yaml")]).exit_code == 2
 
 

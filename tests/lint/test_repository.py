@@ -145,8 +145,10 @@ def test_fail_on_and_exit_zero(tmp_path: Path) -> None:
     assert runner.invoke(app, ["lint", str(tmp_path), "--fail-on", "error"]).exit_code == 0
     assert runner.invoke(app, ["lint", str(tmp_path), "--exit-zero"]).exit_code == 0
     (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: Pod\nspec: [\n")
-    assert runner.invoke(app, ["lint", str(tmp_path), "--exit-zero"]).exit_code == 2
-    assert runner.invoke(app, ["lint", str(tmp_path), "--exclude", "bad.yaml", "--exit-zero"]).exit_code == 0
+    # a broken manifest among readable ones is a finding: it fails the run, unless --exit-zero
+    assert runner.invoke(app, ["lint", str(tmp_path), "--fail-on", "error"]).exit_code == 1
+    assert runner.invoke(app, ["lint", str(tmp_path), "--exit-zero"]).exit_code == 0
+    assert runner.invoke(app, ["lint", str(tmp_path), "--exclude", "bad.yaml", "--fail-on", "error"]).exit_code == 0
 
 
 def test_stdin_filename_names_piped_input_in_every_format() -> None:

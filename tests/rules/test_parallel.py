@@ -113,7 +113,12 @@ def test_unreadable_files_and_dockerfiles_give_the_same_findings(tmp_path: Path)
     one = lint_paths([str(tmp_path)], config)
     assert {"KG001", "KG003", "KG004", "KG006"} <= {f.code for f in one.findings}
     assert render_json(lint_paths([str(tmp_path)], config, jobs=2)) == render_json(one)
-    assert lint_paths([str(tmp_path)], config, jobs=2).unreadable
+    split = lint_paths([str(tmp_path)], config, jobs=2)
+    assert split.unread == one.unread == 3 and not split.unreadable  # three inputs unread, the others linted
+    for path in tmp_path.iterdir():
+        if path.name not in {"binary.yaml", "latin1.yaml", "broken.yaml"}:
+            path.unlink()
+    assert lint_paths([str(tmp_path)], config, jobs=2).unreadable  # nothing could be read at all
 
 
 def test_cross_file_relations_survive_the_split(tmp_path: Path) -> None:

@@ -146,8 +146,19 @@ def test_the_smt_level_comes_from_the_command_line_and_the_configuration_file(tm
 
     assumed = lint("--config", str(empty))
     assert "2 threads per core assumed for x86 GPU servers" in assumed
-    assert "where the static CPU manager runs with full-pcpus-only" in assumed
+    assert "assuming the static CPU manager runs with full-pcpus-only" in assumed
+    assert "full-pcpus-only = false" in assumed  # the finding names the node facts it assumed and how to state them
     assert "warning KG103" in assumed
+    no_full = tmp_path / "managed.toml"
+    no_full.write_text("[rules.gpu-cpu-not-smt-multiple]\nfull-pcpus-only = false\n")
+    assert "KG103" not in lint("--config", str(no_full))  # the user says the nodes do not run it: quiet
+    stated = tmp_path / "stated.toml"
+    stated.write_text("[rules.gpu-cpu-not-smt-multiple]\nfull-pcpus-only = true\n")
+    said = lint("--config", str(stated))
+    assert "KG103" in said and "assuming the static CPU manager" not in said
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('[rules.gpu-cpu-not-smt-multiple]\nfull-pcpus-only = "no"\n')
+    assert "full-pcpus-only" in lint("--config", str(wrong)) and "KG103" not in lint("--config", str(wrong))
     assert "KG103" not in lint("--config", str(grace))
     assert "KG103" not in lint("--config", str(empty), "--smt", "1")
     assert "KG103" not in lint("--config", str(empty), "--node", "gb200-nvl72-tray")

@@ -238,7 +238,8 @@ def lint(
         typer.echo(printable(f"kubegpu: {line}"), err=True)
     if result.internal_errors:
         raise typer.Exit(EXIT_INTERNAL)
-    if result.unreadable:
+    if result.unreadable:  # not one input could be read: no findings would mean nothing
+        typer.echo("kubegpu: no input could be read (see the findings above): nothing was linted", err=True)
         raise typer.Exit(EXIT_USAGE)
     if result.failing(config.fail_on) and not exit_zero:
         raise typer.Exit(EXIT_FINDINGS)

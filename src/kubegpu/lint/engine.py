@@ -31,6 +31,7 @@ from kubegpu.manifests import (
     uses_accelerators,
 )
 from kubegpu.manifests.embedded import embedded
+from kubegpu.manifests.recognise import NotAManifest, not_a_manifest
 from kubegpu.manifests.regular_file import read_regular
 from kubegpu.manifests.render import RenderOptions, render_chart, render_kustomization
 from kubegpu.manifests.sources import HELM, KUSTOMIZE, WalkReport
@@ -74,10 +75,15 @@ class LintResult:
     notices: list[str] = field(default_factory=list)  # "chart x: not rendered: helm not found"
     checked: list[tuple[str, str, str]] = field(default_factory=list)  # (file, kind, name) of each object linted
     internal_errors: list[str] = field(default_factory=list)  # "internal error while reading FILE: ..." (exit 3)
+    unread: int = 0  # inputs nothing could be read from: unreadable, unparseable as a whole, not rendered
 
     @property
     def skipped_files(self) -> list[Skipped]:
         return [s for s in self.skipped if s.kind == "file"]
+
+    @property
+    def skipped_templates(self) -> list[Skipped]:
+        return [s for s in self.skipped if s.kind == "template"]
 
     @property
     def skipped_objects(self) -> list[Skipped]:
@@ -89,8 +95,9 @@ class LintResult:
 
     @property
     def unreadable(self) -> bool:
-        """True when some input could not be read at all (exit code 2)."""
-        return any(f.code in inputs.FATAL_CODES for f in self.findings)
+        """True when no input could be read at all: kubegpu could not do its job (exit code 2). An input that
+        cannot be read among others that can is a finding (KG001, KG005, KG006), like any other."""
+        return self.files > 0 and self.unread >= self.files
 
     def failing(self, threshold: Severity) -> list[Finding]:
         # The failing severities first, then a set test per finding: comparing ranks cost two property calls each.
@@ -109,6 +116,7 @@ class LoadedSource:
     origins: HelmOrigins | KustomizeOrigins | None = None  # rendered input: where its objects came from
     label: str | None = None  # "chart charts/x", "kustomization overlays/prod": named in its findings
     notice: str | None = None  # why a chart or kustomization was not rendered
+    not_manifest: NotAManifest | None = None  # why a file that does not parse is skipped: a template, another tool's
 
 
 def load_sources(paths: Sequence[str], max_file_bytes: int) -> list[LoadedSource]:
@@ -135,7 +143,15 @@ def load_source(
         return LoadedSource(source, (), (problem,))
     if kind == "dockerfile":
         return LoadedSource(source, (), ())
-    result = load_text(name, source.text)
+    return _load_file(source, source.text)
+
+
+def _load_file(source: SourceText, text: str) -> LoadedSource:
+    """Parse a file's text; a template or another tool's file that does not parse is skipped, not a parse error."""
+    result = load_text(source.name, text)
+    unparsed = not_a_manifest(source.name, text, result)
+    if unparsed is not None:
+        return LoadedSource(source, (), (), not_manifest=unparsed)
     return LoadedSource(source, tuple(result.documents), tuple(result.problems), result.other_documents)
 
 
@@ -287,6 +303,7 @@ def _absorb(total: LintResult, part: LintResult) -> None:
     total.notices.extend(part.notices)
     total.checked.extend(part.checked)
     total.internal_errors.extend(part.internal_errors)
+    total.unread += part.unread
 
 
 def _detached(finding: Finding) -> Finding:
@@ -307,12 +324,11 @@ def lint_text(
 
     `deadline`: checked between rules, templates and findings; past it DeadlineExceeded propagates (the webhook).
     """
-    result = load_text(name, text)
+    loaded = _load_file(SourceText(name, text), text)
     if deadline is not None:
         deadline.check("linting")
-    source = SourceText(name, text)
     return lint_loaded(
-        [LoadedSource(source, tuple(result.documents), tuple(result.problems))],
+        [loaded],
         config or LintConfig(),
         target=target,
         deadline=deadline,
@@ -437,11 +453,15 @@ def _lint_item(
         result.notices.append(f"{item.label}: {item.notice}")
     skipped = (
         None
-        if item.origins is not None or item.source.text is None
-        else skipped_file(item.source.name, len(item.documents), len(item.problems), item.other_documents)
+        if item.origins is not None or item.source.text is None or item.source.kind == "dockerfile"
+        else skipped_file(
+            item.source.name, len(item.documents), len(item.problems), item.other_documents, item.not_manifest
+        )
     )
     if skipped is not None:
         result.skipped.append(skipped)
+    if not item.documents and any(problem.fatal for problem in item.problems):
+        result.unread += 1
     for problem in item.problems:
         rule = plan.by_name[problem.code]
         if config.enabled(rule):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubegpu.manifests import Document, memoised
+from kubegpu.manifests.recognise import NotAManifest
 from kubegpu.ruleapi import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
 from kubegpu.workloads import Coverage, coverage, partial
 
@@ -25,11 +26,18 @@ class Skipped:
 
     file: str
     reason: str
-    kind: str = "file"  # "file": no Kubernetes object; "object": its kind is not checked; "partial": a fragment
+    # "file": no Kubernetes object; "template": a template another tool renders; "object": its kind is not checked;
+    # "partial": a fragment
+    kind: str = "file"
 
 
-def skipped_file(name: str, documents: int, problems: int, other_documents: int) -> Skipped | None:
-    """A read file with no Kubernetes object and nothing that looks like a broken one."""
+def skipped_file(
+    name: str, documents: int, problems: int, other_documents: int, not_manifest: NotAManifest | None = None
+) -> Skipped | None:
+    """A read file with no Kubernetes object and nothing that looks like a broken one; `not_manifest`: why a file
+    that does not parse is not meant as a manifest (a template, another tool's YAML: `manifests.recognise`)."""
+    if not_manifest is not None:
+        return Skipped(name, not_manifest.reason, "template" if not_manifest.template else "file")
     if documents or problems:
         return None
     if other_documents:

@@ -245,7 +245,15 @@ def _reap(workers: list[tuple[Any, Connection]]) -> None:
 def _payload(result: LintResult) -> bytes:
     """A process's result as the parent merges it (`_merge`): counts, the findings as columns, and the lists."""
     payload = (
-        (result.files, result.documents, result.templates, result.gpu_templates, result.suppressed, result.generic),
+        (
+            result.files,
+            result.documents,
+            result.templates,
+            result.gpu_templates,
+            result.suppressed,
+            result.generic,
+            result.unread,
+        ),
         _columns(result.findings),
         (result.skipped, result.notices, result.checked, result.internal_errors),
     )
@@ -357,7 +365,7 @@ def _receive(connection: Connection) -> bytes:
     return message[1:]
 
 
-def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int, int], _Columns, Any]) -> None:
+def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int, int, int], _Columns, Any]) -> None:
     counts, columns, (skipped, notices, checked, internal_errors) = part
     into.skipped.extend(skipped)
     into.notices.extend(notices)
@@ -369,4 +377,5 @@ def _merge(into: LintResult, part: tuple[tuple[int, int, int, int, int, int], _C
     into.gpu_templates += counts[3]
     into.suppressed += counts[4]
     into.generic += counts[5]
+    into.unread += counts[6]
     into.findings.extend(_findings(columns))

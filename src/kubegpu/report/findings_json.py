@@ -138,6 +138,7 @@ def write_json(result: LintResult, write: Callable[[str], object]) -> None:
         "findings": len(result.findings),
         "suppressed": result.suppressed,
         "not_kubernetes_files": len(result.skipped_files),
+        "template_files": len(result.skipped_templates),
         "unchecked_objects": len(result.skipped_objects),
         "partial_objects": len(result.partial_objects),
         "generic_objects": result.generic,

@@ -216,6 +216,13 @@ def skipped_summary(result: LintResult) -> list[str]:
             f"{files} {'files are not Kubernetes objects' if files != 1 else 'file is not a Kubernetes object'} "
             "(skipped; --verbose lists them)"
         )
+    templates = len(result.skipped_templates)
+    if templates:
+        lines.append(
+            f"{templates} {'files are templates' if templates != 1 else 'file is a template'} (Go, Jinja, "
+            "`${}`, samples with a slot to fill in) that read as YAML only once filled in (skipped; --verbose lists "
+            f"{'them' if templates != 1 else 'it'})"
+        )
     if objects:
         lines.append(
             f"{objects} object{'s are' if objects != 1 else ' is'} of kinds kubegpu does not check "

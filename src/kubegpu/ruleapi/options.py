@@ -121,6 +121,13 @@ def whole_number(low: int, high: int) -> Callable[[object], int]:
     return parse
 
 
+def boolean(value: object) -> bool:
+    """A TOML boolean (not a string or a number)."""
+    if not isinstance(value, bool):
+        raise OptionValueError(_kind(value))
+    return value
+
+
 def positive_number(allow_zero: bool = False) -> Callable[[object], float]:
     """A finite TOML integer or float above zero (or zero too)."""
 

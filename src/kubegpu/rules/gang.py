@@ -26,6 +26,7 @@ from kubegpu.manifests.template import int_field
 from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
 from kubegpu.ruleapi.options import RuleOption, queue_name
 from kubegpu.workloads import GangMinimum, GangShape, GangVerdict, gang_shape, kind_of, pod_templates, shaped_kinds
+from kubegpu.workloads.stack import stack_of
 
 _PRACTICE = "gang scheduling"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -248,6 +249,8 @@ def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
     adapter = kind_of(doc)
     if shape is None or shape.unit_pods < 2 or adapter is None or not adapter.needs_gang_admission:
         return
+    if shape.unit_gpu_pods < 2:  # one accelerator pod (and CPU pods beside it): no accelerators held while waiting
+        return
     verdict = gang_verdict(shape, ctx)
     if verdict.mechanism is not None:
         return
@@ -272,7 +275,8 @@ def _check_gang_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFinding]
     yield RawFinding(
         metadata_anchor(doc),
         f"{doc.kind} '{doc.ref.name}' needs {shape.unit} ({shape.roles()}) running at once{serving}, but nothing "
-        f"admits them all-or-nothing{reason}: the scheduler binds pods one by one, so partly placed jobs hold GPUs "
+        f"admits them all-or-nothing{reason}: the scheduler binds pods one by one, so partly placed jobs hold "
+        f"{stack_of(doc, shape.gpu_templates).device}s "
         f"while they wait and can deadlock each other; add the label {KUEUE_QUEUE_LABEL} to the {doc.kind}, or use "
         "Volcano (PodGroup minMember), KAI Scheduler, coscheduling or the Workload API"
         + ("" if queue else " (give --queue or the rule option `queue` for an automatic fix)")

@@ -24,7 +24,11 @@ PARSE_ERROR = Rule(
     check=None,
     gpu_only=False,
     rationale="kubectl apply would refuse the whole file. kubegpu reports where parsing stopped and "
-    "resumes at the next `---`, so the rest of the stream is still checked.",
+    "resumes at the next `---`, so the rest of the stream is still checked. A template that reads as YAML once its "
+    "markers are filled (Go `{{.Name}}`, Jinja, `${var}`, a sample's `{username}`) and another tool's file with no "
+    "apiVersion and kind at its top level (`mkdocs.yml`) are not findings: they are skipped, counted and listed by "
+    "`--verbose`. A parse error fails the run like any error finding; only a run that could read no input at all "
+    "exits 2.",
 )
 NOT_KUBERNETES_OBJECT = Rule(
     code="KG002",
@@ -142,4 +146,3 @@ RULES: tuple[Rule, ...] = (
     UNREADABLE_FILE,
     SUPPRESSION_WITHOUT_REASON,
 )
-FATAL_CODES = frozenset({"KG001", "KG005", "KG006"})

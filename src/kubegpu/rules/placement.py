@@ -21,6 +21,7 @@ from kubegpu.rules.gang import (
     relative_path,
 )
 from kubegpu.workloads import GangShape, kind_of
+from kubegpu.workloads.stack import stack_of
 
 _PRACTICE = "topology-aware placement"
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
@@ -33,6 +34,7 @@ HOSTNAME = "kubernetes.io/hostname"
 # Node labels that name a network block, rack, leaf switch or NVLink domain (Kueue docs, GKE, EKS, OCI, NVIDIA GFD).
 KNOWN_TOPOLOGY_LABELS = frozenset(
     {
+        "cloud.google.com/gke-tpu-topology",  # a multi-host TPU slice's shape: its pods land on one slice's hosts
         "cloud.provider.com/topology-block",
         "cloud.provider.com/topology-rack",
         "cloud.google.com/gce-topology-block",
@@ -230,11 +232,18 @@ def _check_topology_missing(doc: Document, ctx: RuleContext) -> Iterator[RawFind
             "has no kueue.x-k8s.io/queue-name label"
         )
     count = "several" if shape.placeholder else str(shape.unit_gpu_pods)  # a placeholder count is not known
+    stack = stack_of(doc, shape.gpu_templates)
+    spread = (
+        "on hosts of different TPU slices, and the collectives then cross the data-center network instead of "
+        "the slice's inter-chip links"
+        if stack.tpu
+        else f"on nodes under different leaf switches or racks, and every {stack.collective} collective then "
+        "crosses the spine"
+    )
     yield RawFinding(
         relative_path(doc, first, anchor),
-        f"{doc.kind} '{doc.ref.name}' runs {count} GPU pods together ({shape.roles(loose)} without a "
-        f"placement constraint){note}: the scheduler may put them on nodes under different leaf switches or racks, "
-        "and every NCCL collective then crosses the spine; "
+        f"{doc.kind} '{doc.ref.name}' runs {count} {stack.device} pods together ({shape.roles(loose)} without a "
+        f"placement constraint){note}: the scheduler may put them {spread}; "
         + "; ".join(hints)
         + ("" if level or not kueue_pods else " (give the rule option `topology-level` for an automatic fix)")
         + shape.hedge,

@@ -17,7 +17,7 @@ from kubegpu.manifests.accelerators import is_accelerator
 from kubegpu.manifests.gpu_containers import all_container_resources, gpu_containers
 from kubegpu.manifests.resources import ResourceValue, container_resources, template_pod
 from kubegpu.ruleapi import Edit, Fix, RawFinding, Rule, RuleContext, Safety, Severity, Target
-from kubegpu.ruleapi.options import RuleOption, whole_number
+from kubegpu.ruleapi.options import RuleOption, boolean, whole_number
 from kubegpu.serving.kserve_supply import Supply, effective, supply
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
@@ -353,14 +353,25 @@ THREADS_PER_CORE = RuleOption[int | None](
     default_text="2 is assumed, and each finding says so",
 )
 SMT = replace(THREADS_PER_CORE, name="smt", help="older name of threads-per-core", default_text="none")
+FULL_PCPUS_ONLY = RuleOption[bool | None](
+    name="full-pcpus-only",
+    help="whether the target nodes' kubelets run the static CPU manager with full-pcpus-only when no "
+    "--kubelet-config is given (false where they do not, as on most managed node pools: the check is then off)",
+    expected="true or false",
+    example="false",
+    parse=boolean,
+    default=None,
+    default_text="assumed true, and each finding says so",
+)
 
 
 def _full_pcpus_only_off(ctx: RuleContext) -> bool:
     """A given KubeletConfiguration that does not reject odd CPU counts: no static CPU manager policy (no exclusive
-    CPUs at all; the none policy refuses policy options), or no full-pcpus-only option (odd counts share cores)."""
+    CPUs at all; the none policy refuses policy options), or no full-pcpus-only option (odd counts share cores);
+    without one, the `full-pcpus-only` option set to false."""
     config = ctx.kubelet_config
     if not is_mapping(config):
-        return False
+        return FULL_PCPUS_ONLY.read(ctx, "gpu-cpu-not-smt-multiple") is False
     if str(config.get("cpuManagerPolicy") or "none") != "static":
         return True
     options = config.get("cpuManagerPolicyOptions")
@@ -404,10 +415,14 @@ def _check_cpu_smt(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
             if assumed
             else f"the node's {smt} threads per core"
         )
+        given_kubelet = isinstance(ctx.kubelet_config, Mapping)
+        stated = given_kubelet or FULL_PCPUS_ONLY.read(ctx, "gpu-cpu-not-smt-multiple") is not None
         option = (
             "with full-pcpus-only"
-            if isinstance(ctx.kubelet_config, Mapping)
-            else "where the static CPU manager runs with full-pcpus-only"
+            if stated
+            else "assuming the static CPU manager runs with full-pcpus-only (not every node pool does: set "
+            "full-pcpus-only = false under [rules.gpu-cpu-not-smt-multiple] or give --kubelet-config where it "
+            "does not),"
         )
         yield RawFinding(
             res.resources_path,
@@ -521,7 +536,7 @@ GPU_CPU_NOT_SMT_MULTIPLE = Rule(
     target=Target.TEMPLATE,
     check=_check_cpu_smt,
     fixable=True,
-    options=(THREADS_PER_CORE, SMT),
+    options=(THREADS_PER_CORE, SMT, FULL_PCPUS_ONLY),
     rationale="With cpuManagerPolicyOptions full-pcpus-only the kubelet admits only CPU counts that fill whole "
     "physical cores and rejects the rest with SMTAlignmentError. The SMT level comes from `--smt N`, else the "
     "`--node` profile, else the `threads-per-core` option (the command line decides before the configuration); "
@@ -529,7 +544,9 @@ GPU_CPU_NOT_SMT_MULTIPLE = Rule(
     "Grace and other hosts without SMT set 1 (`--smt 1`, a profile with one thread per core, or "
     "`threads-per-core = 1`), which silences the check. A given --kubelet-config without the static CPU manager "
     "policy or without full-pcpus-only turns the check off; one with both keeps it on (the SMT level still comes "
-    "from the above, as a KubeletConfiguration does not state it). Only Guaranteed pods get exclusive CPUs, so a "
+    "from the above, as a KubeletConfiguration does not state it). Without one, the static CPU manager with "
+    "full-pcpus-only is assumed and the finding says so; `full-pcpus-only = false` states that the nodes do not "
+    "run it (most managed node pools' default) and turns the check off. Only Guaranteed pods get exclusive CPUs, so a "
     "pod that is not Guaranteed yet is reported as a warning: fixing gpu-pod-not-guaranteed gets it rejected.",
     bad_example='cpu: "7"   # on a 2-threads-per-core node',
     good_example='cpu: "8"',

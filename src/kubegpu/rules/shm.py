@@ -30,6 +30,7 @@ from kubegpu.ruleapi.options import RuleOption, quantity_above
 from kubegpu.units import parse_quantity
 from kubegpu.units.quantity import format_quantity
 from kubegpu.workloads import kind_of, pod_templates, trainjob
+from kubegpu.workloads.stack import stack_of
 
 _PRACTICE = "/dev/shm"
 SHM_PATH = "/dev/shm"
@@ -287,11 +288,13 @@ def _check_missing(template: PodTemplate, ctx: RuleContext) -> Iterator[RawFindi
             )
         else:
             hint = "; mount an emptyDir {medium: Memory, sizeLimit: ...} at /dev/shm instead"
+    stack = stack_of(template.document, (template,))
     yield RawFinding(
         missing[0][0].path,
-        f"GPU container(s) {names} have no memory-backed emptyDir at /dev/shm{detail}: the runtime default is "
-        f"64 MiB, and PyTorch DataLoader workers and NCCL fail with 'Bus error' or 'No space left on device'{hint}",
+        f"{stack.device} container(s) {names} have no memory-backed emptyDir at /dev/shm{detail}: the runtime "
+        f"default is 64 MiB{', and ' if stack.shm_needed else '; '}{stack.shm_consequence}{hint}",
         fix,
+        None if stack.shm_needed else Severity.INFO,
     )
 
 

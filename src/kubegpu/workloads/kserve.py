@@ -22,6 +22,7 @@ from typing import Any
 from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path, is_mapping, mapping_items
 from kubegpu.manifests.memo import recalled, remember
 from kubegpu.manifests.template import ContainerFill, ContainerRef, PodTemplate, containers_of, int_field
+from kubegpu.workloads import llmisvc
 from kubegpu.workloads.kind import DocumentsOf, GangShape, WorkloadKind, always
 from kubegpu.workloads.lws import EXCLUSIVE_TOPOLOGY
 
@@ -283,6 +284,7 @@ def _llm_inference_service(doc: Document) -> Iterator[PodTemplate]:
                     f"{role}-{key}" if base else key,
                     count,
                     containers_of(pod, path),
+                    filler=llmisvc.fill,  # what its LLMInferenceServiceConfigs give its containers
                 )
 
 
@@ -330,6 +332,9 @@ LLM_INFERENCE_SERVICE = WorkloadKind(
     kinds=frozenset({"LLMInferenceService"}),
     templates=_llm_inference_service,
     gang=_llm_gang,
+    bind=llmisvc.bind,
+    runtimes=llmisvc.configs,
+    looked_up=frozenset({llmisvc.CONFIG_KIND}),
     serving_group=True,
     # KServe copies an LLMInferenceService's leaderworkerset.sigs.k8s.io annotations to its LeaderWorkerSet.
     exclusive_topology=EXCLUSIVE_TOPOLOGY,
@@ -337,3 +342,5 @@ LLM_INFERENCE_SERVICE = WorkloadKind(
     "copies it to the LeaderWorkerSet), or use Kueue topology annotations on a Kueue-managed service or a "
     "required podAffinity on a rack/block label",
 )
+# A preset merged into the LLMInferenceServices that name it (or that KServe picks for their shape): checked merged.
+LLM_INFERENCE_SERVICE_CONFIG = WorkloadKind(kinds=frozenset({llmisvc.CONFIG_KIND}), templates=llmisvc.no_pods)

@@ -53,6 +53,7 @@ ADAPTERS: tuple[WorkloadKind, ...] = (
     ray.RAY_JOB,
     kserve.INFERENCE_SERVICE,
     kserve.LLM_INFERENCE_SERVICE,
+    kserve.LLM_INFERENCE_SERVICE_CONFIG,
     knative.KNATIVE_SERVICE,
     argo.WORKFLOW,
     appwrapper.APPWRAPPER,

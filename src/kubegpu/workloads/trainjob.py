@@ -37,6 +37,7 @@ from kubegpu.manifests.document import Document, FieldPath, as_mapping, get_path
 from kubegpu.manifests.memo import recalled, remember
 from kubegpu.manifests.podspec import pod_spec
 from kubegpu.manifests.template import ContainerRef, PodTemplate, containers_of, int_field
+from kubegpu.workloads import strategic
 from kubegpu.workloads.gangs import counted_gang
 from kubegpu.workloads.jobset import replicated_jobs
 from kubegpu.workloads.kind import DocumentsOf, GangVerdict, SimulatedPods, WorkloadKind
@@ -183,18 +184,6 @@ def _containers(
     return tuple(refs)
 
 
-# Lists of the patchable fields that merge item by item, and the key that matches items (Kubernetes v1.35 core/v1
-# patchMergeKey tags; JobSet's replicatedJobs by name). Any other list (tolerations, nodeSelectorTerms) is replaced.
-_MERGE_KEYS = {
-    "replicatedJobs": "name",
-    "containers": "name",
-    "initContainers": "name",
-    "volumes": "name",
-    "env": "name",
-    "volumeMounts": "mountPath",
-    "imagePullSecrets": "name",
-    "schedulingGates": "name",
-}
 # Lists whose patch may only name items the runtime has (the trainer's webhook rejects others).
 _EXISTING_ONLY = frozenset({"replicatedJobs", "containers", "initContainers"})
 
@@ -258,31 +247,11 @@ def _job_patch(job: Mapping[str, Any]) -> dict[str, Any]:
 
 def _merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """A strategic merge of `patch` into `base` over the patchable fields (a null in the patch is no value)."""
-    out = dict(base)
-    for key, value in patch.items():
-        if value is None:
-            continue
-        current = out.get(key)
-        if isinstance(value, Mapping) and isinstance(current, Mapping):
-            out[key] = _merge(current, value)
-        elif isinstance(value, list) and key in _MERGE_KEYS:
-            out[key] = _merge_list(key, mapping_items(current), value)
-        else:
-            out[key] = value
-    return out
+    return strategic.merge(base, patch, _EXISTING_ONLY)
 
 
 def _merge_list(field: str, base: list[Mapping[str, Any]], patch: object) -> list[Mapping[str, Any]]:
-    merge_key = _MERGE_KEYS[field]
-    out = list(base)
-    for item in mapping_items(patch):
-        key = item.get(merge_key)
-        index = None if key is None else next((i for i, old in enumerate(out) if old.get(merge_key) == key), None)
-        if index is not None:
-            out[index] = _merge(out[index], item)
-        elif field not in _EXISTING_ONLY:
-            out.append(dict(item))
-    return out
+    return strategic.merge_list(field, base, patch, _EXISTING_ONLY)
 
 
 def _override(
