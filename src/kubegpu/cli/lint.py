@@ -6,7 +6,7 @@
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -96,6 +96,13 @@ def lint(
             "without it they are refused with a notice and nothing reaches the network.",
         ),
     ] = False,
+    no_render: Annotated[
+        bool,
+        typer.Option(
+            "--no-render",
+            help="Lint plain files only: no chart or kustomization is rendered (each is counted in a notice).",
+        ),
+    ] = False,
     render_timeout: Annotated[
         float,
         typer.Option(
@@ -119,7 +126,8 @@ def lint(
         typer.Option(
             "--verbose",
             "-v",
-            help="List what was skipped (non-Kubernetes files, unchecked kinds, patch fragments) and why.",
+            help="List what was skipped (non-Kubernetes files, unchecked kinds, patch fragments) and why, and "
+            "each chart and kustomization rendered with its time.",
         ),
     ] = False,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
@@ -131,7 +139,7 @@ def lint(
             "-j",
             min=0,
             help="Processes to lint with (0: one per CPU when the input is over 512 KiB per "
-            "process). The findings are the same.",
+            "process), and charts and kustomizations rendered at once (0: one per CPU). The findings are the same.",
         ),
     ] = 0,
     node: Annotated[
@@ -175,15 +183,31 @@ def lint(
             allow_remote=allow_remote,
             render_timeout=render_timeout,
             render_deadline=render_deadline,
+            rendering=not no_render,
         )
         target = node_target(node, kubelet_config, smt)
         if kubelet_config is not None:
             paths = _with_file(paths, kubelet_config)
-        result = lint_paths(paths, config, jobs=jobs, target=target, stdin_name=stdin_filename, keep_documents=False)
+        progress = RenderProgress.on_terminal()
+        try:
+            result = lint_paths(
+                paths,
+                config,
+                jobs=jobs,
+                target=target,
+                stdin_name=stdin_filename,
+                keep_documents=False,
+                progress=progress,
+            )
+        finally:
+            if progress is not None:
+                progress.close()
     except NoInputError as err:
         raise fail(str(err)) from err
     except KubegpuError as err:
         raise fail(err) from err
+    if verbose:
+        _list_renders(result)
     _report(result, output, config.fail_on, verbose)
     for line in result.internal_errors:
         typer.echo(printable(f"kubegpu: {line}"), err=True)
@@ -234,6 +258,40 @@ def _report(result: LintResult, output: OutputFormat, fail_on: Severity, verbose
         from kubegpu.report.findings_github import render_github
 
         typer.echo(render_github(result))
+
+
+def _list_renders(result: LintResult) -> None:
+    """--verbose: each chart and kustomization rendered, its time and outcome, and those read through others."""
+    for record in result.renders:
+        cut = f", {record.objects_cut} object(s) of kinds no rule reads left out" if record.objects_cut else ""
+        typer.echo(printable(f"kubegpu: {record.outcome}: {record.label} in {record.seconds:.2f} s{cut}"), err=True)
+    for label, through in result.rendered_through:
+        typer.echo(printable(f"kubegpu: rendered through {', '.join(through)}: {label}"), err=True)
+
+
+class RenderProgress:
+    """The progress line of a run's renders on standard error, only when it is a terminal (never in CI logs)."""
+
+    def __init__(self, stream: "TextIO") -> None:
+        self._stream = stream
+        self._shown = False
+
+    @classmethod
+    def on_terminal(cls) -> "RenderProgress | None":
+        import sys
+
+        return cls(sys.stderr) if sys.stderr.isatty() else None
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        line = printable(f"kubegpu: rendered {done}/{total}: {label}")[:100]
+        self._stream.write(f"\r\x1b[2K{line}")
+        self._stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            self._stream.write("\r\x1b[2K")
+            self._stream.flush()
 
 
 def _with_file(paths: list[str], extra: Path) -> list[str]:

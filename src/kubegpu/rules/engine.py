@@ -5,6 +5,7 @@ Positions are computed only for findings; suppressions (annotation or line comme
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -48,7 +49,7 @@ from kubegpu.rules.base import (
     Target,
 )
 from kubegpu.rules.config import LintConfig
-from kubegpu.rules.inventory import Skipped, partial_object, skipped_file, unchecked_kind
+from kubegpu.rules.inventory import Skipped, partial_object, skipped_file, unchecked_kind, unread_kind
 from kubegpu.rules.processes import input_sizes, plan_processes
 from kubegpu.rules.registry import all_rules
 from kubegpu.workloads import Coverage, coverage, generic_note, kind_of, pod_templates
@@ -56,6 +57,7 @@ from kubegpu.workloads.expand import bind_runtimes, with_embedded
 
 if TYPE_CHECKING:
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins
+    from kubegpu.manifests.render_run import Progress, RenderRecord
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"
 _LINE_IGNORE = re.compile(r"#\s*kubegpu:\s*ignore\[([A-Za-z0-9_,\- ]+)\]")
@@ -76,6 +78,8 @@ class LintResult:
     notices: list[str] = field(default_factory=list)  # "chart x: not rendered: helm not found"
     checked: list[tuple[str, str, str]] = field(default_factory=list)  # (file, kind, name) of each object linted
     internal_errors: list[str] = field(default_factory=list)  # "internal error while reading FILE: ..." (exit 3)
+    renders: list[RenderRecord] = field(default_factory=list)  # each chart and kustomization rendered, in order
+    rendered_through: list[tuple[str, list[str]]] = field(default_factory=list)  # (kustomization, its includers)
 
     @property
     def skipped_files(self) -> list[Skipped]:
@@ -147,11 +151,13 @@ def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions, ma
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
 
     label = f"chart {display(folder)}" if kind == HELM else f"kustomization {display(folder)}"
-    rendered = (
-        render_chart(folder, render, max_file_bytes)
-        if kind == HELM
-        else render_kustomization(folder, render, max_file_bytes)
-    )
+    rendered = render.results.get(Path(os.path.realpath(folder)))  # rendered once, before the run's lint
+    if rendered is None:
+        rendered = (
+            render_chart(folder, render, max_file_bytes)
+            if kind == HELM
+            else render_kustomization(folder, render, max_file_bytes)
+        )
     if rendered.text is None:
         source = SourceText(name, None, kind, rendered.error or rendered.notice, folder)
         problems: tuple[InputProblem, ...] = ()
@@ -193,9 +199,11 @@ def lint_paths(
     stdin_name: str | None = None,
     keep_documents: bool = True,
     target: NodeTarget | None = None,
+    progress: Progress | None = None,
 ) -> LintResult:
     """Lint files, directories and `-` (stdin, named `stdin_name`) with the given configuration (and node,
-    when `target` names one).
+    when `target` names one). Charts and kustomizations are rendered first, each once and `jobs` at a time
+    (`progress` hears of each); a kustomization that another of the run includes is read through it.
 
     `jobs`: processes to use (0: one per CPU when the input is large enough); the result is the same.
     `keep_documents=False` (reports only: no fixes) streams the input file by file, keeping only the
@@ -209,7 +217,30 @@ def lint_paths(
             "(or all of it is excluded or git-ignored)" + "".join(f"; {notice}" for notice in walk.notices)
         )
     config = replace(config, render=config.render.for_run(walk.roots))
-    return _with_walk(_lint_inputs(inputs, config, jobs, keep_documents, target), walk)
+    from kubegpu.manifests.render_run import render_all  # runs without a chart or kustomization never need it
+
+    every = all_rules()
+    run = render_all(
+        inputs,
+        config.render,
+        config.max_file_bytes,
+        jobs,
+        lambda api_version, kind: unread_kind(api_version, kind, every),
+        progress,
+    )
+    if not run.inputs:
+        raise NoInputError(
+            f"no input: --no-render leaves {run.plain_only} chart(s) and kustomization(s) unread and no plain file"
+        )
+    config = replace(config, render=replace(config.render, results=run.results))
+    result = _with_walk(_lint_inputs(run.inputs, config, jobs, keep_documents, target), walk)
+    result.renders = run.records
+    result.rendered_through = run.through
+    if run.plain_only:
+        result.notices.append(
+            f"{run.plain_only} chart(s) and kustomization(s) not rendered (--no-render): only plain files were linted"
+        )
+    return result
 
 
 def _lint_inputs(
@@ -269,9 +300,19 @@ def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: Li
     """Find, by the text alone, the files holding kinds that checks look up, and load them (with standard
     input and rendered inputs); None when some object's check reads the whole input (no streaming then)."""
     first: dict[int, LoadedSource] = {}
+    rendered_lookups: list[Document] = []
     for index, (name, path, kind) in enumerate(inputs):
         kinds: set[str] = set()
-        if path is None or kind in (HELM, KUSTOMIZE):
+        done = None if path is None else config.render.results.get(Path(os.path.realpath(path)))
+        if kind in (HELM, KUSTOMIZE) and done is not None and done.text is not None:
+            # Rendered output is read like a file: its looked-up objects kept now, the rest when it is linted.
+            kinds = {found.decode() for found in set(_KIND.findall(done.text.encode()))}
+            if kinds & LOOKED_UP_KINDS:
+                assert path is not None
+                item = load_source(name, path, kind, config.max_file_bytes, config.render)
+                rendered_lookups.extend(d for d in with_embedded(item.documents) if d.kind in LOOKED_UP_KINDS)
+                del item
+        elif path is None or kind in (HELM, KUSTOMIZE):
             item = load_source(name, path, kind, config.max_file_bytes, config.render)
             first[index] = item
             kinds = {doc.kind for doc in with_embedded(item.documents)}
@@ -286,7 +327,7 @@ def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: Li
             return None
     # Objects written as text in another (an Argo step that creates a runtime) are looked up like any other.
     looked_up = [doc for item in first.values() for doc in with_embedded(item.documents) if doc.kind in LOOKED_UP_KINDS]
-    return Prepared(first, looked_up)
+    return Prepared(first, looked_up + rendered_lookups)
 
 
 def lint_streaming(
@@ -302,7 +343,7 @@ def lint_streaming(
     counting frees them); rendered inputs are linted together, their findings merged across overlays.
     """
     total = LintResult()
-    rendered = []
+    parts: list[_RenderedFindings] = []
     plan = _RulePlan.of(config)
     # One context for every file: what checks may look up is the same for all, and indexing it per file cost
     # a pass over every looked-up object per file (and a new tuple per file, which checks' caches key on).
@@ -315,9 +356,6 @@ def lint_streaming(
             if index in prepared.first
             else load_source(name, path, kind, config.max_file_bytes, config.render)
         )
-        if item.origins is not None:
-            rendered.append(item)
-            continue
         _absorb(
             total,
             lint_loaded(
@@ -328,22 +366,14 @@ def lint_streaming(
                 ordered=False,  # lint_paths orders the whole run (the same order: files never tie)
                 context=context,
                 messages=messages,
+                rendered_parts=parts,  # a rendered input's findings, moved to the files people edit, merged below
             ),
         )
         if index not in prepared.first:
             for doc in item.documents:
                 release(doc)
         del item
-    if rendered:
-        _absorb(
-            total,
-            lint_loaded(
-                rendered,
-                config,
-                plan=plan,
-                context=context,
-            ),
-        )
+    total.findings.extend(_merged(parts))
     return total
 
 
@@ -446,6 +476,7 @@ def lint_loaded(
     context: RuleContext | None = None,
     messages: dict[str, str] | None = None,
     deadline: Deadline | None = None,
+    rendered_parts: list[_RenderedFindings] | None = None,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
 
@@ -456,6 +487,8 @@ def lint_loaded(
     for `context_documents`, `whole_input_shared` and `target`).
     `messages`: the texts of findings already made in this run (reports only), which equal ones share.
     `deadline`: checked before each object, rule, pod template and finding; DeadlineExceeded is raised, not recorded.
+    `rendered_parts`: where the findings of rendered inputs go, moved to their sources but not yet merged across
+    the inputs that render the same file (for a caller that lints rendered inputs one at a time, then merges).
     """
     if plan is None:
         plan = _RulePlan.of(config)
@@ -485,7 +518,13 @@ def lint_loaded(
         except Exception as err:  # a bug, not the input's fault: say so, and go on with the other files
             result.internal_errors.append(internal_error(item.source.name, err))
     if rendered:
-        _point_at_sources(result, rendered)
+        parts = [_located(item, result.findings[first:end], not keep_documents) for item, first, end in rendered]
+        moved = {index for _item, first, end in rendered for index in range(first, end)}
+        result.findings[:] = [f for index, f in enumerate(result.findings) if index not in moved]
+        if rendered_parts is not None:
+            rendered_parts.extend(parts)
+        else:
+            result.findings.extend(_merged(parts))
     return in_order(result) if ordered else result
 
 
@@ -571,41 +610,61 @@ def in_order(result: LintResult) -> LintResult:
     return result
 
 
-def _point_at_sources(result: LintResult, rendered: Sequence[tuple[LoadedSource, int, int]]) -> None:
-    """Move findings on rendered objects to the template, resource or patch line; report each once.
+@dataclass(frozen=True)
+class _RenderedFindings:
+    """One rendered input's findings, moved to the template, resource or patch line they came from, and the files
+    it renders (a kustomization's), so that inputs rendering the same file can be merged."""
+
+    label: str
+    findings: list[Finding]
+    files: frozenset[str]
+
+
+def _located(item: LoadedSource, findings: Sequence[Finding], detach: bool) -> _RenderedFindings:
+    """Move findings on the rendered objects of `item` to the template, resource or patch line (`detach`: let go
+    of the objects they came from, once located)."""
+    from kubegpu.manifests.origins import KustomizeOrigins
+
+    origins = item.origins
+    assert origins is not None
+    files = frozenset(origins.files(item.documents)) if isinstance(origins, KustomizeOrigins) else frozenset()
+    moved = []
+    for finding in findings:
+        doc = finding.document
+        where = origins.locate(doc, finding.location.path) if doc is not None else None
+        if where is None:
+            where = _render_location(item, finding.location)
+        finding = replace(finding, location=where)
+        moved.append(_detached(finding) if detach else finding)
+    return _RenderedFindings(item.label or "", moved, files)
+
+
+def _merged(parts: Sequence[_RenderedFindings]) -> list[Finding]:
+    """The findings of rendered inputs, each once.
 
     A base rendered by several overlays gives the same finding once per overlay: it is kept once, and
     when only some of the kustomizations that render that file have it, the finding says which.
     """
-    from kubegpu.manifests.origins import KustomizeOrigins
-
-    keep = [True] * len(result.findings)
     by_key: dict[tuple[str, str, int, int, str], int] = {}
-    seen_in: dict[int, list[str]] = {}
+    found: list[Finding] = []
+    seen_in: list[list[str]] = []
     renders: dict[str, list[str]] = {}  # source file -> labels of the inputs that render it
-    for item, first, end in rendered:
-        origins = item.origins
-        assert origins is not None
-        if isinstance(origins, KustomizeOrigins):
-            for file in origins.files(item.documents):
-                renders.setdefault(file, []).append(item.label or "")
-        for index in range(first, end):
-            finding = result.findings[index]
-            doc = finding.document
-            where = origins.locate(doc, finding.location.path) if doc is not None else None
-            if where is None:
-                where = _render_location(item, finding.location)
+    for part in parts:
+        for file in part.files:
+            renders.setdefault(file, []).append(part.label)
+    for part in parts:
+        for finding in part.findings:
+            where = finding.location
             key = (finding.code, where.file, where.line, where.column, where.dotted_path)
             earlier = by_key.get(key)
             if earlier is not None:
-                keep[index] = False
-                seen_in[earlier].append(item.label or "")
+                seen_in[earlier].append(part.label)
                 continue
-            by_key[key] = index
-            seen_in[index] = [item.label or ""]
-            result.findings[index] = replace(finding, location=where)
-    for index, labels in seen_in.items():
-        finding = result.findings[index]
+            by_key[key] = len(found)
+            found.append(finding)
+            seen_in.append([part.label])
+    for index, labels in enumerate(seen_in):
+        finding = found[index]
         produced_by = set(labels)
         renderers = set(renders.get(finding.location.file, ()))
         if len(renderers) > 1 and produced_by < renderers:
@@ -614,8 +673,8 @@ def _point_at_sources(result: LintResult, rendered: Sequence[tuple[LoadedSource,
             continue  # every kustomization that renders the file has it
         else:
             note = labels[0]
-        result.findings[index] = replace(finding, message=f"{finding.message} [{note}]")
-    result.findings[:] = [f for f, kept in zip(result.findings, keep, strict=True) if kept]
+        found[index] = replace(finding, message=f"{finding.message} [{note}]")
+    return found
 
 
 def _record_checked(result: LintResult, item: LoadedSource) -> None:
