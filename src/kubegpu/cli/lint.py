@@ -266,7 +266,9 @@ def _list_renders(result: LintResult) -> None:
         cut = f", {record.objects_cut} object(s) of kinds no rule reads left out" if record.objects_cut else ""
         typer.echo(printable(f"kubegpu: {record.outcome}: {record.label} in {record.seconds:.2f} s{cut}"), err=True)
     for label, through in result.rendered_through:
-        typer.echo(printable(f"kubegpu: rendered through {', '.join(through)}: {label}"), err=True)
+        more = f" and {len(through) - 2} more" if len(through) > 3 else ""
+        shown = ", ".join(through[:2] if more else through)
+        typer.echo(printable(f"kubegpu: read through {shown}{more}: {label}"), err=True)
 
 
 class RenderProgress:
