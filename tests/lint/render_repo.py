@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,7 +119,7 @@ def write_render_repo(root: Path, overlays: int = 3, crds: int = 3, crd_kib: int
     _kustomization(config / "rbac", "resources:\n- role.yaml\n")
     _write(
         config / "configmap" / "config.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: serving-config}\ndata: {deploy: '{\"mode\": \"raw\"}'}\n",
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: serving-config}\ndata: {deploy: \'{"mode": "raw"}\'}\n',
     )
     _kustomization(config / "configmap", "resources:\n- config.yaml\n")
     _write(config / "manager" / "manager.yaml", gpu_deployment("model-server"))
@@ -161,6 +162,8 @@ def write_render_repo(root: Path, overlays: int = 3, crds: int = 3, crd_kib: int
         *(f"charts/server-{j}/templates/deployment.yaml" for j in range(charts)),
         "docs/samples/pod.yaml",
     )
+    # a git work tree: a folder given inside it may read the whole tree (its bases)
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
     # overlays + standalone component + broken overlay (fails) + its base built after it
     return RenderRepo(root, overlays + 3, charts, 9 + overlays, sources)
 

@@ -52,7 +52,7 @@ def _header_only(chunk: str, unread: Callable[[str, str], bool]) -> str | None:
         if first == "-" and blocks:  # a block sequence that a top-level key holds, written at column 0
             continue
         match = _TOP_KEY.match(line)
-        if match is None:
+        if match is None or _continues(line[match.end() :]):
             return None  # flow style, a complex key, a document marker inside: keep it whole
         blocks.append((match.group(1), number))
     keys = [key for key, _ in blocks]
@@ -79,3 +79,14 @@ def _header_only(chunk: str, unread: Callable[[str, str], bool]) -> str | None:
         else:
             out.extend([""] * len(kept))
     return "\n".join(out)
+
+
+_CLOSING = {"{": "}", "[": "]", '"': '"', "'": "'"}
+
+
+def _continues(value: str) -> bool:
+    """A top-level value that opens a flow collection or a quoted scalar it does not close on its line: its next
+    lines may start at column 0 and read like keys."""
+    value = value.strip()
+    closing = _CLOSING.get(value[:1])
+    return closing is not None and (len(value) < 2 or not value.endswith(closing))
