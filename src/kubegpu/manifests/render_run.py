@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kubegpu.manifests.render import Rendered, RenderOptions, render_chart, render_kustomization
-from kubegpu.manifests.render_plan import plan_renders
+from kubegpu.manifests.render_plan import RenderPlan, plan_renders
 from kubegpu.manifests.roots import display
 from kubegpu.manifests.sources import HELM, KUSTOMIZE
 from kubegpu.manifests.unread import strip_unread
@@ -32,6 +32,7 @@ class RenderRecord:
     """One render of the run, for `--verbose`: what, how long, and how it ended."""
 
     label: str  # "kustomization config/overlays/prod", "chart charts/x"
+    folder: Path  # resolved
     seconds: float
     outcome: str  # "rendered", "failed", "not rendered"
     objects_cut: int = 0  # objects of kinds no rule reads, cut to their header
@@ -96,9 +97,10 @@ def render_all(
     failed: set[Path] = set()
     with ThreadPoolExecutor(max_workers=max(1, min(render_jobs(jobs), len(work) or 1))) as pool:
         while work:
+            # The longest first (by the bytes each build reads), so that no long build starts last on a core alone.
             futures: list[tuple[Path, str, Future[tuple[Rendered, RenderRecord]]]] = [
                 (folder, kind, pool.submit(_render_one, folder, kind, options, max_bytes, unread))
-                for folder, kind in work
+                for folder, kind in sorted(work, key=lambda item: -_weight(item[0], item[1], plan))
             ]
             for folder, kind, future in futures:
                 rendered, record = future.result()
@@ -113,6 +115,8 @@ def render_all(
             again = plan.orphaned(succeeded, failed)
             work = [(f, KUSTOMIZE) for f in again]
             total += len(work)
+    order = {Path(os.path.realpath(path)): i for i, (_n, path, _k) in enumerate(inputs) if path is not None}
+    records.sort(key=lambda r: (order.get(r.folder, len(order)), r.label))
     rendered_folders = set(results)
     through = plan.through(sorted(succeeded))
     kept = [
@@ -132,6 +136,18 @@ def render_all(
     )
 
 
+def _weight(folder: Path, kind: str, plan: RenderPlan) -> int:
+    """About how long a build takes: the bytes of the files in the folders it reads (their top level)."""
+    total = 0
+    for here in (folder, *(plan.reach(folder) if kind == KUSTOMIZE else ())):
+        try:
+            with os.scandir(here) as listing:
+                total += sum(e.stat(follow_symlinks=False).st_size for e in listing if e.is_file(follow_symlinks=False))
+        except OSError:
+            continue
+    return total
+
+
 def _render_one(
     folder: Path, kind: str, options: RenderOptions, max_bytes: int, unread: Unread | None
 ) -> tuple[Rendered, RenderRecord]:
@@ -144,4 +160,4 @@ def _render_one(
         text, cut = strip_unread(rendered.text, unread)
         rendered = replace(rendered, text=text)
     outcome = "rendered" if rendered.text is not None else "failed" if rendered.error is not None else "not rendered"
-    return rendered, RenderRecord(label_of(folder, kind), time.monotonic() - started, outcome, cut)
+    return rendered, RenderRecord(label_of(folder, kind), folder, time.monotonic() - started, outcome, cut)

@@ -294,13 +294,18 @@ class Prepared:
 
     first: dict[int, LoadedSource]
     looked_up: list[Document]
+    # Every object rules read, when some check reads the whole input: without their node trees (positions are
+    # asked only of the object being linted), in discovery order; None when no check does.
+    whole: list[Document] | None = None
 
 
 def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig) -> Prepared | None:
     """Find, by the text alone, the files holding kinds that checks look up, and load them (with standard
-    input and rendered inputs); None when some object's check reads the whole input (no streaming then)."""
+    input); rendered inputs are read from their text the same way. When some object's check reads the whole
+    input, every object rules read is read once more, without its node tree, for the checks' context."""
     first: dict[int, LoadedSource] = {}
     rendered_lookups: list[Document] = []
+    whole = False
     for index, (name, path, kind) in enumerate(inputs):
         kinds: set[str] = set()
         done = None if path is None else config.render.results.get(Path(os.path.realpath(path)))
@@ -323,11 +328,33 @@ def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: Li
                 continue  # not a regular file, too big or unreadable: reported when loaded
             if kinds & LOOKED_UP_KINDS:
                 first[index] = load_source(name, path, kind, config.max_file_bytes, config.render)
-        if kinds & WHOLE_INPUT_KINDS:
-            return None
+        whole = whole or bool(kinds & WHOLE_INPUT_KINDS)
     # Objects written as text in another (an Argo step that creates a runtime) are looked up like any other.
     looked_up = [doc for item in first.values() for doc in with_embedded(item.documents) if doc.kind in LOOKED_UP_KINDS]
-    return Prepared(first, looked_up + rendered_lookups)
+    return Prepared(first, looked_up + rendered_lookups, _whole_input(inputs, config, first) if whole else None)
+
+
+def _whole_input(
+    inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig, first: Mapping[int, LoadedSource]
+) -> list[Document]:
+    """Every object of the input that rules read (kinds no rule reads left out: no whole-input check reads them),
+    each file's without its node trees, read one file at a time: what whole-input checks see while the input is
+    streamed file by file."""
+    every = all_rules()
+    found: list[Document] = []
+    for index, (name, path, kind) in enumerate(inputs):
+        if index in first:
+            found.extend(first[index].documents)
+            continue
+        if kind == "dockerfile" or path is None:
+            continue
+        item = load_source(name, path, kind, config.max_file_bytes, config.render)
+        for doc in item.documents:
+            if not unread_kind(doc.api_version, doc.kind, every):
+                doc.drop_nodes()
+                found.append(doc)
+        del item
+    return found
 
 
 def lint_streaming(
@@ -347,7 +374,8 @@ def lint_streaming(
     plan = _RulePlan.of(config)
     # One context for every file: what checks may look up is the same for all, and indexing it per file cost
     # a pass over every looked-up object per file (and a new tuple per file, which checks' caches key on).
-    context = _context(config, with_embedded(prepared.looked_up), False, target)
+    readable = prepared.looked_up if prepared.whole is None else prepared.whole
+    context = _context(config, with_embedded(readable), prepared.whole is not None, target)
     messages: dict[str, str] = {}  # findings that say the same thing share one text (a quarter are distinct)
     for index in indices:
         name, path, kind = inputs[index]
