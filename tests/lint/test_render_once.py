@@ -105,3 +105,20 @@ def test_a_run_of_one_kustomization_renders_it_even_when_an_overlay_includes_it(
     assert done.code == 0, done.text
     assert runs(count) == {"kustomize": 1, "helm": 0}
     assert {f["file"] for f in json.loads(done.out)["findings"]} == {"config/manager/manager.yaml"}
+
+
+def test_the_progress_line_rewrites_itself_and_is_cleared() -> None:
+    from io import StringIO
+
+    from kubegpu.cli.lint import RenderProgress
+
+    stream = StringIO()
+    progress = RenderProgress(stream)
+    progress(1, 3, "kustomization config/overlays/env-0")
+    progress(2, 3, "chart charts/x\x1b]8;;evil\x07")
+    progress.close()
+    shown = stream.getvalue()
+    assert shown.count("\r\x1b[2K") == 3
+    assert "kubegpu: rendered 2/3: chart charts/x" in shown
+    assert "\x07" not in shown  # names from the repository are printed escaped
+    assert RenderProgress.on_terminal() is None  # pytest's stderr is no terminal
