@@ -3,6 +3,8 @@ else, and every object whose layout is not plain, is kept whole."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -106,3 +108,28 @@ def test_cutting_keeps_lines_headers_and_every_object_rules_read(text: str) -> N
         assert _unread(whole["apiVersion"], whole["kind"])
         assert {k: whole[k] for k in ("apiVersion", "kind", "metadata")} == kept
     assert cut_docs == count
+
+
+def test_a_file_someone_wrote_is_cut_only_where_the_loader_would_report_nothing() -> None:
+    """Plain files (`checked`): a CRD whose body repeats a key, holds an alias or does not parse is kept whole, so
+    the loader still reports it (KG003, KG005, KG001); a clean one is cut."""
+    crd = large_crd("example.com", "Thing", 8)
+    clean = strip_unread(crd, _unread, checked=True)
+    assert clean[1] == 1
+    repeated = crd.replace("  scope: Namespaced\n", "  scope: Namespaced\n  scope: Cluster\n")
+    aliased = crd.replace("  scope: Namespaced\n", "  scope: &s Namespaced\n  preserveUnknownFields: *s\n")
+    broken = crd.replace("  scope: Namespaced\n", "  scope: [Namespaced\n")
+    for text in (repeated, aliased, broken):
+        assert strip_unread(text, _unread, checked=True) == (text, 0)
+    problems = load_text("crd.yaml", strip_unread(repeated, _unread, checked=True)[0]).problems
+    assert [p.code for p in problems] == ["duplicate-key"]
+
+
+def test_lint_reports_a_repeated_key_inside_a_large_crd(tmp_path: Path) -> None:
+    from kubegpu.rules import LintConfig, lint_paths
+
+    crd = large_crd("example.com", "Thing", 64).replace("  scope: Namespaced\n", "  scope: Namespaced\n  scope: X\n")
+    (tmp_path / "crds.yaml").write_text(f"{crd}---\n{large_crd('example.com', 'Other', 64)}---\n{gpu_deployment('a')}")
+    result = lint_paths([str(tmp_path)], LintConfig(), jobs=1, keep_documents=False)
+    assert sorted(f.code for f in result.findings) == ["KG003", "KG201"]
+    assert result.documents == 3

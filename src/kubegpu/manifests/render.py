@@ -16,7 +16,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -110,6 +110,9 @@ class RenderOptions:
     ends: Deadline | None = None  # past it no render starts
     enabled: bool = True  # False: --no-render, only plain files are linted
     results: Mapping[Path, Rendered] = field(default_factory=dict)  # this run's renders, by resolved folder
+    # (apiVersion, kind) -> no rule reads such objects: a reports-only run cuts them from plain files before they
+    # are parsed (`unread.strip_unread`); None: files are read whole (fix edits them)
+    unread: Callable[[str, str], bool] | None = None
 
     def for_chart(self, chart: Path) -> HelmSettings:
         own = self.charts.get(chart.resolve())

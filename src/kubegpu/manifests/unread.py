@@ -13,15 +13,21 @@ import itertools
 import re
 from collections.abc import Callable
 
+import yaml
+
 _DOC_START = re.compile(r"^---", re.MULTILINE)
 _TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|$)")
 _SIMPLE_VALUE = re.compile(r"""[ \t]*(["']?)([A-Za-z0-9][A-Za-z0-9./-]*)\1[ \t]*(?:#.*)?$""")
 HEADER = frozenset({"apiVersion", "kind", "metadata"})
 
 
-def strip_unread(text: str, unread: Callable[[str, str], bool]) -> tuple[str, int]:
+def strip_unread(text: str, unread: Callable[[str, str], bool], checked: bool = False) -> tuple[str, int]:
     """`text` with the objects of kinds `unread(api_version, kind)` says no rule reads cut to their header, and how
-    many were cut. Lines are kept: a cut field leaves its newlines."""
+    many were cut. Lines are kept: a cut field leaves its newlines.
+
+    `checked` (a file someone wrote, not a renderer's output): an object is cut only when the YAML parser reads
+    it without an error, an alias or a repeated key, so that every problem the loader reports is still reported.
+    """
     starts = [m.start() for m in _DOC_START.finditer(text)]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
@@ -31,7 +37,7 @@ def strip_unread(text: str, unread: Callable[[str, str], bool]) -> tuple[str, in
     for begin, end in itertools.pairwise(starts):
         chunk = text[begin:end]
         reduced = _header_only(chunk, unread)
-        if reduced is None:
+        if reduced is None or (checked and not _well_formed(chunk)):
             parts.append(chunk)
         else:
             parts.append(reduced)
@@ -90,3 +96,40 @@ def _continues(value: str) -> bool:
     value = value.strip()
     closing = _CLOSING.get(value[:1])
     return closing is not None and (len(value) < 2 or not value.endswith(closing))
+
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _well_formed(chunk: str) -> bool:
+    """The document parses (events only: nothing is built) without an alias and without a key repeated in a
+    mapping, so the loader would report nothing in it. Doubtful cases (a complex key) say no."""
+    stack: list[tuple[set[str], list[bool]] | None] = []  # per open collection: a mapping's keys and whether a key
+    # is next, or None for a sequence
+    try:
+        for event in yaml.parse(chunk, Loader=_BaseLoader):
+            kind = type(event)
+            if kind is yaml.AliasEvent:
+                return False
+            starts = kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent
+            if kind is yaml.ScalarEvent or starts:
+                top = stack[-1] if stack else None
+                if top is not None:
+                    keys, key_next = top
+                    if key_next[0]:
+                        if kind is not yaml.ScalarEvent:
+                            return False  # a complex key
+                        value = event.value  # type: ignore[attr-defined]
+                        if value in keys:
+                            return False
+                        keys.add(value)
+                    key_next[0] = not key_next[0]
+                if kind is yaml.MappingStartEvent:
+                    stack.append((set(), [True]))
+                elif kind is yaml.SequenceStartEvent:
+                    stack.append(None)
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                stack.pop()
+    except yaml.YAMLError:
+        return False
+    return True

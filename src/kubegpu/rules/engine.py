@@ -141,7 +141,13 @@ def load_source(
         return LoadedSource(source, (), (problem,))
     if kind == "dockerfile":
         return LoadedSource(source, (), ())
-    result = load_text(name, source.text)
+    text = source.text
+    if render is not None and render.unread is not None:  # a reports-only run: bodies no rule reads never built
+        from kubegpu.manifests.unread import strip_unread
+
+        text = strip_unread(text, render.unread, checked=True)[0]
+        source = replace(source, text=text)
+    result = load_text(name, text)
     return LoadedSource(source, tuple(result.documents), tuple(result.problems), result.other_documents)
 
 
@@ -220,19 +226,18 @@ def lint_paths(
     from kubegpu.manifests.render_run import render_all  # runs without a chart or kustomization never need it
 
     every = all_rules()
-    run = render_all(
-        inputs,
-        config.render,
-        config.max_file_bytes,
-        jobs,
-        lambda api_version, kind: unread_kind(api_version, kind, every),
-        progress,
-    )
+
+    def unread(api_version: str, kind: str) -> bool:
+        return unread_kind(api_version, kind, every)
+
+    run = render_all(inputs, config.render, config.max_file_bytes, jobs, unread, progress)
     if not run.inputs:
         raise NoInputError(
             f"no input: --no-render leaves {run.plain_only} chart(s) and kustomization(s) unread and no plain file"
         )
-    config = replace(config, render=replace(config.render, results=run.results))
+    # reports only: plain files' objects of kinds no rule reads are cut too (fix reads files whole)
+    cut = None if keep_documents else unread
+    config = replace(config, render=replace(config.render, results=run.results, unread=cut))
     result = _with_walk(_lint_inputs(run.inputs, config, jobs, keep_documents, target), walk)
     result.renders = run.records
     result.rendered_through = run.through
