@@ -122,3 +122,30 @@ def test_the_progress_line_rewrites_itself_and_is_cleared() -> None:
     assert "kubegpu: rendered 2/3: chart charts/x" in shown
     assert "\x07" not in shown  # names from the repository are printed escaped
     assert RenderProgress.on_terminal() is None  # pytest's stderr is no terminal
+
+
+def test_the_whole_input_streamed_gives_what_loading_it_at_once_gives(
+    tmp_path: Path, tools: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An autoscaler in a plain file reads the whole input (its scale target is rendered by a kustomization): the
+    streamed run (objects without node trees, files one at a time) and the run that loads everything at once
+    (what `fix` does) report the same findings."""
+    from kubegpu.rules import LintConfig, lint_paths
+
+    repo = write_render_repo(tmp_path / "repo", overlays=2, crds=2, crd_kib=16, charts=1)
+    (repo.root / "docs" / "samples" / "hpa.yaml").write_text(
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: server, namespace: serving-system}\n"
+        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: model-server}\n"
+        "  minReplicas: 0\n  maxReplicas: 4\n"
+    )
+    monkeypatch.chdir(repo.root)
+    streamed = lint_paths(["."], LintConfig(), jobs=2, keep_documents=False)
+    whole = lint_paths(["."], LintConfig(), jobs=1, keep_documents=True)
+
+    def seen(result: object) -> list[tuple[str, int, str, str]]:
+        return [(f.location.file, f.location.line, f.code, f.message) for f in result.findings]  # type: ignore[attr-defined]
+
+    assert seen(streamed) == seen(whole)
+    # the autoscaler's finding names the GPU Deployment that only the overlays render
+    assert [f.code for f in streamed.findings if f.location.file == "docs/samples/hpa.yaml"] == ["KG403"]
+    assert streamed.documents == whole.documents

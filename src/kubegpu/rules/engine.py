@@ -230,15 +230,23 @@ def lint_paths(
     def unread(api_version: str, kind: str) -> bool:
         return unread_kind(api_version, kind, every)
 
-    run = render_all(inputs, config.render, config.max_file_bytes, jobs, unread, progress)
+    # reports only: plain files' objects of kinds no rule reads are cut too (fix reads files whole)
+    config = replace(config, render=replace(config.render, unread=None if keep_documents else unread))
+    from concurrent.futures import ThreadPoolExecutor
+
+    early = None
+    with ThreadPoolExecutor(1) as background:  # the renderers run in their own processes, on the other cores
+        rendering = background.submit(render_all, inputs, config.render, config.max_file_bytes, jobs, unread, progress)
+        if not keep_documents:  # meanwhile, the plain files' first pass
+            with gc_paused():
+                early = _read_early(inputs, config)
+        run = rendering.result()
     if not run.inputs:
         raise NoInputError(
             f"no input: --no-render leaves {run.plain_only} chart(s) and kustomization(s) unread and no plain file"
         )
-    # reports only: plain files' objects of kinds no rule reads are cut too (fix reads files whole)
-    cut = None if keep_documents else unread
-    config = replace(config, render=replace(config.render, results=run.results, unread=cut))
-    result = _with_walk(_lint_inputs(run.inputs, config, jobs, keep_documents, target), walk)
+    config = replace(config, render=replace(config.render, results=run.results))
+    result = _with_walk(_lint_inputs(run.inputs, config, jobs, keep_documents, target, early), walk)
     result.renders = run.records
     result.rendered_through = run.through
     if run.plain_only:
@@ -254,10 +262,11 @@ def _lint_inputs(
     jobs: int,
     keep_documents: bool,
     target: NodeTarget | None,
+    early: _Early | None = None,
 ) -> LintResult:
     if not keep_documents:
         with gc_paused():
-            prepared = prepare_streaming(inputs, config)
+            prepared = prepare_streaming(inputs, config, early)
         if prepared is not None:
             processes = 1 if jobs == 1 else plan_processes(input_sizes(inputs), jobs)
             if processes > 1:
@@ -304,7 +313,52 @@ class Prepared:
     whole: list[Document] | None = None
 
 
-def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig) -> Prepared | None:
+@dataclass
+class _Early:
+    """The first pass over plain files, made while charts and kustomizations render: each file's kinds (from its
+    text), the files holding looked-up kinds loaded, and, when one holds a whole-input kind, every file's objects
+    that rules read, without node trees."""
+
+    kinds: dict[Path, set[str]]
+    loaded: dict[Path, LoadedSource]
+    whole: dict[Path, list[Document]] | None
+
+
+def _read_early(inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig) -> _Early:
+    plain = [(name, path, kind) for name, path, kind in inputs if path is not None and kind == "manifest"]
+    early = _Early({}, {}, None)
+    for name, path, kind in plain:
+        assert path is not None
+        try:
+            kinds = {found.decode() for found in set(_KIND.findall(read_regular(path, config.max_file_bytes)))}
+        except OSError:
+            continue
+        early.kinds[path] = kinds
+        if kinds & LOOKED_UP_KINDS:
+            early.loaded[path] = load_source(name, path, kind, config.max_file_bytes, config.render)
+    if any(kinds & WHOLE_INPUT_KINDS for kinds in early.kinds.values()):
+        early.whole = {}
+        for name, path, kind in plain:
+            assert path is not None
+            if path in early.kinds and path not in early.loaded:
+                early.whole[path] = _readable(load_source(name, path, kind, config.max_file_bytes, config.render))
+    return early
+
+
+def _readable(item: LoadedSource) -> list[Document]:
+    """The objects of `item` rules read, without their node trees (for whole-input checks)."""
+    every = all_rules()
+    found = []
+    for doc in item.documents:
+        if not unread_kind(doc.api_version, doc.kind, every):
+            doc.drop_nodes()
+            found.append(doc)
+    return found
+
+
+def prepare_streaming(
+    inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig, early: _Early | None = None
+) -> Prepared | None:
     """Find, by the text alone, the files holding kinds that checks look up, and load them (with standard
     input); rendered inputs are read from their text the same way. When some object's check reads the whole
     input, every object rules read is read once more, without its node tree, for the checks' context."""
@@ -327,38 +381,40 @@ def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: Li
             first[index] = item
             kinds = {doc.kind for doc in with_embedded(item.documents)}
         elif kind != "dockerfile":
-            try:
-                kinds = {kind.decode() for kind in set(_KIND.findall(read_regular(path, config.max_file_bytes)))}
-            except OSError:
-                continue  # not a regular file, too big or unreadable: reported when loaded
+            if early is not None and path in early.kinds:  # read while the renders ran
+                kinds = early.kinds[path]
+            else:
+                try:
+                    kinds = {kind.decode() for kind in set(_KIND.findall(read_regular(path, config.max_file_bytes)))}
+                except OSError:
+                    continue  # not a regular file, too big or unreadable: reported when loaded
             if kinds & LOOKED_UP_KINDS:
-                first[index] = load_source(name, path, kind, config.max_file_bytes, config.render)
+                found = early.loaded.get(path) if early is not None else None
+                first[index] = found or load_source(name, path, kind, config.max_file_bytes, config.render)
         whole = whole or bool(kinds & WHOLE_INPUT_KINDS)
     # Objects written as text in another (an Argo step that creates a runtime) are looked up like any other.
     looked_up = [doc for item in first.values() for doc in with_embedded(item.documents) if doc.kind in LOOKED_UP_KINDS]
-    return Prepared(first, looked_up + rendered_lookups, _whole_input(inputs, config, first) if whole else None)
+    ready = early.whole if early is not None else None
+    return Prepared(first, looked_up + rendered_lookups, _whole_input(inputs, config, first, ready) if whole else None)
 
 
 def _whole_input(
-    inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig, first: Mapping[int, LoadedSource]
+    inputs: Sequence[tuple[str, Path | None, str]],
+    config: LintConfig,
+    first: Mapping[int, LoadedSource],
+    ready: Mapping[Path, list[Document]] | None,
 ) -> list[Document]:
     """Every object of the input that rules read (kinds no rule reads left out: no whole-input check reads them),
-    each file's without its node trees, read one file at a time: what whole-input checks see while the input is
-    streamed file by file."""
-    every = all_rules()
+    each file's without its node trees, read one file at a time (`ready`: those read while the renders ran): what
+    whole-input checks see while the input is streamed file by file."""
     found: list[Document] = []
     for index, (name, path, kind) in enumerate(inputs):
         if index in first:
             found.extend(first[index].documents)
-            continue
-        if kind == "dockerfile" or path is None:
-            continue
-        item = load_source(name, path, kind, config.max_file_bytes, config.render)
-        for doc in item.documents:
-            if not unread_kind(doc.api_version, doc.kind, every):
-                doc.drop_nodes()
-                found.append(doc)
-        del item
+        elif ready is not None and path is not None and path in ready:
+            found.extend(ready[path])
+        elif kind != "dockerfile" and path is not None:
+            found.extend(_readable(load_source(name, path, kind, config.max_file_bytes, config.render)))
     return found
 
 
