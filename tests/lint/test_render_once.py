@@ -134,7 +134,8 @@ def test_the_whole_input_streamed_gives_what_loading_it_at_once_gives(
 
     repo = write_render_repo(tmp_path / "repo", overlays=2, crds=2, crd_kib=16, charts=1)
     (repo.root / "docs" / "samples" / "hpa.yaml").write_text(
-        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: server, namespace: serving-system}\n"
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
+        "metadata: {name: server, namespace: serving-system}\n"
         "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: model-server}\n"
         "  minReplicas: 0\n  maxReplicas: 4\n"
     )
