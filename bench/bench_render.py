@@ -128,10 +128,10 @@ def floor(repo: Path, renders: list[tuple[str, str]], jobs: int) -> Measured:
     return measure([sys.executable, "-c", driver, json.dumps(commands)], repo)
 
 
-def bench(repo: Path, jobs: int, rounds: int = 2) -> dict[str, int]:
+def bench(repo: Path, jobs: int, rounds: int = 2, kubegpu: Path = KUBEGPU) -> dict[str, int]:
     count = Path(tempfile.mkdtemp(prefix="kubegpu-bench-runs-")) / "runs.txt"
     env = counting_tools(count.parent / "bin", count)
-    command = [str(KUBEGPU), "lint", ".", "--exit-zero", "-o", "json", "--verbose"]
+    command = [str(kubegpu), "lint", ".", "--exit-zero", "-o", "json", "--verbose"]
     ours = measure(command, repo, env)
     counted = runs(count)
     renders = [(m.group(1), m.group(2), float(m.group(3))) for m in map(_RENDERED.match, ours.err.splitlines()) if m]
@@ -163,17 +163,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, help="measure this repository instead of the generated one")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each command; each one's best is reported")
+    parser.add_argument("--kubegpu", type=Path, default=KUBEGPU, help="the kubegpu to measure (another checkout's)")
     args = parser.parse_args()
     jobs = len(os.sched_getaffinity(0))
     if shutil.which("helm") is None or shutil.which("kubectl") is None:
         print("skipped: helm and kubectl are needed")
         return 0
     if args.repo is not None:
-        bench(args.repo.resolve(), jobs, args.rounds)
+        bench(args.repo.resolve(), jobs, args.rounds, args.kubegpu)
         return 0
     with tempfile.TemporaryDirectory(prefix="kubegpu-bench-render-") as folder:
         repo = write_render_repo(Path(folder) / "repo", overlays=OVERLAYS, crds=CRDS, crd_kib=CRD_KIB, charts=CHARTS)
-        counted = bench(repo.root, jobs, args.rounds)
+        counted = bench(repo.root, jobs, args.rounds, args.kubegpu)
         expected = {"kustomize": repo.kustomize_runs, "helm": repo.helm_runs}
         print(f"expected renders (each once): {expected['kustomize']} kustomize, {expected['helm']} helm")
         return 0 if counted == expected else 1
