@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,7 @@ def test_a_server_that_never_answers_costs_at_most_the_limits(tmp_path: Path, si
     kubectl = require("kustomize", "kubectl")
     for i in range(6):
         _kustomization(tmp_path / "repo" / f"o{i}", "resources", f"http://{silent_server.address}/{i}.yaml")
-    args = [".", "-o", "json", "--allow-remote", "--render-timeout", "1", "--render-deadline", "2.5"]
+    args = [".", "-o", "json", "--allow-remote", "--render-timeout", "1", "--render-deadline", "2.5", "--jobs", "1"]
     done = lint(args, tmp_path / "repo", tools_env(kubectl))
     assert done.code == 2, done.text
     messages = [f["message"] for f in json.loads(done.out)["findings"]]
@@ -87,6 +88,26 @@ def test_a_server_that_never_answers_costs_at_most_the_limits(tmp_path: Path, si
     assert "kubectl did not finish within 1 s (--render-timeout)" in messages[0]
     assert any("--render-deadline" in m and "not rendered" in m for m in messages[3:])
     assert silent_server.connections <= 3
+
+
+def test_renders_at_once_keep_the_timeout_and_the_deadline(tmp_path: Path, silent_server: LoopbackServer) -> None:
+    """Three renders at a time (--jobs 3): each still stops at --render-timeout, none starts after
+    --render-deadline, and the run's renders end within the deadline and one timeout."""
+    kubectl = require("kustomize", "kubectl")
+    for i in range(9):
+        _kustomization(tmp_path / "repo" / f"o{i}", "resources", f"http://{silent_server.address}/{i}.yaml")
+    args = [".", "-o", "json", "--allow-remote", "--render-timeout", "1", "--render-deadline", "1.5", "--jobs", "3"]
+    started = time.monotonic()
+    done = lint(args, tmp_path / "repo", tools_env(kubectl))
+    took = time.monotonic() - started
+    assert done.code == 2, done.text
+    messages = [f["message"] for f in json.loads(done.out)["findings"]]
+    assert len(messages) == 9
+    assert sum("within 1 s (--render-timeout)" in m for m in messages) >= 3
+    assert any("--render-deadline" in m and "not rendered" in m for m in messages)
+    assert all("--render-timeout" in m or "--render-deadline" in m for m in messages)
+    assert silent_server.connections <= 6
+    assert took < 1.5 + 1 + 15  # the renders' limits, and the start and lint of a run on a loaded machine
 
 
 def test_without_allow_remote_a_silent_server_is_never_reached(tmp_path: Path, silent_server: LoopbackServer) -> None:

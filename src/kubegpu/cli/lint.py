@@ -6,7 +6,7 @@
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -125,6 +125,13 @@ def lint(
             "without it they are refused with a notice and nothing reaches the network.",
         ),
     ] = False,
+    no_render: Annotated[
+        bool,
+        typer.Option(
+            "--no-render",
+            help="Lint plain files only: no chart or kustomization is rendered (each is counted in a notice).",
+        ),
+    ] = False,
     render_timeout: Annotated[
         float,
         typer.Option(
@@ -148,7 +155,8 @@ def lint(
         typer.Option(
             "--verbose",
             "-v",
-            help="List what was skipped (non-Kubernetes files, unchecked kinds, patch fragments) and why.",
+            help="List what was skipped (non-Kubernetes files, unchecked kinds, patch fragments) and why, and "
+            "each chart and kustomization rendered with its time.",
         ),
     ] = False,
     smt: Annotated[int | None, typer.Option(help="Threads per core of the target nodes.")] = None,
@@ -160,7 +168,7 @@ def lint(
             "-j",
             min=0,
             help="Processes to lint with (0: one per CPU when the input is over 512 KiB per "
-            "process). The findings are the same.",
+            "process), and charts and kustomizations rendered at once (0: one per CPU). The findings are the same.",
         ),
     ] = 0,
     node: Annotated[
@@ -205,11 +213,25 @@ def lint(
             allow_remote=allow_remote,
             render_timeout=render_timeout,
             render_deadline=render_deadline,
+            rendering=not no_render,
         )
         target = node_target(node, kubelet_config, smt)
         if kubelet_config is not None:
             paths = _with_file(paths, kubelet_config)
-        result = lint_paths(paths, config, jobs=jobs, target=target, stdin_name=stdin_filename, keep_documents=False)
+        progress = RenderProgress.on_terminal()
+        try:
+            result = lint_paths(
+                paths,
+                config,
+                jobs=jobs,
+                target=target,
+                stdin_name=stdin_filename,
+                keep_documents=False,
+                progress=progress,
+            )
+        finally:
+            if progress is not None:
+                progress.close()
         if write_baseline is not None:
             from kubegpu.report.baseline import baseline_text
 
@@ -226,6 +248,8 @@ def lint(
         raise fail(str(err)) from err
     except KubegpuError as err:
         raise fail(err) from err
+    if verbose:
+        _list_renders(result)
     if not quiet:
         for notice in result.notices:
             typer.echo(printable(f"kubegpu: notice: {notice}"), err=True)
@@ -288,6 +312,42 @@ def _report(
             write(render_github(result) + "\n")
     if buffer is not None and file is not None:
         write_report_file(file, buffer.getvalue())
+
+
+def _list_renders(result: LintResult) -> None:
+    """--verbose: each chart and kustomization rendered, its time and outcome, and those read through others."""
+    for record in result.renders:
+        cut = f", {record.objects_cut} object(s) of kinds no rule reads left out" if record.objects_cut else ""
+        typer.echo(printable(f"kubegpu: {record.outcome}: {record.label} in {record.seconds:.2f} s{cut}"), err=True)
+    for label, through in result.rendered_through:
+        more = f" and {len(through) - 2} more" if len(through) > 3 else ""
+        shown = ", ".join(through[:2] if more else through)
+        typer.echo(printable(f"kubegpu: read through {shown}{more}: {label}"), err=True)
+
+
+class RenderProgress:
+    """The progress line of a run's renders on standard error, only when it is a terminal (never in CI logs)."""
+
+    def __init__(self, stream: "TextIO") -> None:
+        self._stream = stream
+        self._shown = False
+
+    @classmethod
+    def on_terminal(cls) -> "RenderProgress | None":
+        import sys
+
+        return cls(sys.stderr) if sys.stderr.isatty() else None
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        line = printable(f"kubegpu: rendered {done}/{total}: {label}")[:100]
+        self._stream.write(f"\r\x1b[2K{line}")
+        self._stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            self._stream.write("\r\x1b[2K")
+            self._stream.flush()
 
 
 def _with_file(paths: list[str], extra: Path) -> list[str]:

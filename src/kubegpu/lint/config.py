@@ -82,6 +82,7 @@ class LintConfig:
         allow_remote: bool | None = None,
         render_timeout: float | None = None,
         render_deadline: float | None = None,
+        rendering: bool = True,
     ) -> LintConfig:
         """CLI flags win over the file: --select replaces, --ignore and --exclude add. Whether remote resources
         are fetched and how long renders may take are the command line's alone (the file is the repository's)."""
@@ -97,6 +98,7 @@ class LintConfig:
             allow_remote=render.allow_remote if allow_remote is None else allow_remote,
             timeout_s=render.timeout_s if render_timeout is None else render_timeout,
             deadline_s=render.deadline_s if render_deadline is None else render_deadline,
+            enabled=render.enabled and rendering,
         )
         return replace(
             self,

@@ -5,6 +5,7 @@ Positions are computed only for findings; suppressions (annotation or line comme
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubegpu.deadline import Deadline, DeadlineExceeded
 from kubegpu.lint.config import LintConfig
-from kubegpu.lint.inventory import Skipped, partial_object, skipped_file, unchecked_kind
+from kubegpu.lint.inventory import Skipped, partial_object, skipped_file, unchecked_kind, unread_kind
 from kubegpu.lint.registry import all_rules
 from kubegpu.manifests import (
     Document,
@@ -55,6 +56,7 @@ from kubegpu.workloads.expand import bind_runtimes, with_embedded
 
 if TYPE_CHECKING:
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins
+    from kubegpu.manifests.render_run import RenderRecord
 
 IGNORE_ANNOTATION = "kubegpu.io/ignore"
 _LINE_IGNORE = re.compile(r"#\s*kubegpu:\s*ignore\[([A-Za-z0-9_,\- ]+)\]")
@@ -76,6 +78,8 @@ class LintResult:
     checked: list[tuple[str, str, str]] = field(default_factory=list)  # (file, kind, name) of each object linted
     internal_errors: list[str] = field(default_factory=list)  # "internal error while reading FILE: ..." (exit 3)
     unread: int = 0  # inputs nothing could be read from: unreadable, unparseable as a whole, not rendered
+    renders: list[RenderRecord] = field(default_factory=list)  # each chart and kustomization rendered, in order
+    rendered_through: list[tuple[str, list[str]]] = field(default_factory=list)  # (kustomization, its includers)
 
     @property
     def skipped_files(self) -> list[Skipped]:
@@ -143,7 +147,13 @@ def load_source(
         return LoadedSource(source, (), (problem,))
     if kind == "dockerfile":
         return LoadedSource(source, (), ())
-    return _load_file(source, source.text)
+    text = source.text
+    if render is not None and render.unread is not None:  # a reports-only run: bodies no rule reads never built
+        from kubegpu.manifests.unread import strip_unread
+
+        text = strip_unread(text, render.unread, checked=True)[0]
+        source = replace(source, text=text)
+    return _load_file(source, text)
 
 
 def _load_file(source: SourceText, text: str) -> LoadedSource:
@@ -161,11 +171,13 @@ def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions, ma
     from kubegpu.manifests.origins import HelmOrigins, KustomizeOrigins, display
 
     label = f"chart {display(folder)}" if kind == HELM else f"kustomization {display(folder)}"
-    rendered = (
-        render_chart(folder, render, max_file_bytes)
-        if kind == HELM
-        else render_kustomization(folder, render, max_file_bytes)
-    )
+    rendered = render.results.get(Path(os.path.realpath(folder)))  # rendered once, before the run's lint
+    if rendered is None:
+        rendered = (
+            render_chart(folder, render, max_file_bytes)
+            if kind == HELM
+            else render_kustomization(folder, render, max_file_bytes)
+        )
     if rendered.text is None:
         source = SourceText(name, None, kind, rendered.error or rendered.notice, folder)
         problems: tuple[InputProblem, ...] = ()
@@ -206,30 +218,115 @@ class Prepared:
 
     first: dict[int, LoadedSource]
     looked_up: list[Document]
+    # Every object rules read, when some check reads the whole input: without their node trees (positions are
+    # asked only of the object being linted), in discovery order; None when no check does.
+    whole: list[Document] | None = None
 
 
-def prepare_streaming(inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig) -> Prepared | None:
+@dataclass
+class Early:
+    """The first pass over plain files, made while charts and kustomizations render: each file's kinds (from its
+    text), the files holding looked-up kinds loaded, and, when one holds a whole-input kind, every file's objects
+    that rules read, without node trees."""
+
+    kinds: dict[Path, set[str]]
+    loaded: dict[Path, LoadedSource]
+    whole: dict[Path, list[Document]] | None
+
+
+def read_early(inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig) -> Early:
+    """The first pass over the plain files (`Early`), which the runner makes while the renders run."""
+    plain = [(name, path, kind) for name, path, kind in inputs if path is not None and kind == "manifest"]
+    early = Early({}, {}, None)
+    for name, path, kind in plain:
+        assert path is not None
+        try:
+            kinds = {found.decode() for found in set(_KIND.findall(read_regular(path, config.max_file_bytes)))}
+        except OSError:
+            continue
+        early.kinds[path] = kinds
+        if kinds & LOOKED_UP_KINDS:
+            early.loaded[path] = load_source(name, path, kind, config.max_file_bytes, config.render)
+    if any(kinds & WHOLE_INPUT_KINDS for kinds in early.kinds.values()):
+        early.whole = {}
+        for name, path, kind in plain:
+            assert path is not None
+            if path in early.kinds and path not in early.loaded:
+                early.whole[path] = _readable(load_source(name, path, kind, config.max_file_bytes, config.render))
+    return early
+
+
+def _readable(item: LoadedSource) -> list[Document]:
+    """The objects of `item` rules read, without their node trees (for whole-input checks)."""
+    every = all_rules()
+    found = []
+    for doc in item.documents:
+        if not unread_kind(doc.api_version, doc.kind, every):
+            doc.drop_nodes()
+            found.append(doc)
+    return found
+
+
+def prepare_streaming(
+    inputs: Sequence[tuple[str, Path | None, str]], config: LintConfig, early: Early | None = None
+) -> Prepared | None:
     """Find, by the text alone, the files holding kinds that checks look up, and load them (with standard
-    input and rendered inputs); None when some object's check reads the whole input (no streaming then)."""
+    input); rendered inputs are read from their text the same way. When some object's check reads the whole
+    input, every object rules read is read once more, without its node tree, for the checks' context."""
     first: dict[int, LoadedSource] = {}
+    rendered_lookups: list[Document] = []
+    whole = False
     for index, (name, path, kind) in enumerate(inputs):
         kinds: set[str] = set()
-        if path is None or kind in (HELM, KUSTOMIZE):
+        done = None if path is None else config.render.results.get(Path(os.path.realpath(path)))
+        if kind in (HELM, KUSTOMIZE) and done is not None and done.text is not None:
+            # Rendered output is read like a file: its looked-up objects kept now, the rest when it is linted.
+            kinds = {found.decode() for found in set(_KIND.findall(done.text.encode()))}
+            if kinds & LOOKED_UP_KINDS:
+                assert path is not None
+                item = load_source(name, path, kind, config.max_file_bytes, config.render)
+                rendered_lookups.extend(d for d in with_embedded(item.documents) if d.kind in LOOKED_UP_KINDS)
+                del item
+        elif path is None or kind in (HELM, KUSTOMIZE):
             item = load_source(name, path, kind, config.max_file_bytes, config.render)
             first[index] = item
             kinds = {doc.kind for doc in with_embedded(item.documents)}
         elif kind != "dockerfile":
-            try:
-                kinds = {kind.decode() for kind in set(_KIND.findall(read_regular(path, config.max_file_bytes)))}
-            except OSError:
-                continue  # not a regular file, too big or unreadable: reported when loaded
+            if early is not None and path in early.kinds:  # read while the renders ran
+                kinds = early.kinds[path]
+            else:
+                try:
+                    kinds = {kind.decode() for kind in set(_KIND.findall(read_regular(path, config.max_file_bytes)))}
+                except OSError:
+                    continue  # not a regular file, too big or unreadable: reported when loaded
             if kinds & LOOKED_UP_KINDS:
-                first[index] = load_source(name, path, kind, config.max_file_bytes, config.render)
-        if kinds & WHOLE_INPUT_KINDS:
-            return None
+                found = early.loaded.get(path) if early is not None else None
+                first[index] = found or load_source(name, path, kind, config.max_file_bytes, config.render)
+        whole = whole or bool(kinds & WHOLE_INPUT_KINDS)
     # Objects written as text in another (an Argo step that creates a runtime) are looked up like any other.
     looked_up = [doc for item in first.values() for doc in with_embedded(item.documents) if doc.kind in LOOKED_UP_KINDS]
-    return Prepared(first, looked_up)
+    ready = early.whole if early is not None else None
+    return Prepared(first, looked_up + rendered_lookups, _whole_input(inputs, config, first, ready) if whole else None)
+
+
+def _whole_input(
+    inputs: Sequence[tuple[str, Path | None, str]],
+    config: LintConfig,
+    first: Mapping[int, LoadedSource],
+    ready: Mapping[Path, list[Document]] | None,
+) -> list[Document]:
+    """Every object of the input that rules read (kinds no rule reads left out: no whole-input check reads them),
+    each file's without its node trees, read one file at a time (`ready`: those read while the renders ran): what
+    whole-input checks see while the input is streamed file by file."""
+    found: list[Document] = []
+    for index, (name, path, kind) in enumerate(inputs):
+        if index in first:
+            found.extend(first[index].documents)
+        elif ready is not None and path is not None and path in ready:
+            found.extend(ready[path])
+        elif kind != "dockerfile" and path is not None:
+            found.extend(_readable(load_source(name, path, kind, config.max_file_bytes, config.render)))
+    return found
 
 
 def lint_streaming(
@@ -245,11 +342,12 @@ def lint_streaming(
     counting frees them); rendered inputs are linted together, their findings merged across overlays.
     """
     total = LintResult()
-    rendered = []
+    parts: list[_RenderedFindings] = []
     plan = _RulePlan.of(config)
     # One context for every file: what checks may look up is the same for all, and indexing it per file cost
     # a pass over every looked-up object per file (and a new tuple per file, which checks' caches key on).
-    context = _context(config, with_embedded(prepared.looked_up), False, target)
+    readable = prepared.looked_up if prepared.whole is None else prepared.whole
+    context = _context(config, with_embedded(readable), prepared.whole is not None, target)
     messages: dict[str, str] = {}  # findings that say the same thing share one text (a quarter are distinct)
     for index in indices:
         name, path, kind = inputs[index]
@@ -258,9 +356,6 @@ def lint_streaming(
             if index in prepared.first
             else load_source(name, path, kind, config.max_file_bytes, config.render)
         )
-        if item.origins is not None:
-            rendered.append(item)
-            continue
         _absorb(
             total,
             lint_loaded(
@@ -271,22 +366,14 @@ def lint_streaming(
                 ordered=False,  # lint_paths orders the whole run (the same order: files never tie)
                 context=context,
                 messages=messages,
+                rendered_parts=parts,  # a rendered input's findings, moved to the files people edit, merged below
             ),
         )
         if index not in prepared.first:
             for doc in item.documents:
                 release(doc)
         del item
-    if rendered:
-        _absorb(
-            total,
-            lint_loaded(
-                rendered,
-                config,
-                plan=plan,
-                context=context,
-            ),
-        )
+    total.findings.extend(_merged(parts))
     return total
 
 
@@ -389,6 +476,7 @@ def lint_loaded(
     context: RuleContext | None = None,
     messages: dict[str, str] | None = None,
     deadline: Deadline | None = None,
+    rendered_parts: list[_RenderedFindings] | None = None,
 ) -> LintResult:
     """Lint loaded inputs; `context_documents` (default: theirs) is what cross-object checks may read.
 
@@ -399,6 +487,8 @@ def lint_loaded(
     for `context_documents`, `whole_input_shared` and `target`).
     `messages`: the texts of findings already made in this run (reports only), which equal ones share.
     `deadline`: checked before each object, rule, pod template and finding; DeadlineExceeded is raised, not recorded.
+    `rendered_parts`: where the findings of rendered inputs go, moved to their sources but not yet merged across
+    the inputs that render the same file (for a caller that lints rendered inputs one at a time, then merges).
     """
     if plan is None:
         plan = _RulePlan.of(config)
@@ -428,7 +518,13 @@ def lint_loaded(
         except Exception as err:  # a bug, not the input's fault: say so, and go on with the other files
             result.internal_errors.append(internal_error(item.source.name, err))
     if rendered:
-        _point_at_sources(result, rendered)
+        parts = [_located(item, result.findings[first:end], not keep_documents) for item, first, end in rendered]
+        moved = {index for _item, first, end in rendered for index in range(first, end)}
+        result.findings[:] = [f for index, f in enumerate(result.findings) if index not in moved]
+        if rendered_parts is not None:
+            rendered_parts.extend(parts)
+        else:
+            result.findings.extend(_merged(parts))
     return in_order(result) if ordered else result
 
 
@@ -518,41 +614,61 @@ def in_order(result: LintResult) -> LintResult:
     return result
 
 
-def _point_at_sources(result: LintResult, rendered: Sequence[tuple[LoadedSource, int, int]]) -> None:
-    """Move findings on rendered objects to the template, resource or patch line; report each once.
+@dataclass(frozen=True)
+class _RenderedFindings:
+    """One rendered input's findings, moved to the template, resource or patch line they came from, and the files
+    it renders (a kustomization's), so that inputs rendering the same file can be merged."""
+
+    label: str
+    findings: list[Finding]
+    files: frozenset[str]
+
+
+def _located(item: LoadedSource, findings: Sequence[Finding], detach: bool) -> _RenderedFindings:
+    """Move findings on the rendered objects of `item` to the template, resource or patch line (`detach`: let go
+    of the objects they came from, once located)."""
+    from kubegpu.manifests.origins import KustomizeOrigins
+
+    origins = item.origins
+    assert origins is not None
+    files = frozenset(origins.files(item.documents)) if isinstance(origins, KustomizeOrigins) else frozenset()
+    moved = []
+    for finding in findings:
+        doc = finding.document
+        where = origins.locate(doc, finding.location.path) if doc is not None else None
+        if where is None:
+            where = _render_location(item, finding.location)
+        finding = replace(finding, location=where)
+        moved.append(_detached(finding) if detach else finding)
+    return _RenderedFindings(item.label or "", moved, files)
+
+
+def _merged(parts: Sequence[_RenderedFindings]) -> list[Finding]:
+    """The findings of rendered inputs, each once.
 
     A base rendered by several overlays gives the same finding once per overlay: it is kept once, and
     when only some of the kustomizations that render that file have it, the finding says which.
     """
-    from kubegpu.manifests.origins import KustomizeOrigins
-
-    keep = [True] * len(result.findings)
     by_key: dict[tuple[str, str, int, int, str], int] = {}
-    seen_in: dict[int, list[str]] = {}
+    found: list[Finding] = []
+    seen_in: list[list[str]] = []
     renders: dict[str, list[str]] = {}  # source file -> labels of the inputs that render it
-    for item, first, end in rendered:
-        origins = item.origins
-        assert origins is not None
-        if isinstance(origins, KustomizeOrigins):
-            for file in origins.files(item.documents):
-                renders.setdefault(file, []).append(item.label or "")
-        for index in range(first, end):
-            finding = result.findings[index]
-            doc = finding.document
-            where = origins.locate(doc, finding.location.path) if doc is not None else None
-            if where is None:
-                where = _render_location(item, finding.location)
+    for part in parts:
+        for file in part.files:
+            renders.setdefault(file, []).append(part.label)
+    for part in parts:
+        for finding in part.findings:
+            where = finding.location
             key = (finding.code, where.file, where.line, where.column, where.dotted_path)
             earlier = by_key.get(key)
             if earlier is not None:
-                keep[index] = False
-                seen_in[earlier].append(item.label or "")
+                seen_in[earlier].append(part.label)
                 continue
-            by_key[key] = index
-            seen_in[index] = [item.label or ""]
-            result.findings[index] = replace(finding, location=where)
-    for index, labels in seen_in.items():
-        finding = result.findings[index]
+            by_key[key] = len(found)
+            found.append(finding)
+            seen_in.append([part.label])
+    for index, labels in enumerate(seen_in):
+        finding = found[index]
         produced_by = set(labels)
         renderers = set(renders.get(finding.location.file, ()))
         if len(renderers) > 1 and produced_by < renderers:
@@ -561,8 +677,8 @@ def _point_at_sources(result: LintResult, rendered: Sequence[tuple[LoadedSource,
             continue  # every kustomization that renders the file has it
         else:
             note = labels[0]
-        result.findings[index] = replace(finding, message=f"{finding.message} [{note}]")
-    result.findings[:] = [f for f, kept in zip(result.findings, keep, strict=True) if kept]
+        found[index] = replace(finding, message=f"{finding.message} [{note}]")
+    return found
 
 
 def _record_checked(result: LintResult, item: LoadedSource) -> None:

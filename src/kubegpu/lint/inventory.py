@@ -7,12 +7,13 @@ next to its manifests. The summary counts what was skipped; `--verbose` lists it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kubegpu.manifests import Document, memoised
 from kubegpu.manifests.recognise import NotAManifest
-from kubegpu.ruleapi import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS
-from kubegpu.workloads import Coverage, coverage, partial
+from kubegpu.ruleapi import LOOKED_UP_KINDS, WHOLE_INPUT_KINDS, Rule, Target
+from kubegpu.workloads import Coverage, coverage, holds_no_pods, partial
 
 # Files that carry apiVersion and kind but are read by tools, not served by the API server.
 _TOOL_CONFIG = frozenset(
@@ -67,6 +68,15 @@ def _unchecked_kind(doc: Document) -> Skipped | None:
         "not check, without a pod template",
         "object",
     )
+
+
+def unread_kind(api_version: str, kind: str, rules: Iterable[Rule]) -> bool:
+    """No rule of `rules` reads objects of this API version and kind, and no check looks them up: they hold no pods
+    (the workload adapters' model), and no document rule names their kind. Rendered output leaves their bodies
+    out before they are built (`manifests.unread`)."""
+    if kind in LOOKED_UP_KINDS or kind in WHOLE_INPUT_KINDS or not holds_no_pods(api_version, kind):
+        return False
+    return not any(rule.target is Target.DOCUMENT and (rule.kinds is None or kind in rule.kinds) for rule in rules)
 
 
 def partial_object(doc: Document) -> Skipped | None:

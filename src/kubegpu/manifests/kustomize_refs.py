@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from kubegpu.manifests.regular_file import read_regular
 from kubegpu.manifests.roots import Root, display
 
 MAX_KUSTOMIZATIONS = 1000  # bases, overlays and components one build may reach
@@ -46,11 +47,46 @@ def kustomization_file(folder: Path) -> Path | None:
     return next((folder / n for n in KUSTOMIZATION_FILES if (folder / n).is_file()), None)
 
 
+def read_kustomization(folder: Path, max_bytes: int) -> tuple[Path, yaml.Node | None] | None:
+    """The kustomization file of `folder` and its YAML node tree (None when it does not parse: kustomize says
+    what is wrong with it); None when the folder holds none or it cannot be read."""
+
+    file = kustomization_file(folder)
+    if file is None:
+        return None
+    try:
+        return file, yaml.compose(read_regular(file, max_bytes).decode("utf-8", "replace"), Loader=_BaseLoader)
+    except OSError:
+        return None
+    except yaml.YAMLError:
+        return file, None
+
+
+def is_component(node: yaml.Node | None) -> bool:
+    """A kustomization of `kind: Component`, which kustomize builds only under `components:` of another."""
+    kind = _get(node, "kind")
+    return isinstance(kind, yaml.ScalarNode) and kind.value == "Component"
+
+
+def included_folders(folder: Path, node: yaml.Node | None) -> list[Path]:
+    """The local folders (links resolved) that a kustomization builds on: its `resources`, `bases` and
+    `components` entries that are folders; remote entries and files are left out."""
+    here = Path(os.path.realpath(folder))
+    found: list[Path] = []
+    for count, (field, value, _line) in enumerate(_references(node)):
+        if count >= MAX_REFERENCES:
+            break
+        local = not value.lower().startswith("file:") and not _remote(value, here)
+        if field in ("resources", "bases", "components") and local:
+            target = Path(os.path.realpath(here / value))
+            if target.is_dir():
+                found.append(target)
+    return found
+
+
 def check(folder: Path, root: Root, allow_remote: bool, max_bytes: int) -> Refusal | None:
     """The first reference of `folder`'s kustomization, or of one it builds on, that leaves `root` or is
     remote (unless allowed); None when the build reads only files in the root."""
-    from kubegpu.manifests.regular_file import read_regular
-
     queue = [Path(os.path.realpath(folder))]
     seen: set[Path] = set()
     while queue:
@@ -60,13 +96,10 @@ def check(folder: Path, root: Root, allow_remote: bool, max_bytes: int) -> Refus
         seen.add(here)
         if len(seen) > MAX_KUSTOMIZATIONS:
             return Refusal(folder, 1, f"it builds on more than {MAX_KUSTOMIZATIONS} kustomizations")
-        file = kustomization_file(here)
-        if file is None:
-            continue
-        try:
-            node = yaml.compose(read_regular(file, max_bytes).decode("utf-8", "replace"), Loader=_BaseLoader)
-        except (OSError, yaml.YAMLError):
+        read = read_kustomization(here, max_bytes)
+        if read is None or read[1] is None:
             continue  # kustomize says what is wrong with it
+        file, node = read
         for count, (field, value, line) in enumerate(_references(node)):
             if count >= MAX_REFERENCES:
                 return Refusal(file, line, f"it names more than {MAX_REFERENCES} files")

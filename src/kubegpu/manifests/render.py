@@ -16,7 +16,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -108,6 +108,11 @@ class RenderOptions:
     deadline_s: float = DEFAULT_RENDER_DEADLINE_S
     roots: Mapping[Path, Root] = field(default_factory=dict)  # kustomization folder (resolved) -> its root
     ends: Deadline | None = None  # past it no render starts
+    enabled: bool = True  # False: --no-render, only plain files are linted
+    results: Mapping[Path, Rendered] = field(default_factory=dict)  # this run's renders, by resolved folder
+    # (apiVersion, kind) -> no rule reads such objects: a reports-only run cuts them from plain files before they
+    # are parsed (`unread.strip_unread`); None: files are read whole (fix edits them)
+    unread: Callable[[str, str], bool] | None = None
 
     def for_chart(self, chart: Path) -> HelmSettings:
         own = self.charts.get(chart.resolve())
@@ -245,9 +250,12 @@ def render_kustomization(folder: Path, options: RenderOptions, max_bytes: int) -
         home.mkdir()
         workdir.mkdir()
         target = os.path.relpath(os.path.realpath(folder), workdir)
+        read = kustomize_refs.read_kustomization(folder, max_bytes)
+        # kustomize builds a Component only under `components:` of a Kustomization; it refuses it as a resource
+        where = "components" if read is not None and kustomize_refs.is_component(read[1]) else "resources"
         (workdir / "kustomization.yaml").write_text(
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-            f"resources:\n  - {json.dumps(target)}\nbuildMetadata: [originAnnotations, transformerAnnotations]\n"
+            f"{where}:\n  - {json.dumps(target)}\nbuildMetadata: [originAnnotations, transformerAnnotations]\n"
         )
         ran = sandbox.run(
             [*command, "--", str(workdir)],
@@ -262,8 +270,49 @@ def render_kustomization(folder: Path, options: RenderOptions, max_bytes: int) -
     if ran.stopped is not None:
         return Rendered(None, error=ran.stopped)
     if ran.code != 0:
-        return Rendered(None, error=f"kustomize build failed: {_first_error_line(ran.err).replace(str(workdir), '.')}")
+        return Rendered(None, error=f"kustomize build failed: {kustomize_error(ran.err, folder, workdir, target)}")
     return Rendered(ran.out, workdir=workdir, root=root)
+
+
+_KLOG = re.compile(r"^[EWIF]\d{4} [\d:.]+\s+\d+ [^\]]*\] ")  # kubectl's log prefix: E1206 12:00:00.0 123 run.go:72]
+_QUOTED_ERR = re.compile(r'"command failed" err="((?:[^"\\]|\\.)*)"')
+
+
+def kustomize_error(stderr: str, folder: Path, workdir: Path, target: str) -> str:
+    """kustomize's (or kubectl's) whole error, on one line, naming the user's folder where it named kubegpu's
+    temporary wrapper: kubectl prints it as a log entry (`E1206 ... "command failed" err=...`), quoted on one line or
+    as an indented block, which is unwrapped here instead of cut to its first line."""
+    text = stderr.strip()
+    quoted = _QUOTED_ERR.search(text)
+    if quoted is not None:
+        try:
+            message = json.loads(f'"{quoted.group(1)}"')
+        except ValueError:
+            message = quoted.group(1)
+    elif "err=<" in text:
+        body = text.split("err=<", 1)[1]
+        message = " ".join(line.strip() for line in body.splitlines() if line.strip() and line.strip() != ">")
+    else:
+        lines = [_KLOG.sub("", line).strip() for line in text.splitlines() if line.strip()]
+        message = " ".join(lines) or "no output"
+        for prefix in ("Error: ", "error: "):
+            message = message.removeprefix(prefix)
+    # The wrapper's layer: kustomize read the user's folder as a file first ("must resolve to a file"), then as a
+    # kustomization; only the second error says what is wrong.
+    ours = re.match(
+        r"accumulating resources: accumulation err='accumulating (?:resources|components) from "
+        + re.escape(f"'{target}'")
+        + r": .*? must resolve to a file': (.*)$",
+        message,
+        re.DOTALL,
+    )
+    if ours is not None:
+        message = ours.group(1)
+    shown = display(folder)
+    real = os.path.realpath(folder)
+    message = re.sub(re.escape(real) + r"(?=[/'\s]|$)", shown, message.replace(f"'{target}'", f"'{shown}'"))
+    message = message.replace(str(workdir), "kubegpu's build folder").replace(str(workdir.parent), "a temporary folder")
+    return " ".join(message.split())
 
 
 def _first_error_line(stderr: str) -> str:

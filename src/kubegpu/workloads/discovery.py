@@ -15,7 +15,7 @@ from kubegpu.manifests.resources import uses_accelerators
 from kubegpu.manifests.template import PodTemplate
 from kubegpu.workloads.generic import generic_templates
 from kubegpu.workloads.kind import GangShape, WorkloadKind
-from kubegpu.workloads.registry import ADAPTERS, api_group, kind_of
+from kubegpu.workloads.registry import ADAPTERS, adapter_of, api_group, kind_of
 
 
 def pod_templates(doc: Document) -> Iterator[PodTemplate]:
@@ -147,6 +147,15 @@ def coverage(doc: Document) -> Coverage:
     if api_group(doc) in _NO_POD_GROUPS or doc.kind in _NO_POD_KINDS or doc.kind.endswith("List"):
         return Coverage.NO_PODS
     return Coverage.NOT_CHECKED
+
+
+def holds_no_pods(api_version: str, kind: str) -> bool:
+    """Objects of this API version and kind never hold pods and no adapter reads them: decided by the two alone,
+    as `coverage` decides NO_PODS, so that rendered output can leave their bodies out before they are built."""
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    if adapter_of(group, kind) is not None:
+        return False
+    return group in _NO_POD_GROUPS or kind in _NO_POD_KINDS
 
 
 def generic_note(doc: Document) -> str:

@@ -97,10 +97,14 @@ _UNKNOWN = object()
 
 
 def _lookup(doc: Document) -> WorkloadKind | None:
-    candidates = _BY_KIND.get(doc.kind)
+    return adapter_of(api_group(doc), doc.kind)
+
+
+def adapter_of(group: str, kind: str) -> WorkloadKind | None:
+    """The adapter that reads objects of this API group and kind, if any."""
+    candidates = _BY_KIND.get(kind)
     if candidates is None:
         return None
-    group = api_group(doc)
     for adapter in candidates:
         if adapter.groups is None or group in adapter.groups:
             return adapter
