@@ -11,7 +11,7 @@ from kubegpu.defrag.after import applied
 from kubegpu.defrag.budgets import allowance
 from kubegpu.defrag.lower import lower_bound
 from kubegpu.defrag.plan import Plan, make_plan
-from kubegpu.defrag.problem import build_instance
+from kubegpu.defrag.problem import GROUP, build_instance
 from kubegpu.defrag.search import search
 from kubegpu.defrag.targets import GangRequest, gang_target, parse_gang, target_for
 from kubegpu.errors import InputError
@@ -187,6 +187,26 @@ def test_a_pod_group_evicted_is_evicted_whole() -> None:
     assert {e.pod for e in plan.evictions} == {f"ml/g-{j}" for j in range(4)}  # g-3 leaves gpu-1 with its group
     assert plan.placements == (("ml/train-0", "gpu-0"),)
     _holds(snap, plan)
+
+
+def test_a_pod_group_with_a_pod_that_cannot_move_stays_whole() -> None:
+    # g's fourth pod outranks the waiting pod, h's third runs on a cordoned node; k and a lone pod may move
+    cordoned = {**node("gpu-2"), "spec": {"unschedulable": True}}
+    objects = [node("gpu-0"), node("gpu-1"), cordoned]
+    objects += [pod(f"g-{j}", 1, "gpu-0", annotations={VOLCANO: "g"}) for j in range(3)]
+    objects.append(pod("g-3", 1, "gpu-1", annotations={VOLCANO: "g"}, priority=1000))
+    objects += [pod(f"h-{j}", 1, "gpu-0", annotations={VOLCANO: "h"}) for j in range(2)]
+    objects.append(pod("h-2", 1, "gpu-2", annotations={VOLCANO: "h"}))
+    objects += [pod(f"k-{j}", 1, "gpu-1", annotations={VOLCANO: "k"}) for j in range(2)]
+    objects += [pod("solo", 1, "gpu-1"), pod("train-0", 8, None, owner="Job")]
+    snap = snapshot(objects)
+    instance = build_instance(snap, target_for(snap, "ml/train-0"))
+    stuck = {k.pod: k.detail for k in instance.kept if k.kind == GROUP}
+    above = "Volcano pod group ml/g: ml/g-3 priority above the waiting pods' (1000 > 0)"
+    cordon = "Volcano pod group ml/h: ml/h-2 runs on gpu-2, which is not schedulable"
+    assert stuck == {"ml/g-0": above, "ml/g-1": above, "ml/g-2": above, "ml/h-0": cordon, "ml/h-1": cordon}
+    assert [c.pod.key for c in instance.candidates] == ["ml/k-0", "ml/k-1", "ml/solo"]
+    assert [(u.members, u.group) for u in instance.units] == [((0, 1), "ml/Volcano/k"), ((2,), None)]
 
 
 @pytest.mark.parametrize(

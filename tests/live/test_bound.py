@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from kubegpu.cli.main import app
 from kubegpu.live.audit import AuditOptions, audit
-from kubegpu.live.bound import repack_bound, repack_problem
+from kubegpu.live.bound import Fixed, repack_bound, repack_problem
 from kubegpu.live.model import ClusterSnapshot
 from kubegpu.live.parse import parse_node, parse_pod
 from kubegpu.live.render import render_text
@@ -84,6 +84,19 @@ def test_pods_that_cannot_move_stay_where_they_run() -> None:
     # the same pod owned by a ReplicaSet may move to the CPU node, which frees the GPU node for the job
     pods[0] = pod("rs", 0, "gpu", cpu="60", owner="ReplicaSet")
     assert repack_bound(snapshot(nodes, pods)).placeable_pending == 8
+
+
+def test_a_node_running_more_than_it_offers_keeps_its_pods_and_takes_nothing() -> None:
+    # `full` offers 4 GPUs and runs pods asking for 6: they stay, its 4 GPUs count as held, it takes no pod
+    nodes = [node("full", 4), node("free", 8)]
+    pods = [pod("a", 3, "full"), pod("b", 3, "full"), pod("c", 2, "free"), pod("big", 8, None)]
+    problem, current, fixed = repack_problem(snapshot(nodes, pods))
+    full, free = problem.classes
+    assert (full.name, full.cpu_milli, full.memory_mib, full.pods, full.gpus) == ("full", 0, 0, 0, 0)
+    assert (free.name, free.gpus) == ("free", 8)
+    assert [(t.gpu_count, t.required, t.available) for t in problem.types] == [(2, 1, 1), (8, 0, 1)]
+    assert current == {0: [(0, 0)], 1: [(1, 0)]}
+    assert fixed == Fixed(gpus=4, allocated=4, pending=8)
 
 
 def test_selectors_keep_pods_to_their_nodes() -> None:

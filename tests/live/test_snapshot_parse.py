@@ -13,7 +13,7 @@ from kubegpu.errors import InputError
 from kubegpu.live.fit import NodeFree, copies, usable_gpus
 from kubegpu.live.model import NodeInfo, PodShape
 from kubegpu.live.parse import parse_pod
-from kubegpu.live.snapshot import configz_node, load_snapshot
+from kubegpu.live.snapshot import build_snapshot, configz_node, load_snapshot
 
 
 def test_bad_json_names_file_and_line(tmp_path: Path) -> None:
@@ -74,6 +74,30 @@ def test_yaml_dump_and_typed_list(tmp_path: Path) -> None:
     )
     snapshot = load_snapshot([dump])
     assert snapshot.nodes[0].allocatable == {"nvidia.com/gpu": 2, "cpu": 8000}
+
+
+def test_objects_are_sorted_by_kind_and_api_group_and_the_rest_counted() -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {}}
+    budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b", "namespace": "ns"}}
+    objects = [
+        (node, "nodes.json"),
+        (budget, "pdb.json"),
+        ({**budget, "apiVersion": "v1"}, "pdb.json"),  # a PodDisruptionBudget outside group policy is not one
+        ({"apiVersion": "example.com/v1", "kind": "Topology", "metadata": {"name": "t"}}, "x.json"),
+        ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}, "x.json"),
+        ({"metadata": {"name": "nameless"}}, "x.json"),
+    ]
+    snap = build_snapshot(objects, notes=("read from files",), listed=("PriorityClass",))
+    assert [n.name for n in snap.nodes] == ["n"]
+    assert [b.name for b in snap.disruption_budgets] == ["b"] and snap.kueue_topologies == ()
+    assert snap.notes == (
+        "read from files",
+        "ignored objects the audit does not use: 1 <no kind>, 1 ConfigMap, 1 PodDisruptionBudget, 1 Topology",
+    )
+    assert snap.kinds == {"Node", "PodDisruptionBudget", "Topology", "ConfigMap", "", "PriorityClass"}
+    with pytest.raises(InputError, match="node n appears twice in the snapshot") as info:
+        build_snapshot([(node, "a.json"), (node, "b.json")], source="dump")
+    assert info.value.file == "dump"
 
 
 def test_sidecar_and_init_requests() -> None:

@@ -205,6 +205,26 @@ def test_pods_of_one_group_are_explained_together_and_gates_are_named(tmp_path: 
     assert e.causes[0].figures == {"gated_pods": ["train/w-1"]}
 
 
+def test_a_workload_whose_queue_or_topology_level_is_unknown_is_explained_with_a_note(tmp_path: Path) -> None:
+    # the workload names a LocalQueue the snapshot lacks and a topology level nothing defines
+    for path in (WHY / "quota").glob("*.json"):
+        (tmp_path / path.name).write_text(path.read_text())
+    kueue = json.loads((WHY / "quota" / "kueue.json").read_text())
+    (workload,) = [item for item in kueue["items"] if item["kind"] == "Workload"]
+    workload["spec"]["queueName"] = "gone"
+    workload["spec"]["podSets"][0]["topologyRequest"] = {"required": "example.com/pod"}
+    (tmp_path / "kueue.json").write_text(json.dumps(kueue))
+    report = explain_snapshot(load_snapshot([tmp_path]))
+    (e,) = report.explanations
+    assert e.subject == "train/job-ft-7c1e2 (Kueue workload)" and "quota" not in e.kinds
+    assert report.notes == (
+        "workload train/job-ft-7c1e2 asks for topology level example.com/pod, which no Kueue Topology or "
+        "--block-label/--rack-label names",
+        "workload train/job-ft-7c1e2: LocalQueue train/gone is not in the snapshot, so its ClusterQueue's quota "
+        "is not checked",
+    )
+
+
 def test_a_not_ready_node_counts_as_tainted(tmp_path: Path) -> None:
     for path in (WHY / "taint").glob("*.json"):
         (tmp_path / path.name).write_text(path.read_text())

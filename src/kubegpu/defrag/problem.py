@@ -214,16 +214,30 @@ def _stays(
     return _Movable(extra, own)
 
 
-def build_instance(
-    snapshot: ClusterSnapshot, target: Target, registry: AcceleratorRegistry = DEFAULT_REGISTRY
-) -> Instance:
-    """The instance: schedulable nodes, candidates, units, kinds and the waiting pods' kinds."""
-    nodes = tuple(n for n in snapshot.nodes if n.schedulable)
-    index = {n.name: i for i, n in enumerate(nodes)}
+@dataclass(frozen=True)
+class _Evictable:
+    """A pod the eviction API would let go: its node's index, its shape, the budget it draws on, its priority."""
+
+    pod: PodInfo
+    node: int
+    shape: PodShape
+    budget: str
+    priority: int
+
+
+def _sort_pods(
+    snapshot: ClusterSnapshot,
+    nodes: Sequence[NodeInfo],
+    index: Mapping[str, int],
+    target: Target,
+    allowances: dict[str, Allowance],
+    registry: AcceleratorRegistry,
+) -> tuple[list[Kept], list[_Evictable]]:
+    """Every pod on the schedulable nodes, node by node: the ones that stay (and why) and the evictable ones.
+    A pod stays for what keeps it on its node (`_stays`) or because its PodDisruptionBudgets refuse."""
     budgets = snapshot.disruption_budgets
-    allowances = {b.key: allowance(b, snapshot) for b in budgets}
     kept: list[Kept] = []
-    movable: list[tuple[PodInfo, int, PodShape, str, int]] = []  # pod, node, shape, budget, priority
+    movable: list[_Evictable] = []
     for node in nodes:
         for pod in snapshot.pods_on(node.name):
             covering = [b for b in budgets if b.covers(pod)]
@@ -231,18 +245,21 @@ def build_instance(
             if not isinstance(stay, _Movable):
                 kept.append(Kept(pod.key, node.name, *stay))
                 continue
-            extra, priority = stay.affinity, stay.priority
             answer = verdict(pod, covering, allowances)
             if answer.refused:
                 kept.append(Kept(pod.key, node.name, BUDGET, answer.refused))
                 continue
-            movable.append((pod, index[node.name], _shape(pod, extra, registry), answer.budget, priority))
-    # pod groups move whole: a group with a member that cannot move (or runs on a node no pod may leave) stays
-    groups: dict[str, list[int]] = {}
-    for i, (pod, *_rest) in enumerate(movable):
-        key = pod_group(pod)
-        if key is not None:
-            groups.setdefault(key, []).append(i)
+            shape = _shape(pod, stay.affinity, registry)
+            movable.append(_Evictable(pod, index[node.name], shape, answer.budget, stay.priority))
+    return kept, movable
+
+
+def _stuck_groups(
+    snapshot: ClusterSnapshot, movable: Sequence[_Evictable], kept: Sequence[Kept], index: Mapping[str, int]
+) -> dict[str, str]:
+    """The pod groups with an evictable pod that cannot move whole, and why: one of their running pods stays,
+    or runs on a node that is not schedulable (pod groups move whole or not at all)."""
+    groups = {key for key in (pod_group(m.pod) for m in movable) if key is not None}
     stuck: dict[str, str] = {}
     kept_keys = {entry.pod: entry for entry in kept}
     for pod in snapshot.pods:
@@ -253,24 +270,52 @@ def build_instance(
             stuck[key] = f"{group_name(key)}: {pod.key} {kept_keys[pod.key].reason}"
         elif pod.node_name not in index:
             stuck[key] = f"{group_name(key)}: {pod.key} runs on {pod.node_name}, which is not schedulable"
-    resources = sorted(
-        {r for pod, *_ in movable for r, v in pod.requests.items() if v > 0}
+    return stuck
+
+
+def _resources(movable: Sequence[_Evictable], target: Target) -> list[str]:
+    """The resources the instance counts, sorted: those an evictable or waiting pod requests, and pod slots."""
+    return sorted(
+        {r for m in movable for r, v in m.pod.requests.items() if v > 0}
         | {r for p in target.pods for r, v in p.requests.items() if v > 0}
         | {PODS}
     )
-    eligibility = _Eligibility(nodes)
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """The candidates with their kinds and units, and the evictable pods their pod group keeps in place."""
+
+    candidates: tuple[Candidate, ...]
+    kinds: tuple[Kind, ...]
+    units: tuple[Unit, ...]
+    kept: tuple[Kept, ...]
+
+
+def _candidates(
+    movable: Sequence[_Evictable],
+    stuck: Mapping[str, str],
+    nodes: Sequence[NodeInfo],
+    resources: Sequence[str],
+    eligibility: _Eligibility,
+    target_priority: int,
+) -> _Candidates:
+    """The evictable pods whose group may move, as candidates: each with its kind (pods interchangeable for
+    placement share one) and its unit (its pod group's, or its own)."""
+    kept: list[Kept] = []
     kinds: list[Kind] = []
     kind_index: dict[tuple[object, ...], int] = {}
     candidates: list[Candidate] = []
     units: list[Unit] = []
     unit_of_group: dict[str, int] = {}
-    for pod, at, shape, budget, priority in movable:
-        key = pod_group(pod)
+    for m in movable:
+        key = pod_group(m.pod)
         if key is not None and key in stuck:
-            kept.append(Kept(pod.key, nodes[at].name, GROUP, stuck[key]))
+            kept.append(Kept(m.pod.key, nodes[m.node].name, GROUP, stuck[key]))
             continue
-        requests = {**pod.requests, PODS: 1}
-        lossable = priority < target.priority
+        requests = {**m.pod.requests, PODS: 1}
+        lossable = m.priority < target_priority
+        shape = m.shape
         kkey: tuple[object, ...] = (tuple(requests.get(r, 0) for r in resources), shape.node_selector)
         kkey += (shape.tolerations, shape.node_affinity, lossable)
         k = kind_index.get(kkey)
@@ -287,7 +332,12 @@ def build_instance(
             if unit == len(units):
                 units.append(Unit((), key))
             units[unit] = Unit((*units[unit].members, len(candidates)), key)
-        candidates.append(Candidate(pod, at, k, unit, budget, priority, shape))
+        candidates.append(Candidate(m.pod, m.node, k, unit, m.budget, m.priority, shape))
+    return _Candidates(tuple(candidates), tuple(kinds), tuple(units), tuple(kept))
+
+
+def _target_kinds(target: Target, resources: Sequence[str], eligibility: _Eligibility) -> list[TargetKind]:
+    """The waiting pods grouped into kinds: the same requests and the same nodes they may run on."""
     target_kinds: list[TargetKind] = []
     tkind_index: dict[tuple[object, ...], int] = {}
     for i, tpod in enumerate(target.pods):
@@ -301,6 +351,12 @@ def build_instance(
             tkind_index[tkey] = t
             target_kinds.append(TargetKind(_vector(requests, resources), eligibility.of(shape), ()))
         target_kinds[t] = TargetKind(target_kinds[t].requests, target_kinds[t].eligible, (*target_kinds[t].pods, i))
+    return target_kinds
+
+
+def _room(snapshot: ClusterSnapshot, nodes: Sequence[NodeInfo], resources: Sequence[str]) -> tuple[IntArray, IntArray]:
+    """Each node's allocatable and the requests of the pods bound to it, [node, resource], one pod slot each
+    (a node whose allocatable does not say offers the kubelet's default maxPods)."""
     alloc = np.zeros((len(nodes), len(resources)), dtype=np.int64)
     used = np.zeros((len(nodes), len(resources)), dtype=np.int64)
     pods_column = resources.index(PODS)
@@ -312,17 +368,39 @@ def build_instance(
         for pod in on_node:
             used[i] += [pod.requests.get(r, 0) for r in resources]
         used[i, pods_column] = len(on_node)
-    receivable: BoolArray = np.all(used <= alloc, axis=1)
+    return alloc, used
+
+
+def _notes(snapshot: ClusterSnapshot, nodes: tuple[NodeInfo, ...], receivable: BoolArray) -> list[str]:
+    """What the reader should know about the instance: nodes already over their allocatable take no pod, and
+    a snapshot without PodDisruptionBudgets may be missing some."""
     notes: list[str] = []
     over = [nodes[i].name for i in np.flatnonzero(~receivable)]
     if over:
         shown = ", ".join(over[:5]) + (f" and {len(over) - 5} more" if len(over) > 5 else "")
         notes.append(f"nodes whose pods ask for more than they offer take no pod: {shown}")
-    if budgets == () and "PodDisruptionBudget" not in snapshot.kinds:
+    if snapshot.disruption_budgets == () and "PodDisruptionBudget" not in snapshot.kinds:
         notes.append(
             "the snapshot holds no PodDisruptionBudgets: if the cluster has some, add "
             "`kubectl get pdb -A -o json` (the plan would not respect them)"
         )
+    return notes
+
+
+def build_instance(
+    snapshot: ClusterSnapshot, target: Target, registry: AcceleratorRegistry = DEFAULT_REGISTRY
+) -> Instance:
+    """The instance: schedulable nodes, candidates, units, kinds and the waiting pods' kinds."""
+    nodes = tuple(n for n in snapshot.nodes if n.schedulable)
+    index = {n.name: i for i, n in enumerate(nodes)}
+    allowances = {b.key: allowance(b, snapshot) for b in snapshot.disruption_budgets}
+    kept, movable = _sort_pods(snapshot, nodes, index, target, allowances, registry)
+    stuck = _stuck_groups(snapshot, movable, kept, index)
+    resources = _resources(movable, target)
+    eligibility = _Eligibility(nodes)
+    placed = _candidates(movable, stuck, nodes, resources, eligibility, target.priority)
+    alloc, used = _room(snapshot, nodes, resources)
+    receivable: BoolArray = np.all(used <= alloc, axis=1)
     return Instance(
         snapshot=snapshot,
         target=target,
@@ -331,13 +409,13 @@ def build_instance(
         alloc=alloc,
         used=used,
         receivable=receivable,
-        candidates=tuple(candidates),
-        kinds=tuple(kinds),
-        units=tuple(units),
-        target_kinds=tuple(target_kinds),
+        candidates=placed.candidates,
+        kinds=placed.kinds,
+        units=placed.units,
+        target_kinds=tuple(_target_kinds(target, resources, eligibility)),
         allowances=allowances,
-        kept=tuple(kept),
-        notes=tuple(notes),
+        kept=(*kept, *placed.kept),
+        notes=tuple(_notes(snapshot, nodes, receivable)),
     )
 
 

@@ -9,6 +9,7 @@ requests and constraints. Running pods must stay placed; the bound is the node-p
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,40 +112,38 @@ class Fixed:
     pending: int
 
 
-def repack_problem(
-    snapshot: ClusterSnapshot, registry: AcceleratorRegistry = DEFAULT_REGISTRY
-) -> tuple[PackingProblem, dict[int, list[tuple[int, ...]]], Fixed]:
-    """The packing problem of a snapshot's schedulable nodes, each class's current patterns (one per node:
-    the movable pods it runs), and the GPUs the problem leaves out (held by pods that do not move)."""
-    nodes = [n for n in snapshot.nodes if n.schedulable]
-    left: dict[str, dict[str, int]] = {}
-    movable: dict[str, list[PodShape]] = {}
-    for node in nodes:
-        room = {"cpu": node.allocatable.get("cpu", 0), "memory": node.allocatable.get("memory", 0)}
-        room["pods"] = node.allocatable.get("pods", 110)
-        resource = _resource(node, registry)
-        kept: list[PodShape] = []
-        for pod in snapshot.pods_on(node.name):
-            shape = _shape(pod, registry)
-            if pinned(pod) or not _runs_on(node, resource, shape):
-                room["cpu"] -= pod.requests.get("cpu", 0)
-                room["memory"] -= pod.requests.get("memory", 0)
-                room["pods"] -= 1
-                room[resource] = room.get(resource, 0) - (shape.gpus if shape.gpu_resource == resource else 0)
-            else:
-                kept.append(shape)
-        gpus = node.allocatable.get(resource, 0) + room.get(resource, 0) if resource else 0
-        over = (
-            sum(k.cpu_millis for k in kept) > room["cpu"]
-            or sum(k.memory_bytes for k in kept) > room["memory"]
-            or len(kept) > room["pods"]
-            or sum(k.gpus for k in kept) > gpus
-        )
-        if over:  # the node runs more than it offers: its pods stay as they are, and it takes nothing more
-            room = {"cpu": 0, "memory": 0, "pods": 0, resource: -node.allocatable.get(resource, 0)}
-            kept = []
-        left[node.name] = room
-        movable[node.name] = kept
+def _node_room(
+    snapshot: ClusterSnapshot, node: NodeInfo, registry: AcceleratorRegistry
+) -> tuple[dict[str, int], list[PodShape]]:
+    """What a node leaves to the pods that may move (CPU, memory, pod slots, and its GPUs as an offset to its
+    allocatable), and those pods; a node running more than it offers keeps its pods and takes nothing."""
+    room = {"cpu": node.allocatable.get("cpu", 0), "memory": node.allocatable.get("memory", 0)}
+    room["pods"] = node.allocatable.get("pods", 110)
+    resource = _resource(node, registry)
+    kept: list[PodShape] = []
+    for pod in snapshot.pods_on(node.name):
+        shape = _shape(pod, registry)
+        if pinned(pod) or not _runs_on(node, resource, shape):
+            room["cpu"] -= pod.requests.get("cpu", 0)
+            room["memory"] -= pod.requests.get("memory", 0)
+            room["pods"] -= 1
+            room[resource] = room.get(resource, 0) - (shape.gpus if shape.gpu_resource == resource else 0)
+        else:
+            kept.append(shape)
+    gpus = node.allocatable.get(resource, 0) + room.get(resource, 0) if resource else 0
+    over = (
+        sum(k.cpu_millis for k in kept) > room["cpu"]
+        or sum(k.memory_bytes for k in kept) > room["memory"]
+        or len(kept) > room["pods"]
+        or sum(k.gpus for k in kept) > gpus
+    )
+    if over:  # the node runs more than it offers: its pods stay as they are, and it takes nothing more
+        return {"cpu": 0, "memory": 0, "pods": 0, resource: -node.allocatable.get(resource, 0)}, []
+    return room, kept
+
+
+def _pending_shapes(snapshot: ClusterSnapshot, registry: AcceleratorRegistry) -> list[PodShape]:
+    """One shape per pending GPU pod, then one per pod of each pending Kueue workload's pod sets."""
     pending: list[PodShape] = [
         shape
         for pod in snapshot.pods
@@ -156,28 +155,47 @@ def repack_problem(
             for pod_set in workload.pod_sets:
                 if pod_set.shape is not None:
                     pending.extend([pod_set.shape] * max(0, pod_set.count))
-    running_count: dict[PodShape, int] = {}
-    for kept in movable.values():
-        for shape in kept:
-            running_count[shape] = running_count.get(shape, 0) + 1
-    pending_count: dict[PodShape, int] = {}
-    for shape in pending:
-        pending_count[shape] = pending_count.get(shape, 0) + 1
-    shapes = list(dict.fromkeys([*running_count, *pending_count]))
-    types = tuple(
+    return pending
+
+
+def _count(shapes: Iterable[PodShape]) -> dict[PodShape, int]:
+    """How many times each shape occurs, in the order first seen."""
+    counts: dict[PodShape, int] = {}
+    for shape in shapes:
+        counts[shape] = counts.get(shape, 0) + 1
+    return counts
+
+
+def _task_types(
+    shapes: Sequence[PodShape], running: Mapping[PodShape, int], pending: Mapping[PodShape, int]
+) -> tuple[TaskType, ...]:
+    """One task type per shape: its running pods must stay placed, its pending pods may be placed too."""
+    return tuple(
         TaskType(
             s.describe(),
             s.cpu_millis,
             s.memory_bytes // MIB,
             s.gpus,
             MILLI if s.gpus else 0,
-            running_count.get(s, 0) + pending_count.get(s, 0),
-            running_count.get(s, 0),
+            running.get(s, 0) + pending.get(s, 0),
+            running.get(s, 0),
         )
         for s in shapes
     )
-    index = {s: i for i, s in enumerate(shapes)}
-    groups: dict[tuple[int, int, int, int, tuple[bool, ...]], list[NodeInfo]] = {}
+
+
+_ClassKey = tuple[int, int, int, int, tuple[bool, ...]]  # CPU, memory, pod slots, GPUs, shapes admitted
+
+
+def _group_nodes(
+    nodes: Sequence[NodeInfo],
+    left: Mapping[str, Mapping[str, int]],
+    shapes: Sequence[PodShape],
+    registry: AcceleratorRegistry,
+) -> dict[_ClassKey, list[NodeInfo]]:
+    """The nodes grouped into classes by what they offer the pods that may move: CPU, memory (MiB) and pod
+    slots left, GPUs, and which shapes they admit."""
+    groups: dict[_ClassKey, list[NodeInfo]] = {}
     for node in nodes:
         resource = _resource(node, registry)
         room = left[node.name]
@@ -190,6 +208,15 @@ def repack_problem(
             tuple(_runs_on(node, resource, s) for s in shapes),
         )
         groups.setdefault(key, []).append(node)
+    return groups
+
+
+def _classes(
+    groups: Mapping[_ClassKey, list[NodeInfo]], movable: Mapping[str, list[PodShape]], shapes: Sequence[PodShape]
+) -> tuple[list[NodeClass], list[tuple[bool, ...]], dict[int, list[tuple[int, ...]]]]:
+    """The node classes, the shapes each admits, and each class's current patterns (one per node: how many
+    pods of each shape it runs that may move)."""
+    index = {s: i for i, s in enumerate(shapes)}
     classes: list[NodeClass] = []
     eligible: list[tuple[bool, ...]] = []
     patterns: dict[int, list[tuple[int, ...]]] = {}
@@ -201,6 +228,26 @@ def repack_problem(
             for shape in movable[node.name]:
                 counts[index[shape]] += 1
             patterns.setdefault(c, []).append(tuple(counts))
+    return classes, eligible, patterns
+
+
+def repack_problem(
+    snapshot: ClusterSnapshot, registry: AcceleratorRegistry = DEFAULT_REGISTRY
+) -> tuple[PackingProblem, dict[int, list[tuple[int, ...]]], Fixed]:
+    """The packing problem of a snapshot's schedulable nodes, each class's current patterns (one per node:
+    the movable pods it runs), and the GPUs the problem leaves out (held by pods that do not move)."""
+    nodes = [n for n in snapshot.nodes if n.schedulable]
+    left: dict[str, dict[str, int]] = {}
+    movable: dict[str, list[PodShape]] = {}
+    for node in nodes:
+        left[node.name], movable[node.name] = _node_room(snapshot, node, registry)
+    pending = _pending_shapes(snapshot, registry)
+    running_count = _count(shape for kept in movable.values() for shape in kept)
+    pending_count = _count(pending)
+    shapes = list(dict.fromkeys([*running_count, *pending_count]))
+    types = _task_types(shapes, running_count, pending_count)
+    groups = _group_nodes(nodes, left, shapes, registry)
+    classes, eligible, patterns = _classes(groups, movable, shapes)
     held = sum(max(0, -left[n.name].get(_resource(n, registry), 0)) for n in nodes if _resource(n, registry))
     fixed = Fixed(held, held, sum(s.gpus for s in pending))
     return PackingProblem(tuple(classes), types, tuple(eligible)), patterns, fixed

@@ -6,15 +6,28 @@ A dump is a List (as `kubectl get nodes,pods -A -o json` prints), one object, or
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from kubegpu.errors import InputError
-from kubegpu.live.model import ClusterSnapshot
+from kubegpu.live.model import (
+    ClusterSnapshot,
+    DisruptionBudget,
+    KueueClusterQueue,
+    KueueLocalQueue,
+    KueueTopology,
+    KueueWorkload,
+    NodeInfo,
+    NodeResourceTopology,
+    PersistentVolumeInfo,
+    PodInfo,
+    PriorityClassInfo,
+    VolumeClaim,
+)
 from kubegpu.live.parse import (
     parse_configz,
     parse_disruption_budget,
@@ -43,6 +56,62 @@ def _group(api_version: object) -> str:
     return text.split("/", 1)[0] if "/" in text else ""
 
 
+@dataclass(frozen=True)
+class _Objects:
+    """The objects of the kinds a snapshot holds, parsed, each kind in the order read (filled while reading,
+    then sorted into the snapshot)."""
+
+    nodes: list[NodeInfo] = field(default_factory=list)
+    pods: list[PodInfo] = field(default_factory=list)
+    nrts: list[NodeResourceTopology] = field(default_factory=list)
+    topologies: list[KueueTopology] = field(default_factory=list)
+    workloads: list[KueueWorkload] = field(default_factory=list)
+    queues: list[KueueClusterQueue] = field(default_factory=list)
+    local_queues: list[KueueLocalQueue] = field(default_factory=list)
+    budgets: list[DisruptionBudget] = field(default_factory=list)
+    classes: list[PriorityClassInfo] = field(default_factory=list)
+    claims: list[VolumeClaim] = field(default_factory=list)
+    volumes: list[PersistentVolumeInfo] = field(default_factory=list)
+
+
+_Reader = Callable[[Mapping[str, Any], str], None]
+
+
+def _readers(found: _Objects) -> dict[tuple[str, str], _Reader]:
+    """For each kind a snapshot holds (with its API group, '' for the core group): what parses an object of it
+    and adds it to `found`."""
+    return {
+        ("PodDisruptionBudget", POLICY_GROUP): lambda obj, at: found.budgets.append(parse_disruption_budget(obj, at)),
+        ("PriorityClass", SCHEDULING_GROUP): lambda obj, at: found.classes.append(parse_priority_class(obj, at)),
+        ("PersistentVolumeClaim", ""): lambda obj, at: found.claims.append(parse_volume_claim(obj, at)),
+        ("PersistentVolume", ""): lambda obj, at: found.volumes.append(parse_persistent_volume(obj, at)),
+        ("Node", ""): lambda obj, at: found.nodes.append(parse_node(obj, at)),
+        ("Pod", ""): lambda obj, at: found.pods.append(parse_pod(obj, at)),
+        ("NodeResourceTopology", NRT_GROUP): lambda obj, at: found.nrts.append(parse_nrt(obj, at)),
+        ("Topology", KUEUE_GROUP): lambda obj, at: found.topologies.append(parse_kueue_topology(obj, at)),
+        ("Workload", KUEUE_GROUP): lambda obj, at: found.workloads.append(parse_kueue_workload(obj, at)),
+        ("ClusterQueue", KUEUE_GROUP): lambda obj, at: found.queues.append(parse_kueue_cluster_queue(obj, at)),
+        ("LocalQueue", KUEUE_GROUP): lambda obj, at: found.local_queues.append(parse_kueue_local_queue(obj, at)),
+    }
+
+
+def _ignored_note(ignored: Mapping[str, int]) -> list[str]:
+    """The note that counts the objects of kinds the audit does not use, by kind; none when there are none."""
+    if not ignored:
+        return []
+    listed = ", ".join(f"{n} {k}" for k, n in sorted(ignored.items()))
+    return [f"ignored objects the audit does not use: {listed}"]
+
+
+def _check_unique(nodes: Sequence[NodeInfo], source: str) -> None:
+    """Refuse a snapshot that names a node twice (every model keys nodes by name)."""
+    seen: set[str] = set()
+    for node in nodes:
+        if node.name in seen:
+            raise InputError(f"node {node.name} appears twice in the snapshot", file=source or None)
+        seen.add(node.name)
+
+
 def build_snapshot(
     objects: Iterable[tuple[Mapping[str, Any], str]],
     kubelet_configs: Mapping[str, Mapping[str, Any]] | None = None,
@@ -52,62 +121,34 @@ def build_snapshot(
 ) -> ClusterSnapshot:
     """Sort objects by kind into a snapshot; kinds the audit does not use are counted in a note. `listed` names
     the kinds read as lists that may have been empty (a cluster without PodDisruptionBudgets)."""
-    nodes, pods, nrts, topologies, workloads, queues, local_queues = [], [], [], [], [], [], []
-    budgets, classes, claims, volumes = [], [], [], []
+    found = _Objects()
+    readers = _readers(found)
     ignored: dict[str, int] = {}
     kinds = set(listed)
     for obj, origin in objects:
         kind = str(obj.get("kind", ""))
-        group = _group(obj.get("apiVersion"))
+        read = readers.get((kind, _group(obj.get("apiVersion"))))
         kinds.add(kind)
-        if kind == "PodDisruptionBudget" and group == POLICY_GROUP:
-            budgets.append(parse_disruption_budget(obj, origin))
-        elif kind == "PriorityClass" and group == SCHEDULING_GROUP:
-            classes.append(parse_priority_class(obj, origin))
-        elif kind == "PersistentVolumeClaim" and group == "":
-            claims.append(parse_volume_claim(obj, origin))
-        elif kind == "PersistentVolume" and group == "":
-            volumes.append(parse_persistent_volume(obj, origin))
-        elif kind == "Node" and group == "":
-            nodes.append(parse_node(obj, origin))
-        elif kind == "Pod" and group == "":
-            pods.append(parse_pod(obj, origin))
-        elif kind == "NodeResourceTopology" and group == NRT_GROUP:
-            nrts.append(parse_nrt(obj, origin))
-        elif kind == "Topology" and group == KUEUE_GROUP:
-            topologies.append(parse_kueue_topology(obj, origin))
-        elif kind == "Workload" and group == KUEUE_GROUP:
-            workloads.append(parse_kueue_workload(obj, origin))
-        elif kind == "ClusterQueue" and group == KUEUE_GROUP:
-            queues.append(parse_kueue_cluster_queue(obj, origin))
-        elif kind == "LocalQueue" and group == KUEUE_GROUP:
-            local_queues.append(parse_kueue_local_queue(obj, origin))
+        if read is not None:
+            read(obj, origin)
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
-    all_notes = list(notes)
-    if ignored:
-        listed = ", ".join(f"{n} {k}" for k, n in sorted(ignored.items()))
-        all_notes.append(f"ignored objects the audit does not use: {listed}")
-    seen: set[str] = set()
-    for node in nodes:
-        if node.name in seen:
-            raise InputError(f"node {node.name} appears twice in the snapshot", file=source or None)
-        seen.add(node.name)
+    _check_unique(found.nodes, source)
     return ClusterSnapshot(
-        nodes=tuple(sorted(nodes, key=lambda n: n.name)),
-        pods=tuple(sorted(pods, key=lambda p: (p.namespace, p.name))),
-        node_topologies=tuple(sorted(nrts, key=lambda n: n.name)),
-        kueue_topologies=tuple(topologies),
-        kueue_workloads=tuple(workloads),
-        kueue_cluster_queues=tuple(sorted(queues, key=lambda q: q.name)),
-        kueue_local_queues=tuple(sorted(local_queues, key=lambda q: (q.namespace, q.name))),
+        nodes=tuple(sorted(found.nodes, key=lambda n: n.name)),
+        pods=tuple(sorted(found.pods, key=lambda p: (p.namespace, p.name))),
+        node_topologies=tuple(sorted(found.nrts, key=lambda n: n.name)),
+        kueue_topologies=tuple(found.topologies),
+        kueue_workloads=tuple(found.workloads),
+        kueue_cluster_queues=tuple(sorted(found.queues, key=lambda q: q.name)),
+        kueue_local_queues=tuple(sorted(found.local_queues, key=lambda q: (q.namespace, q.name))),
         kubelet_configs=dict(kubelet_configs or {}),
-        notes=tuple(all_notes),
+        notes=(*notes, *_ignored_note(ignored)),
         source=source,
-        disruption_budgets=tuple(sorted(budgets, key=lambda b: (b.namespace, b.name))),
-        priority_classes=tuple(sorted(classes, key=lambda c: c.name)),
-        volume_claims=tuple(claims),
-        persistent_volumes=tuple(volumes),
+        disruption_budgets=tuple(sorted(found.budgets, key=lambda b: (b.namespace, b.name))),
+        priority_classes=tuple(sorted(found.classes, key=lambda c: c.name)),
+        volume_claims=tuple(found.claims),
+        persistent_volumes=tuple(found.volumes),
         kinds=frozenset(kinds),
     )
 

@@ -7,7 +7,7 @@ knows is added here: scheduling gates, a Kueue ClusterQueue's quota, and each no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,78 +137,121 @@ def quota_cause(
     return None
 
 
+_Subject = tuple[str, list[GpuPod], TopologyNeed | None, list[Cause]]  # who waits, its pods, topology, causes
+
+
+def _outside(options: AuditOptions, namespace: str) -> bool:
+    """Whether --namespace leaves out an object of this namespace."""
+    return options.namespace is not None and namespace != options.namespace
+
+
+def _gated(members: Sequence[PodInfo]) -> list[Cause]:
+    """The scheduling-gates cause of a pod or pod group whose pods carry gates, else none."""
+    gated = [p.key for p in members if p.scheduling_gated]
+    if not gated:
+        return []
+    text = (
+        f"{len(gated)} of its pods carry scheduling gates: the scheduler does not try them until the gates are removed"
+    )
+    return [Cause(GATED, text, {"gated_pods": gated})]
+
+
+def _pod_subjects(snapshot: ClusterSnapshot, options: AuditOptions) -> list[_Subject]:
+    """Every pending GPU pod of the namespace asked about, the pods of one pod group together, in the order
+    the snapshot lists them."""
+    registry = options.accelerators
+    groups: dict[tuple[str, str], list[PodInfo]] = {}
+    for pod in snapshot.pods:
+        if not pod.pending or not pod.accelerators(registry) or _outside(options, pod.namespace):
+            continue
+        groups.setdefault((pod.namespace, group_of(pod) or f"\0{pod.name}"), []).append(pod)
+    subjects: list[_Subject] = []
+    for (namespace, group), members in groups.items():
+        subject = members[0].key if group.startswith("\0") else f"{namespace}/{group} (pod group)"
+        subjects.append((subject, [model_pod(p, registry) for p in members], None, _gated(members)))
+    return subjects
+
+
+def _workload_pods(
+    workload: KueueWorkload,
+    registry: AcceleratorRegistry,
+    cluster: GpuCluster,
+    levels: tuple[str, ...],
+    notes: list[str],
+) -> tuple[list[GpuPod], TopologyNeed | None]:
+    """The pods of a workload's pod sets and the first topology level one of them requires (a level no
+    Topology or flag names is noted and left out)."""
+    pods: list[GpuPod] = []
+    need: TopologyNeed | None = None
+    for pod_set in workload.pod_sets:
+        if pod_set.shape is None:
+            continue
+        pods += [
+            pod_set_pod(pod_set_pod_name(workload, pod_set, i), pod_set.shape, registry)
+            for i in range(max(0, pod_set.count))
+        ]
+        if pod_set.required_topology and need is None:
+            if pod_set.required_topology in levels:
+                need = TopologyNeed(TopologyTree(cluster, levels), pod_set.required_topology)
+            else:
+                notes.append(
+                    f"workload {workload.key} asks for topology level {pod_set.required_topology}, which no Kueue "
+                    "Topology or --block-label/--rack-label names"
+                )
+    return pods, need
+
+
+def _quota(
+    workload: KueueWorkload,
+    snapshot: ClusterSnapshot,
+    by_local: Mapping[tuple[str, str], str],
+    registry: AcceleratorRegistry,
+    notes: list[str],
+) -> list[Cause]:
+    """The quota cause of a workload its ClusterQueue (found through `by_local`, its LocalQueue's) cannot hold,
+    else none; a LocalQueue missing from a snapshot that has ClusterQueues is noted."""
+    cluster_queue = by_local.get((workload.namespace, workload.queue_name), "")
+    if not cluster_queue:
+        if snapshot.kueue_cluster_queues:
+            notes.append(
+                f"workload {workload.key}: LocalQueue {workload.namespace}/{workload.queue_name} is not in the "
+                "snapshot, so its ClusterQueue's quota is not checked"
+            )
+        return []
+    cause = quota_cause(workload, snapshot.kueue_cluster_queues, cluster_queue, registry)
+    return [] if cause is None else [cause]
+
+
+def _workload_subjects(
+    snapshot: ClusterSnapshot, options: AuditOptions, cluster: GpuCluster, notes: list[str]
+) -> list[_Subject]:
+    """Every pending Kueue workload of the namespace asked about that has pods, with its topology need and
+    its quota cause."""
+    levels = _levels(snapshot, options)
+    registry = options.accelerators
+    by_local = {(q.namespace, q.name): q.cluster_queue for q in snapshot.kueue_local_queues}
+    subjects: list[_Subject] = []
+    for workload in snapshot.kueue_workloads:
+        if not workload.pending or _outside(options, workload.namespace):
+            continue
+        pods, need = _workload_pods(workload, registry, cluster, levels, notes)
+        if pods:
+            causes = _quota(workload, snapshot, by_local, registry, notes)
+            subjects.append((f"{workload.key} (Kueue workload)", pods, need, causes))
+    return subjects
+
+
 def explain_snapshot(
     snapshot: ClusterSnapshot, options: AuditOptions | None = None, *, kubelet: bool = True
 ) -> WhyReport:
     """Explain every pending GPU pod (pods of one pod group together) and pending Kueue workload."""
     options = options or AuditOptions()
-    registry = options.accelerators
     if not snapshot.nodes:
         empty = "the snapshot holds no nodes: kube-scheduler answers every pod 'no nodes available to schedule pods'"
         return WhyReport(snapshot.source, 0, (), (*snapshot.notes, empty))
-    cluster, notes = snapshot_cluster(snapshot, registry)
+    cluster, notes = snapshot_cluster(snapshot, options.accelerators)
     check = kubelet_check(snapshot, cluster, notes) if kubelet else None
-    levels = _levels(snapshot, options)
-    subjects: list[tuple[str, list[GpuPod], TopologyNeed | None, list[Cause]]] = []
-    groups: dict[tuple[str, str], list[PodInfo]] = {}
-    for pod in snapshot.pods:
-        if not pod.pending or not pod.accelerators(registry):
-            continue
-        if options.namespace is not None and pod.namespace != options.namespace:
-            continue
-        groups.setdefault((pod.namespace, group_of(pod) or f"\0{pod.name}"), []).append(pod)
-    for (namespace, group), members in groups.items():
-        subject = members[0].key if group.startswith("\0") else f"{namespace}/{group} (pod group)"
-        gated = [p.key for p in members if p.scheduling_gated]
-        extra = []
-        if gated:
-            extra.append(
-                Cause(
-                    GATED,
-                    f"{len(gated)} of its pods carry scheduling gates: the scheduler does not try them until the "
-                    "gates are removed",
-                    {"gated_pods": gated},
-                )
-            )
-        subjects.append((subject, [model_pod(p, registry) for p in members], None, extra))
-    by_local = {(q.namespace, q.name): q.cluster_queue for q in snapshot.kueue_local_queues}
-    for workload in snapshot.kueue_workloads:
-        if not workload.pending:
-            continue
-        if options.namespace is not None and workload.namespace != options.namespace:
-            continue
-        pods: list[GpuPod] = []
-        need: TopologyNeed | None = None
-        for pod_set in workload.pod_sets:
-            if pod_set.shape is None:
-                continue
-            pods += [
-                pod_set_pod(pod_set_pod_name(workload, pod_set, i), pod_set.shape, registry)
-                for i in range(max(0, pod_set.count))
-            ]
-            if pod_set.required_topology and need is None:
-                if pod_set.required_topology in levels:
-                    need = TopologyNeed(TopologyTree(cluster, levels), pod_set.required_topology)
-                else:
-                    notes.append(
-                        f"workload {workload.key} asks for topology level {pod_set.required_topology}, which no Kueue "
-                        "Topology or --block-label/--rack-label names"
-                    )
-        if not pods:
-            continue
-        extra = []
-        cluster_queue = by_local.get((workload.namespace, workload.queue_name), "")
-        if not cluster_queue:
-            if snapshot.kueue_cluster_queues:
-                notes.append(
-                    f"workload {workload.key}: LocalQueue {workload.namespace}/{workload.queue_name} is not in the "
-                    "snapshot, so its ClusterQueue's quota is not checked"
-                )
-        else:
-            cause = quota_cause(workload, snapshot.kueue_cluster_queues, cluster_queue, registry)
-            if cause is not None:
-                extra.append(cause)
-        subjects.append((f"{workload.key} (Kueue workload)", pods, need, extra))
+    subjects = [*_pod_subjects(snapshot, options), *_workload_subjects(snapshot, options, cluster, notes)]
     if len(subjects) > MAX_SUBJECTS:
         notes.append(f"{len(subjects)} waiting pods and workloads: the first {MAX_SUBJECTS} are explained")
         subjects = subjects[:MAX_SUBJECTS]
