@@ -208,52 +208,78 @@ def _walk(
                 _record_root(walk, (str(folder), folder, KUSTOMIZE), root)
                 yield str(folder), folder, KUSTOMIZE
         kept: list[Path] = []
-        files: list[os.DirEntry[str]] = []
-        for entry in entries:
-            if not _is_dir(entry):
-                files.append(entry)
-                continue
-            child = folder / entry.name
-            if selector.skips_dir(child):
-                continue
-            if entry.is_symlink():  # a folder behind a link is never walked; a chart there is rendered
-                if is_chart(child):
-                    followed = follow(child, root)
-                    if followed.target is None:
-                        walk.skip_link(str(child), followed)
-                    elif once(child, None):
-                        yield str(child), child, HELM
-                continue
-            if is_chart(child):
-                if once(child, None):
-                    yield str(child), child, HELM
-                continue
-            kept.append(child)
-        real_folder: Path | None = None  # resolved once per folder: a file that is no link resolves beside it
-        for entry in files:
-            child = folder / entry.name
-            if child.suffix in MANIFEST_SUFFIXES and not in_kustomization:
-                kind = MANIFEST
-            elif is_dockerfile(child):
-                kind = DOCKERFILE
-            else:
-                continue
-            real_folder = real_folder or Path(os.path.realpath(folder))
-            if entry.is_symlink():
-                followed = follow(child, root)
-                if followed.target is None:
-                    if not selector.excluded(child, absolute=real_folder / entry.name):
-                        walk.skip_link(str(child), followed)
-                    continue
-                absolute = followed.target
-            else:
-                absolute = real_folder / entry.name
-            if not selector.excluded(child, absolute=absolute) and once(child, absolute):
-                yield str(child), child, kind
+        files = [entry for entry in entries if not _is_dir(entry)]
+        folders = [entry for entry in entries if _is_dir(entry)]
+        yield from _charts(folder, folders, selector, root, once, walk, kept)
+        yield from _files(folder, files, in_kustomization, selector, root, once, walk)
         if kept and depth >= MAX_DEPTH:
             walk.skip_folder(str(folder), f"its folders are nested deeper than {MAX_DEPTH} levels: not read")
             continue
         stack.extend((child, in_kustomization, depth + 1) for child in reversed(kept))
+
+
+def _charts(
+    folder: Path,
+    folders: list[os.DirEntry[str]],
+    selector: Selector,
+    root: Root,
+    once: Callable[[Path, Path | None], bool],
+    walk: WalkReport,
+    kept: list[Path],
+) -> Iterator[tuple[str, Path | None, str]]:
+    """The charts among a folder's folders (a chart behind a link only when the link stays in the root); the
+    other folders not skipped go to `kept`, to be walked."""
+    for entry in folders:
+        child = folder / entry.name
+        if selector.skips_dir(child):
+            continue
+        if entry.is_symlink():  # a folder behind a link is never walked; a chart there is rendered
+            if is_chart(child):
+                followed = follow(child, root)
+                if followed.target is None:
+                    walk.skip_link(str(child), followed)
+                elif once(child, None):
+                    yield str(child), child, HELM
+            continue
+        if is_chart(child):
+            if once(child, None):
+                yield str(child), child, HELM
+            continue
+        kept.append(child)
+
+
+def _files(
+    folder: Path,
+    files: list[os.DirEntry[str]],
+    in_kustomization: bool,
+    selector: Selector,
+    root: Root,
+    once: Callable[[Path, Path | None], bool],
+    walk: WalkReport,
+) -> Iterator[tuple[str, Path | None, str]]:
+    """A folder's manifests (not inside a kustomization, whose files are its patches) and Dockerfiles, each once,
+    unless excluded; a link that leaves the root is skipped and counted."""
+    real_folder: Path | None = None  # resolved once per folder: a file that is no link resolves beside it
+    for entry in files:
+        child = folder / entry.name
+        if child.suffix in MANIFEST_SUFFIXES and not in_kustomization:
+            kind = MANIFEST
+        elif is_dockerfile(child):
+            kind = DOCKERFILE
+        else:
+            continue
+        real_folder = real_folder or Path(os.path.realpath(folder))
+        if entry.is_symlink():
+            followed = follow(child, root)
+            if followed.target is None:
+                if not selector.excluded(child, absolute=real_folder / entry.name):
+                    walk.skip_link(str(child), followed)
+                continue
+            absolute = followed.target
+        else:
+            absolute = real_folder / entry.name
+        if not selector.excluded(child, absolute=absolute) and once(child, absolute):
+            yield str(child), child, kind
 
 
 def _list(folder: Path, walk: WalkReport) -> list[os.DirEntry[str]] | None:
