@@ -94,6 +94,18 @@ DISAGREEMENTS: dict[tuple[str, str], str] = {
         "predictor is Guaranteed (kserve pkg/apis/serving/v1beta1/inference_service_defaults.go)"
         for tag in ("qos-besteffort", "no-cpu-request")
     },
+    **{
+        (fragment, "no-dshm"): "the service is read merged with its LLMInferenceServiceConfig presets as KServe merges "
+        "them (the well-known preset for its shape, then baseRefs; kserve pkg/controller/v1alpha1/llmisvc "
+        "config_merge.go), and the presets KServe ships mount a memory-backed /dev/shm: the note reads the file alone"
+        for fragment in ("llmisvc__dp-ep__deepseek-r1-gpu-rdma-roce", "llmisvc__single-node-gpu__llm-inference-servi")
+    },
+    (
+        "mx_job_dist_gpu_v1",
+        "no-gang",
+    ): "one pod of the job requests a GPU (the note says so too); gang scheduling keeps accelerators from waiting "
+    "on a partly placed job, and with one accelerator pod there is none to keep waiting, as in KubeRay's one-TPU "
+    "RayJob sample: KG501 needs two accelerator pods",
 }
 REQUIRED_RULE_NAMES = {
     "gpu-pod-not-guaranteed",
