@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from kubegpu.live.model import ClusterSnapshot, NodeInfo, PodShape, affinity_matches
+from kubegpu.live.model import ClusterSnapshot, NodeInfo, PodShape
+from kubegpu.scheduler.constraints import affinity_matches, selector_matches, untolerated_taint
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
@@ -38,20 +39,14 @@ def node_free(snapshot: ClusterSnapshot, node: NodeInfo) -> NodeFree:
 
 
 def admits(node: NodeInfo, shape: PodShape) -> bool:
-    """Static filters: schedulable, nodeSelector and required node affinity match,
-    NoSchedule/NoExecute taints tolerated."""
-    if not node.schedulable:
-        return False
-    if any(node.labels.get(k) != v for k, v in shape.node_selector):
-        return False
-    if not affinity_matches(shape.node_affinity, node.labels, node.name):
-        return False
-    for taint in node.taints:
-        if taint.effect not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(t.tolerates(taint) for t in shape.tolerations):
-            return False
-    return True
+    """Static filters: schedulable, nodeSelector and required node affinity match, NoSchedule/NoExecute taints
+    tolerated, each as the scheduler model's filters decide it (scheduler/constraints.py)."""
+    return (
+        node.schedulable
+        and selector_matches(shape.node_selector, node.labels)
+        and affinity_matches(shape.node_affinity, node.labels, node.name)
+        and untolerated_taint(node.taints, shape.tolerations) is None
+    )
 
 
 def copies(free: NodeFree, shape: PodShape) -> int:
