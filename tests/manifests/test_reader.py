@@ -100,3 +100,15 @@ def test_a_chart_in_a_folder_is_rendered(tmp_path: Path, monkeypatch: pytest.Mon
     result = runner.invoke(app, ["gen", "prepull", "--from", "charts"])
     assert result.exit_code == 0, result.output
     assert "image" in result.stdout
+
+
+def test_a_base_is_read_through_the_overlay_that_includes_it(tmp_path: Path) -> None:
+    if shutil.which("kustomize") is None and shutil.which("kubectl") is None:
+        pytest.skip("neither kustomize nor kubectl is installed")
+    base = _pod(tmp_path / "k8s" / "base" / "pod.yaml", "train").parent
+    (base / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    overlay = tmp_path / "k8s" / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text("resources: [../base]\nnamePrefix: prod-\n")
+    inputs = read_inputs([str(tmp_path / "k8s")])
+    assert [d.ref.name for d in inputs.documents] == ["prod-train"]  # rendered once, as lint renders it

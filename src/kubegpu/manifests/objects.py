@@ -26,12 +26,13 @@ def read_manifest(name: str) -> str:
     return read_text(name, None if name == "-" else Path(name), "manifest")
 
 
-def objects_of_text(name: str, text: str) -> list[Document]:
-    """The Kubernetes objects of YAML or JSON text already read, refused as `read_objects` refuses a file's."""
+def objects_of_text(name: str, text: str, strict: bool = True) -> list[Document]:
+    """The Kubernetes objects of YAML or JSON text already read, refused as `read_objects` refuses a file's;
+    with `strict` False (a file found in a folder) documents that are not objects are passed over, as lint does."""
     loaded = load_text(name, text)
     for problem in loaded.problems:
         if problem.fatal:
             raise InputError(problem.message, file=problem.file, line=problem.line)
-        if problem.code == "not-kubernetes-object":  # lint reports and skips it; a command given it cannot use it
+        if strict and problem.code == "not-kubernetes-object":  # lint skips it; a command given it cannot use it
             raise InputError(f"{problem.reason}, which the API server requires", file=problem.file, line=problem.line)
     return loaded.documents

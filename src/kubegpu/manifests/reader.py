@@ -1,19 +1,22 @@
 """The manifests a command is given (files, folders and `-` alike), read as `lint` reads them.
 
-Folders are walked by `sources.discover` (ignore files, tool folders, links out of the root skipped) and charts and
-kustomizations rendered in the sandbox, so `admit`, `coldstart`, `gen` and `simulate` take what `lint` takes.
+Folders are walked by `sources.discover` (ignore files, tool folders, links out of the root skipped) and charts
+and kustomizations rendered by lint's `render_run.render_all` (each once, in the sandbox), so `admit`,
+`coldstart`, `gen` and `simulate` take what `lint` takes.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kubegpu.errors import InputError
 from kubegpu.manifests.document import Document
-from kubegpu.manifests.loader import load_text
-from kubegpu.manifests.render import Rendered, RenderOptions, render_chart, render_kustomization
+from kubegpu.manifests.objects import objects_of_text
+from kubegpu.manifests.render import RenderOptions
+from kubegpu.manifests.render_run import render_all
 from kubegpu.manifests.sources import DEFAULT_MAX_BYTES, HELM, KUSTOMIZE, MANIFEST, WalkReport, discover, read_text
 
 
@@ -50,47 +53,28 @@ def read_inputs(names: Sequence[str], render: RenderOptions | None = None) -> Ma
         return ManifestInputs((), ())
     walk = WalkReport()
     found = list(discover(names, report=walk))
-    options = (render or RenderOptions()).for_run(walk.roots)
-    notices = list(walk.notices)
-    files: list[ManifestFile] = []
-    for name, path, kind in found:
-        if kind == MANIFEST:
-            text = read_text(name, path, kind, "")
-            given = name in names or path is None
-            files.append(ManifestFile(name, text, _objects(name, text, strict=given), walked=not given))
-        elif kind in (HELM, KUSTOMIZE) and path is not None:
-            rendered = _render(name, path, kind, options)
-            if rendered.text is None:
-                notices.append(f"{name}: {rendered.notice or 'not rendered'}")
-            else:
-                documents = _objects(name, rendered.text, strict=False)
-                files.append(ManifestFile(name, rendered.text, documents, walked=True))
     for name, reason, _what in walk.skipped:
         if name in names:  # named on the command line, and not read: say why rather than that nothing was found
             raise InputError(f"not read: {reason}", file=name)
+    options = (render or RenderOptions()).for_run(walk.roots)
+    # lint's renders: each chart and kustomization once, a base through the overlays that include it
+    run = render_all(found, options, DEFAULT_MAX_BYTES, jobs=0, unread=None)
+    notices = list(walk.notices)
+    files: list[ManifestFile] = []
+    for name, path, kind in run.inputs:
+        if kind == MANIFEST:
+            text = read_text(name, path, kind, "")
+            given = name in names or path is None
+            files.append(ManifestFile(name, text, tuple(objects_of_text(name, text, given)), walked=not given))
+        elif kind in (HELM, KUSTOMIZE) and path is not None:
+            rendered = run.results[Path(os.path.realpath(path))]
+            if rendered.error is not None:
+                raise InputError(rendered.error, file=name)
+            if rendered.text is None:
+                notices.append(f"{name}: {rendered.notice or 'not rendered'}")
+            else:
+                documents = tuple(objects_of_text(name, rendered.text, strict=False))
+                files.append(ManifestFile(name, rendered.text, documents, walked=True))
     if not files:
         raise InputError(f"no manifest found in {', '.join(names)}")
     return ManifestInputs(tuple(files), tuple(notices))
-
-
-def _objects(name: str, text: str, strict: bool) -> tuple[Document, ...]:
-    """The objects of a text; a fatal problem is an InputError, and so is a non-object document when `strict`."""
-    loaded = load_text(name, text)
-    for problem in loaded.problems:
-        if problem.fatal:
-            raise InputError(problem.message, file=problem.file, line=problem.line)
-        if strict and problem.code == "not-kubernetes-object":
-            raise InputError(f"{problem.reason}, which the API server requires", file=problem.file, line=problem.line)
-    return tuple(loaded.documents)
-
-
-def _render(name: str, folder: Path, kind: str, options: RenderOptions) -> Rendered:
-    """A chart or kustomization rendered as lint renders it; a failed render is an InputError naming it."""
-    result = (
-        render_chart(folder, options, DEFAULT_MAX_BYTES)
-        if kind == HELM
-        else render_kustomization(folder, options, DEFAULT_MAX_BYTES)
-    )
-    if result.error is not None:
-        raise InputError(result.error, file=name)
-    return result
