@@ -30,7 +30,6 @@ _CONFIG_HELP = (
     "KubeletConfiguration file (YAML or JSON); default: the kubelet's defaults (no CPU, memory or topology "
     "manager: nothing is pinned or aligned), with a warning."
 )
-_DEFAULTS = "<kubelet defaults>"
 _EXISTING_HELP = "Pods already running on the node, admitted first (repeatable)."
 _EXPLAIN_HELP = "Print every hint provider's hints and the Topology Manager merge."
 _VERSION_HELP = f"Kubelet release modelled ({', '.join(SUPPORTED_VERSIONS)})."
@@ -67,7 +66,7 @@ def admit(
             config = (
                 read_kubelet_config(kubelet_config, kubernetes_version)
                 if kubelet_config
-                else KubeletConfig(version=kubernetes_version, source=_DEFAULTS)
+                else KubeletConfig.default_for(version=kubernetes_version)
             )
             state = NodeState(topology, config)
         except KubeletStartupError as err:
@@ -157,7 +156,7 @@ def _header(name: str, config: KubeletConfig, state: NodeState) -> str:
         f"node {name}: cpuManagerPolicy {config.cpu_manager_policy}, memoryManagerPolicy "
         f"{config.memory_manager_policy}, topologyManagerPolicy {config.topology_manager_policy} "
         f"(scope {config.topology_manager_scope}); reserved CPUs {reserved}"
-        + ("  [the kubelet's defaults: no --kubelet-config given]" if config.source == _DEFAULTS else "")
+        + ("  [the kubelet's defaults: no --kubelet-config given]" if config.is_defaults else "")
     )
 
 

@@ -45,6 +45,9 @@ def amount(text: object, where: str, source: str) -> Amount:
     return Amount(q.ceil, q.suffix in _BINARY)
 
 
+DEFAULTS_SOURCE = "<kubelet defaults>"  # the source of a configuration nobody gave
+
+
 @dataclass(frozen=True)
 class KubeletConfig:
     """Admission-relevant KubeletConfiguration fields (see docs/dev/kubelet-api.md)."""
@@ -69,10 +72,15 @@ class KubeletConfig:
     source: str = "<kubelet-config>"
 
     @classmethod
-    def default_for(cls, node: NodeTopology | None = None) -> KubeletConfig:
+    def default_for(cls, node: NodeTopology | None = None, version: str = DEFAULT_VERSION) -> KubeletConfig:
         """The kubelet's defaults: no CPU, memory or topology manager policies."""
         del node
-        return cls(source="<kubelet defaults>")
+        return cls(version=version, source=DEFAULTS_SOURCE)
+
+    @property
+    def is_defaults(self) -> bool:
+        """No configuration was given: the kubelet's defaults are modelled."""
+        return self.source == DEFAULTS_SOURCE
 
     @property
     def gates(self) -> FeatureGates:
