@@ -97,46 +97,28 @@ def node_hardware(
     if nrt is not None:  # its NUMA zones; None when they are beyond the model
         topology = nrt_topology(node, nrt, registry)
         return None if topology is None else Hardware(topology, topology.estimates)
+    # no NodeResourceTopology: one NUMA node of the node's capacity
     resources = node.accelerator_resources(registry)
     resource = resources[0] if resources else "nvidia.com/gpu"
-    model = node.labels.get(GPU_PRODUCT_LABEL, "")
-    assumed = ["each CPU is its own core (the API shows no SMT siblings)"]
-    assumed.append("one NUMA node (no NodeResourceTopology for this node)")
     capacity = node.capacity or node.allocatable
-    layout: list[tuple[int, int, int, int]] = [  # (numa id, cpus, memory bytes, gpus)
-        (0, capacity.get("cpu", 0) // 1000, capacity.get("memory", 0), capacity.get(resource, 0))
-    ]
-    costs: dict[int, dict[int, int]] = {}
-    if sum(c for _, c, _, _ in layout) <= 0 or sum(c for _, c, _, _ in layout) > MAX_CPUS:
+    cpu_count = capacity.get("cpu", 0) // 1000
+    gpu_count = capacity.get(resource, 0)
+    if cpu_count <= 0 or cpu_count > MAX_CPUS or gpu_count > MAX_GPUS:
         return None
-    if sum(g for _, _, _, g in layout) > MAX_GPUS:
-        return None
-    cpus: list[CPUInfo] = []
-    numa_nodes: list[NUMANode] = []
-    gpus: list[GPUDevice] = []
-    ids = [numa for numa, _, _, _ in layout]
-    for numa, count, memory, gpu_count in layout:
-        for _ in range(count):
-            cpus.append(CPUInfo(id=len(cpus), core=len(cpus), socket=numa, numa=numa))
-        distances = {other: costs.get(numa, {}).get(other, 10 if other == numa else 20) for other in ids}
-        numa_nodes.append(NUMANode(id=numa, memory_bytes=memory, distances=distances))
-        for _ in range(gpu_count):
-            index = len(gpus)
-            gpus.append(
-                GPUDevice(
-                    index=index,
-                    pci_bus_id=f"0000:{index:02x}:00.0",
-                    numa_node=numa,
-                    model=model,
-                    resource_name=resource,
-                )
-            )
+    model = node.labels.get(GPU_PRODUCT_LABEL, "")
     topology = NodeTopology(
         name=node.name,
-        cpus=tuple(cpus),
-        numa_nodes=tuple(numa_nodes),
-        gpus=tuple(gpus),
+        cpus=tuple(CPUInfo(id=i, core=i, socket=0, numa=0) for i in range(cpu_count)),
+        numa_nodes=(NUMANode(id=0, memory_bytes=capacity.get("memory", 0), distances={0: 10}),),
+        gpus=tuple(
+            GPUDevice(index=i, pci_bus_id=f"0000:{i:02x}:00.0", numa_node=0, model=model, resource_name=resource)
+            for i in range(gpu_count)
+        ),
         description=f"node {node.name} as its API objects show it",
         labels=dict(node.labels),
     )
-    return Hardware(topology, tuple(assumed))
+    assumed = (
+        "each CPU is its own core (the API shows no SMT siblings)",
+        "one NUMA node (no NodeResourceTopology for this node)",
+    )
+    return Hardware(topology, assumed)
