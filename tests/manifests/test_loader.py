@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import tracemalloc
+from unittest import mock
 
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegpu.manifests import load_text
+from kubegpu.manifests import load_text, loader
 
 STREAM = """\
 ---
@@ -210,3 +212,43 @@ def test_a_streamed_object_drops_its_nodes_once_located() -> None:
     assert doc.node is None and doc.value_node(("spec",)) is None
     assert doc.location(("spec", "containers", 0, "name")) is located  # already located: kept
     assert (doc.location(("metadata",)).line, doc.location(("metadata",)).column) == (doc.start_line, 1)
+
+
+# JSON payloads with any keys, values and spacing (tabs, escapes, repeated keys written by hand below).
+_json_keys = st.text(max_size=8)
+_json_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_json_keys, inner, max_size=4)),
+    max_leaves=20,
+)
+_JSON_EDGES = ('{"a": 1, "a": [2]}', '[{"x": 1}, 2, "kind"]', "[" * 120 + "]" * 120, '{"k": NaN}', '{"\\u006bind": 1}')
+
+
+def _yaml_path(text: str) -> loader.LoadResult:
+    """The reference: what the YAML path alone reads."""
+    with mock.patch.object(loader, "_json_data_only", return_value=False):
+        return loader.load_text("payload.json", text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values, st.sampled_from([None, 0, 2, "\t"]), st.booleans())
+def test_json_payloads_read_fast_as_the_yaml_path_reads_them(
+    value: object, indent: int | str | None, ascii: bool
+) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii)
+    for case in (text, *_JSON_EDGES):
+        fast = loader.load_text("payload.json", case)
+        slow = _yaml_path(case)
+        assert (fast.documents, fast.problems, fast.other_documents) == (
+            slow.documents,
+            slow.problems,
+            slow.other_documents,
+        )
+
+
+def test_a_json_payload_is_read_without_the_yaml_parser() -> None:
+    payload = json.dumps({"instances": [[0.25] * 50_000, {"image": {"b64": "x"}}]})
+    with mock.patch.object(loader, "_MarkedLoader", side_effect=AssertionError("parsed as YAML")):
+        result = loader.load_text("input.json", payload)
+    assert (result.documents, result.problems, result.other_documents) == ([], [], 1)
+    assert _yaml_path(payload).other_documents == 1

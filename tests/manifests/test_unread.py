@@ -4,6 +4,7 @@ else, and every object whose layout is not plain, is kept whole."""
 from __future__ import annotations
 
 from pathlib import Path
+from unittest import mock
 
 import yaml
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from kubegpu.lint.inventory import unread_kind
 from kubegpu.lint.registry import all_rules
 from kubegpu.manifests import load_text
+from kubegpu.manifests import unread as unread_module
 from kubegpu.manifests.unread import strip_unread
 from tests.lint.render_repo import gpu_deployment, large_crd
 
@@ -123,6 +125,27 @@ def test_a_file_someone_wrote_is_cut_only_where_the_loader_would_report_nothing(
         assert strip_unread(text, _unread, checked=True) == (text, 0)
     problems = load_text("crd.yaml", strip_unread(repeated, _unread, checked=True)[0]).problems
     assert [p.code for p in problems] == ["duplicate-key"]
+
+
+def test_each_distinct_document_is_checked_once_per_run() -> None:
+    """`known` (the run's answers): a CRD copied into several files is parsed once, and a copy with a repeated key is
+    still kept whole."""
+    crd = large_crd("example.com", "Thing", 8)
+    repeated = crd.replace("  scope: Namespaced\n", "  scope: Namespaced\n  scope: Cluster\n")
+    known: dict[bytes, bool] = {}
+    calls: list[str] = []
+    real = unread_module._well_formed
+
+    def counting(chunk: str) -> bool:
+        calls.append(chunk)
+        return real(chunk)
+
+    with mock.patch.object(unread_module, "_well_formed", counting):
+        answers = [
+            strip_unread(text, _unread, checked=True, known=known) for text in (crd, crd, repeated, crd, repeated)
+        ]
+    assert [cut for _text, cut in answers] == [1, 1, 0, 1, 0]
+    assert calls == [crd, repeated] and sorted(known.values()) == [False, True]
 
 
 def test_lint_reports_a_repeated_key_inside_a_large_crd(tmp_path: Path) -> None:

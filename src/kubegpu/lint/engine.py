@@ -151,7 +151,7 @@ def load_source(
     if render is not None and render.unread is not None:  # a reports-only run: bodies no rule reads never built
         from kubegpu.manifests.unread import strip_unread
 
-        text = strip_unread(text, render.unread, checked=True)[0]
+        text = strip_unread(text, render.unread, checked=True, known=render.well_formed)[0]
         source = replace(source, text=text)
     return _load_file(source, text)
 
@@ -189,7 +189,7 @@ def _load_rendered(name: str, folder: Path, kind: str, render: RenderOptions, ma
     origins: HelmOrigins | KustomizeOrigins = (
         HelmOrigins(folder, rendered.text)
         if kind == HELM
-        else KustomizeOrigins(rendered.workdir or folder, rendered.root)
+        else KustomizeOrigins(rendered.workdir or folder, rendered.root, render.unread)
     )
     return LoadedSource(
         SourceText(name, rendered.text, kind, None, folder),

@@ -262,6 +262,8 @@ def load_text(name: str, text: str, *, max_expanded_nodes: int = DEFAULT_MAX_EXP
     """Parse a YAML or JSON stream; a parse error is reported and parsing resumes at the next `---`."""
     result = LoadResult()
     is_json = name.endswith(".json") or text.lstrip()[:1] in ("{", "[")
+    if is_json and _json_data_only(name, text, result):
+        return result
     offset_line = 0
     remaining = text
     index = 0
@@ -291,6 +293,38 @@ def load_text(name: str, text: str, *, max_expanded_nodes: int = DEFAULT_MAX_EXP
         for doc in result.documents:
             doc.placeholder_free = True
     return result
+
+
+_OBJECT_WORDS = ("apiVersion", "kind", "metadata", "\\u")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_data_only(name: str, text: str, result: LoadResult) -> bool:
+    """Read strict JSON that holds no Kubernetes object (request payloads, test data) the fast way; False when it
+    might hold one or the YAML path could read it otherwise, which then decides.
+
+    No key can be apiVersion, kind or metadata (not even \\u-escaped), so every value the YAML path would build is
+    counted as another document and nothing else: parsed by the C JSON decoder, without node marks, the same
+    count. Duplicate keys and nesting past the limit are left to the YAML path, which reports them.
+    """
+    if any(word in text for word in _OBJECT_WORDS) or _SURROGATE.search(text):
+        return False  # lone surrogates (text decoded with surrogateescape) are the YAML path's parse error
+    repeated = False
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        out = dict(items)
+        repeated = repeated or len(out) != len(items)
+        return out
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return False
+    if repeated or nesting_exceeds(data):
+        return False
+    _add_document(name, data, None, 1, 0, True, result, 0)
+    return True
 
 
 def _load_chunk(

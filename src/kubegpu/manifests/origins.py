@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,11 @@ from kubegpu.manifests.loader import load_text
 from kubegpu.manifests.regular_file import read_regular
 from kubegpu.manifests.roots import Root
 from kubegpu.manifests.sources import DEFAULT_MAX_BYTES
+from kubegpu.manifests.unread import strip_unread
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
+_CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SOURCE = re.compile(r"^# Source: (\S.*)$", re.MULTILINE)
 _KEY = re.compile(r"^(\s*)(?:-\s+)?([\"']?)([^\s\"':#{][^:#]*?)\2\s*:(?:\s|$)")
 
@@ -207,6 +209,8 @@ class KustomizeOrigins:
 
     workdir: Path
     root: Root | None = None  # the kustomization's lint root: no file outside it is read
+    # (apiVersion, kind) -> no rule reads such objects: their bodies are cut from the files read (a reports-only run)
+    unread: Callable[[str, str], bool] | None = None
     _loaded: dict[Path, list[Document]] = field(default_factory=dict)
     _patches: dict[Path, list[Path]] = field(default_factory=dict)
     _pieces: dict[int, list[_Piece]] = field(default_factory=dict)
@@ -266,7 +270,7 @@ class KustomizeOrigins:
         if not isinstance(annotation, str):
             return []
         try:
-            entries = yaml.safe_load(annotation)
+            entries = yaml.load(annotation, Loader=_CLoader)
         except yaml.YAMLError:
             return []
         out: list[Path] = []
@@ -294,7 +298,10 @@ class KustomizeOrigins:
 
     def _documents(self, file: Path) -> list[Document]:
         if file not in self._loaded:
-            self._loaded[file] = load_text(str(file), _read(file)).documents if _inside(file, self.root) else []
+            text = _read(file) if _inside(file, self.root) else ""
+            if text and self.unread is not None:
+                text = strip_unread(text, self.unread)[0]
+            self._loaded[file] = load_text(str(file), text).documents if text else []
         return self._loaded[file]
 
     def files(self, docs: Sequence[Document]) -> set[str]:
@@ -310,7 +317,7 @@ def _annotations(doc: Document) -> Mapping[str, Any]:
 
 def _yaml_mapping(text: str) -> Mapping[str, Any]:
     try:
-        value = yaml.safe_load(text)
+        value = yaml.load(text, Loader=_CLoader)
     except yaml.YAMLError:
         return {}
     return value if isinstance(value, Mapping) else {}

@@ -113,6 +113,9 @@ class RenderOptions:
     # (apiVersion, kind) -> no rule reads such objects: a reports-only run cuts them from plain files before they
     # are parsed (`unread.strip_unread`); None: files are read whole (fix edits them)
     unread: Callable[[str, str], bool] | None = None
+    # digest of a document's text -> the YAML parser reads it cleanly (`unread.strip_unread`, checked): a run reads
+    # plain files twice when a whole-input check needs them, and repositories keep copies of the same CRDs
+    well_formed: dict[bytes, bool] = field(default_factory=dict)
 
     def for_chart(self, chart: Path) -> HelmSettings:
         own = self.charts.get(chart.resolve())

@@ -9,6 +9,7 @@ laid out (flow style, anchors read by its header, top-level merge keys) is kept 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections.abc import Callable
@@ -21,12 +22,15 @@ _SIMPLE_VALUE = re.compile(r"""[ \t]*(["']?)([A-Za-z0-9][A-Za-z0-9./-]*)\1[ \t]*
 HEADER = frozenset({"apiVersion", "kind", "metadata"})
 
 
-def strip_unread(text: str, unread: Callable[[str, str], bool], checked: bool = False) -> tuple[str, int]:
+def strip_unread(
+    text: str, unread: Callable[[str, str], bool], checked: bool = False, known: dict[bytes, bool] | None = None
+) -> tuple[str, int]:
     """`text` with the objects of kinds `unread(api_version, kind)` says no rule reads cut to their header, and how
     many were cut. Lines are kept: a cut field leaves its newlines.
 
     `checked` (a file someone wrote, not a renderer's output): an object is cut only when the YAML parser reads
-    it without an error, an alias or a repeated key, so that every problem the loader reports is still reported.
+    it without an error, an alias or a repeated key, so that every problem the loader reports is still reported;
+    `known` remembers the answer per document text (by digest) for the run.
     """
     starts = [m.start() for m in _DOC_START.finditer(text)]
     if not starts or starts[0] != 0:
@@ -37,7 +41,7 @@ def strip_unread(text: str, unread: Callable[[str, str], bool], checked: bool = 
     for begin, end in itertools.pairwise(starts):
         chunk = text[begin:end]
         reduced = _header_only(chunk, unread)
-        if reduced is None or (checked and not _well_formed(chunk)):
+        if reduced is None or (checked and not _well_formed_known(chunk, known)):
             parts.append(chunk)
         else:
             parts.append(reduced)
@@ -99,6 +103,17 @@ def _continues(value: str) -> bool:
 
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _well_formed_known(chunk: str, known: dict[bytes, bool] | None) -> bool:
+    """`_well_formed`, asked once per distinct text when `known` is given."""
+    if known is None:
+        return _well_formed(chunk)
+    digest = hashlib.blake2b(chunk.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    answer = known.get(digest)
+    if answer is None:
+        answer = known[digest] = _well_formed(chunk)
+    return answer
 
 
 def _well_formed(chunk: str) -> bool:
