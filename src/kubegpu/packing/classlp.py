@@ -25,12 +25,14 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(frozen=True)
 class ClassBound:
-    """A sound bound from the class LP (`value`), the LP's own optimum (`primal`) and the task prices (the
-    duals of the task rows), which price node patterns in `ColumnGeneration`."""
+    """A sound bound from the class LP (`value`), the LP's own optimum (`primal`), the task prices (the
+    duals of the task rows), which price node patterns in `ColumnGeneration`, and the tasks of each type the
+    LP's solution places (`placed`)."""
 
     value: float
     primal: float
     prices: FloatArray
+    placed: FloatArray
 
 
 class ClassLP:
@@ -146,16 +148,18 @@ class ClassLP:
         set_col_bounds(solver, self.penalty_cols, np.zeros(self.n_types), shortfall)
         self.col_upper[self.penalty_cols] = shortfall
         if solver.getNumCol() == 0:
-            return ClassBound(0.0, 0.0, np.zeros(self.n_types))
+            return ClassBound(0.0, 0.0, np.zeros(self.n_types), np.zeros(self.n_types))
         solver.run()
         status = solver.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
             raise ModelError(f"the class LP stopped: {solver.modelStatusToString(status)}")
-        y = np.asarray(solver.getSolution().row_dual, dtype=np.float64)
+        solution = solver.getSolution()
+        y = np.asarray(solution.row_dual, dtype=np.float64)
+        placed = np.asarray(solution.row_value[: self.n_types], dtype=np.float64)
         # prices of rows without a lower bound are ≥ 0 in any dual solution; clip round-off
         clip = np.ones(len(y), dtype=np.bool_)
         clip[: self.n_types] = lower <= 0
         y = np.where(clip, np.maximum(y, 0.0), y)
         primal = float(solver.getInfo().objective_function_value)
         value = self._dual_bound(y, lower, upper)
-        return ClassBound(value, primal, y[: self.n_types].copy())
+        return ClassBound(value, primal, y[: self.n_types].copy(), placed)

@@ -28,6 +28,8 @@ from kubegpu.sim.experiment import seeded_stream, tune_workload
 
 MIB = 1024 * 1024
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+PLACED_EPS = 1e-6  # an LP solution places a type's lower bound when its count is this close to it
 TypeKey = tuple[int, int, int, int, tuple[str, ...]]
 
 
@@ -140,18 +142,17 @@ def bound_curve(
     arrived = np.cumsum([p.total_gpu_milli for p in pods], dtype=np.int64)
     events = column_events(arrived.tolist(), capacity, round(arrival * 100))
     n_types = len(tp.problem.types)
-    zero = np.zeros(n_types, dtype=np.int64)
     counts = _counts_by_event(kinds, events, n_types)
-    offline, solves = _column_bounds(lp, events, arrived, counts, {k: zero for k in events})
+    offline, solves = _offline_bounds(lp, events, arrived, counts)
     certification = certify(nodes, pods)
-    placed = _counts_by_event(np.where(certification.placed, kinds, -1), events, n_types)
-    greedy, more = _column_bounds(lp, events, arrived, counts, placed, offline)
+    lower = _counts_by_event(np.where(certification.placed, kinds, -1), events, n_types)
+    greedy, more = _greedy_bounds(lp, counts, lower, offline)
     return BoundCurve(
         workload,
         seed,
         arrival,
         capacity,
-        {k: round(100.0 * v / capacity, 2) for k, v in sorted(offline.items())},
+        {k: round(100.0 * v / capacity, 2) for k, (v, _) in sorted(offline.items())},
         solves + more + certification.lp_solves,
         time.perf_counter() - start,
         {k: round(100.0 * v / capacity, 2) for k, v in sorted(greedy.items())},
@@ -167,30 +168,44 @@ def _counts_by_event(kinds: IntArray, events: Mapping[int, int], n_types: int) -
     }
 
 
-def _column_bounds(
-    lp: ClassLP,
-    events: Mapping[int, int],
-    arrived: IntArray,
-    counts: Mapping[int, IntArray],
-    lower: Mapping[int, IntArray],
-    ceiling: Mapping[int, float] | None = None,
-) -> tuple[dict[int, float], int]:
-    """Per column, milli-GPU: the class LP with these task counts between `lower` and `counts`, capped by
-    the GPU arrived and by `ceiling` (another sound bound) where given; and the LPs solved."""
-    out: dict[int, float] = {}
+def _offline_bounds(
+    lp: ClassLP, events: Mapping[int, int], arrived: IntArray, counts: Mapping[int, IntArray]
+) -> tuple[dict[int, tuple[float, FloatArray]], int]:
+    """Per column: the class LP for any subset of the arrivals, capped by the GPU arrived (milli), with the tasks
+    per type its solution places; and the LPs solved."""
+    out: dict[int, tuple[float, FloatArray]] = {}
     solves = 0
     saturated = False  # every pod arrived by this column (so by every earlier one) fits
+    zero = np.zeros(len(lp.problem.types), dtype=np.int64)
     for k in sorted(events, reverse=True):
         full = float(arrived[events[k]])
-        cap = full if ceiling is None else min(full, ceiling[k])
-        if not saturated and cap >= full and ceiling is not None:
-            saturated = True  # the ceiling is the GPU arrived: the LP could not go lower than that
-        if not saturated:
-            value = lp.solve(lower[k], counts[k]).value
+        if saturated:
+            out[k] = (full, counts[k].astype(np.float64))
+            continue
+        solved = lp.solve(zero, counts[k])
+        solves += 1
+        saturated = solved.value >= full
+        out[k] = (min(full, solved.value), solved.placed)
+    return out, solves
+
+
+def _greedy_bounds(
+    lp: ClassLP,
+    counts: Mapping[int, IntArray],
+    lower: Mapping[int, IntArray],
+    offline: Mapping[int, tuple[float, FloatArray]],
+) -> tuple[dict[int, float], int]:
+    """Per column: the class LP with the certified pods as lower bounds, capped by the offline bound; and the
+    LPs solved. Where the offline LP's solution already places the certified pods, it solves this LP too (its
+    optimum is the offline one), and where the offline bound is the GPU arrived, so is this one."""
+    out: dict[int, float] = {}
+    solves = 0
+    for k in sorted(offline, reverse=True):
+        value, placed = offline[k]
+        if np.any(placed < lower[k] - PLACED_EPS):
+            value = min(value, lp.solve(lower[k], counts[k]).value)
             solves += 1
-            saturated = value >= full
-            cap = min(cap, value)
-        out[k] = cap
+        out[k] = value
     return out, solves
 
 

@@ -183,6 +183,16 @@ def certify(nodes: Sequence[NodeSpec], arrivals: Sequence[GpuPod]) -> Certificat
     start = time.perf_counter()
     placed = np.zeros(len(arrivals), dtype=np.bool_)
     empty = GpuCluster(nodes)
+    # node classes: what the blocking modes read of a node (eligibility is decided per target, node by node)
+    class_index: dict[tuple[int, int, int, int], int] = {}
+    class_of = np.array(
+        [
+            class_index.setdefault((n.cpu_milli, n.memory_bytes, n.max_pods, n.gpu_count), len(class_index))
+            for n in nodes
+        ],
+        dtype=np.int64,
+    )
+    classes = [NodeSpec("", cpu, memory, gpus, max_pods=pods) for cpu, memory, pods, gpus in class_index]
     shape_index: dict[Usage, int] = {}
     shape_of = np.array([shape_index.setdefault(usage(p), len(shape_index)) for p in arrivals], dtype=np.int64)
     shapes = list(shape_index)
@@ -193,28 +203,24 @@ def certify(nodes: Sequence[NodeSpec], arrivals: Sequence[GpuPod]) -> Certificat
     solves = 0
     for members in groups.values():
         target = arrivals[members[0]]
-        eligible = np.flatnonzero(empty.feasible(target))
-        if eligible.size == 0:
+        eligible = np.bincount(class_of[empty.feasible(target)], minlength=len(classes))
+        if not eligible.any():
             continue
-        adversary = _adversary(target, [nodes[int(n)] for n in eligible], shapes)
+        adversary = _adversary(target, classes, eligible, shapes)
         known, steps = _search(adversary, np.array(members, dtype=np.int64), shape_of)
         solves += steps
         placed[members[:known]] = True
     return Certification(placed, solves, time.perf_counter() - start)
 
 
-def _adversary(target: GpuPod, eligible: Sequence[NodeSpec], shapes: Sequence[Usage]) -> _Adversary:
-    """The LP for `target` over the nodes it fits when empty, grouped by capacity, and the arrivals' shapes."""
-    classes: dict[tuple[int, ...], int] = {}
-    costs: dict[tuple[int, ...], tuple[int | None, ...]] = {}
-    for node in eligible:
-        key = (node.cpu_milli, node.memory_bytes, node.max_pods, node.gpu_count)
-        classes[key] = classes.get(key, 0) + 1
-        costs.setdefault(key, mode_costs(target, node))
-    modes = [m for m in range(len(MODES)) if all(c[m] is not None for c in costs.values())]
-    cost = [[int(costs[k][m] or 0) for m in modes] for k in classes]
+def _adversary(target: GpuPod, classes: Sequence[NodeSpec], eligible: IntArray, shapes: Sequence[Usage]) -> _Adversary:
+    """The LP for `target` over the nodes it fits when empty (`eligible[k]` of class k) and the arrivals' shapes."""
+    present = [k for k in range(len(classes)) if eligible[k] > 0]
+    costs = [mode_costs(target, classes[k]) for k in present]
+    modes = [m for m in range(len(MODES)) if all(c[m] is not None for c in costs)]
+    cost = [[int(c[m] or 0) for m in modes] for c in costs]
     value = [[mode_contributions(target, s)[m] for m in modes] for s in shapes]
-    return _Adversary(cost, np.array(list(classes.values()), dtype=np.int64), value)
+    return _Adversary(cost, eligible[present], value)
 
 
 def _search(adversary: _Adversary, members: IntArray, shape_of: IntArray) -> tuple[int, int]:
