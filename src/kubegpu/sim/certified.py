@@ -12,9 +12,9 @@ GPU model or resource do not depend on n's pods, so they decide eligibility alon
 * memory (only when i requests memory): likewise in bytes;
 * pod slots: n holds max_pods_n pods;
 * GPU: i asks for g GPUs of s milli each (s = 1000: whole GPUs, which must be untouched) and fewer than g of
-  n's G_n GPUs have s milli free, so at least G_n − g + 1 GPUs have used ≥ R = 1001 − s milli. A pod with x
-  milli on each of k GPUs adds k·min(x, R) to Σ_gpu min(used, R) ≥ R·(G_n − g + 1) over those GPUs
-  (min(a + b, R) ≤ min(a, R) + min(b, R)), so Σ over n's pods of k·min(x, R) ≥ R·(G_n − g + 1).
+  n's G_n GPUs have s milli free, so at least G_n − g + 1 GPUs have used ≥ R = 1001 − s milli. On each such
+  GPU the pods on it have Σ min(x, R) ≥ min(used, R) = R (min(a + b, R) ≤ min(a, R) + min(b, R)), so over
+  n's pods, one with x milli on each of k GPUs counting k·min(x, R), the sum is ≥ R·(G_n − g + 1).
 
 So if i fits nowhere, every eligible node meets one mode's inequality "Σ of its pods' contributions ≥ cost".
 Count, per node class (identical capacity) and mode, the nodes z[k,μ] blocked that way and, per pod shape
@@ -29,11 +29,10 @@ b ≥ 0 (one price per mode),
 
     max Σ z ≤ f(b) = Σ_k N_k·max(0, max_μ (1 − cost[k,μ]·b_μ)) + Σ_t n_t·max(0, max_μ v[t,μ]·b_μ),
 
-so a b with f(b) < N is a certificate that i is placed. HiGHS finds b (the dual LP below); f(b) is then
-recomputed here, with a margin far above its floating-point error, so the verdict rests on that arithmetic
-and not on the solver's tolerances. f grows with the arrivals (n_t never shrinks), so one certificate
-certifies every earlier arrival of the same pod too, and per pod kind a binary search over its arrivals
-finds how many are certified.
+so a b with f(b) < N is a certificate that i is placed. HiGHS proposes b (the dual LP below); f(b) is then
+evaluated here in exact integer arithmetic, so the verdict does not rest on the solver's tolerances. f grows
+with the arrivals (n_t never shrinks), so one certificate certifies every earlier arrival of the same kind
+too, and per pod kind a binary search over its arrivals finds how many are certified.
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ def plot_allocation(
         ax.plot(xs, ys, label=policy, linewidth=1.4)
     for curve, style, label in (
         (bound, "--", "bound (any placement)"),
-        (greedy_bound, "-.", "bound (schedulers that place every pod that fits)"),
+        (greedy_bound, "-.", "greedy bound (schedulers that place every pod that fits)"),
     ):
         if curve:
             columns = sorted(curve)
