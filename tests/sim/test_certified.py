@@ -11,9 +11,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubegpu.packing.classlp import ClassLP
 from kubegpu.scheduler.gpu.registry import ALL_POLICIES
 from kubegpu.scheduler.gpu.state import MILLI, GpuCluster, GpuPod, NodeSpec
-from kubegpu.sim.bound import bound_curve, column_events, trace_problem
+from kubegpu.sim.bound import bound_curve, column_events, pod_key, trace_problem
 from kubegpu.sim.certified import certify, mode_contributions, mode_costs, usage
 from kubegpu.sim.experiment import run_policy, seeded_stream, tune_workload
 
@@ -221,6 +222,25 @@ def test_certification_depends_only_on_earlier_arrivals(nodes: list[NodeSpec], p
     for shape in {(usage(p), p.gpu_models) for p in pods}:
         marks = [bool(whole[i]) for i, p in enumerate(pods) if (usage(p), p.gpu_models) == shape]
         assert marks == sorted(marks, reverse=True)
+
+
+def test_certified_pods_make_the_packing_program_a_bound_for_greedy_schedulers_only() -> None:
+    # one GPU: an 810 milli-GPU pod first, then two of 500. Any placement may keep the two 500s (1000 milli);
+    # every greedy scheduler places the 810 and then neither 500 fits (810 milli)
+    nodes = [NodeSpec("n", 8000, 16 * GIB, 1, "A")]
+    arrivals = [GpuPod("big", 1000, GIB, 1, 810), GpuPod("a", 1000, GIB, 1, 500), GpuPod("b", 1000, GIB, 1, 500)]
+    certified = certify(nodes, arrivals).placed
+    assert certified.tolist() == [True, False, False]
+    tp = trace_problem(nodes, arrivals)
+    counts = np.zeros(len(tp.problem.types), dtype=np.int64)
+    lower = np.zeros_like(counts)
+    for pod, sure in zip(arrivals, certified, strict=True):
+        counts[tp.type_of[pod_key(pod)]] += 1
+        lower[tp.type_of[pod_key(pod)]] += int(sure)
+    lp = ClassLP(tp.problem)
+    assert lp.solve(np.zeros_like(counts), counts).value >= 1000 - 1e-6
+    assert 810 - 1e-6 <= lp.solve(lower, counts).value < 811
+    assert greedy_outcomes(nodes, arrivals) == (frozenset({0}), 810)
 
 
 def test_whole_gpus_are_certified_until_the_earlier_pods_could_touch_every_gpu() -> None:
