@@ -108,6 +108,8 @@ def test_bounds_hold_when_some_tasks_must_be_placed(problem: PackingProblem, dat
     best = optimum(forced, counts.tolist(), required)
     assert best > float("-inf")
     assert ClassLP(forced).solve(lower, counts).value >= best - TOLERANCE
+    # lower bounds given only to `solve` (the problem requires nothing) are as sound
+    assert ClassLP(problem).solve(lower, counts).value >= best - TOLERANCE
     assert ColumnGeneration(forced).solve(lower, counts, tolerance=1e-6).value >= best - TOLERANCE
 
 

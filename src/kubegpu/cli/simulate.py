@@ -48,8 +48,9 @@ BoundOption = Annotated[
     typer.Option(
         "--bound",
         help="Also compute the packing bound and print it beside every policy: static mode, the most GPU "
-        "any placement of the same arrivals could allocate; --snapshot, the most pending GPUs any "
-        "repacking of the running pods could place.",
+        "any placement of the same arrivals could allocate, and the most a greedy scheduler (one that places "
+        "every pod that fits when it arrives, as kube-scheduler does) could; --snapshot, the most pending "
+        "GPUs any repacking of the running pods could place.",
     ),
 ]
 
@@ -151,8 +152,14 @@ def _static(
     if plot is not None:
         for workload in traces:
             target = plot if len(traces) == 1 else plot.with_name(f"{plot.stem}-{workload}{plot.suffix}")
-            curve = None if bounds is None else bounds[workload].curve
-            plot_allocation([r for r in results if r.workload == workload], target, f"{title}: {workload}", curve)
+            summary = None if bounds is None else bounds[workload]
+            plot_allocation(
+                [r for r in results if r.workload == workload],
+                target,
+                f"{title}: {workload}",
+                None if summary is None else summary.curve,
+                None if summary is None else summary.greedy_curve,
+            )
     if report is not None:
         _write_report(report, summaries_markdown(summaries, title, bounds))
 

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubegpu.errors import ModelError
-from kubegpu.packing.highs import new_solver, set_row_bounds
+from kubegpu.packing.highs import new_solver, set_col_bounds, set_row_bounds
 from kubegpu.packing.model import PENALTY, PackingProblem, per_node_limit
 from kubegpu.packing.pricing import FloatArray, fillings
 
@@ -25,12 +25,14 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(frozen=True)
 class ClassBound:
-    """A sound bound from the class LP (`value`), the LP's own optimum (`primal`) and the task prices (the
-    duals of the task rows), which price node patterns in `ColumnGeneration`."""
+    """A sound bound from the class LP (`value`), the LP's own optimum (`primal`), the task prices (the
+    duals of the task rows), which price node patterns in `ColumnGeneration`, and the tasks of each type the
+    LP's solution places (`placed`)."""
 
     value: float
     primal: float
     prices: FloatArray
+    placed: FloatArray
 
 
 class ClassLP:
@@ -91,13 +93,15 @@ class ClassLP:
                     if n:
                         index.append(size_row[sizes[i]])
                         value.append(-float(n))
+        # one column per type stands in for required tasks that no class can take, so the LP stays feasible
+        # whatever lower bounds `solve` is given (its upper bound is set there: the type's lower bound)
+        self.penalty_cols = np.arange(len(cost), len(cost) + n_types, dtype=np.int32)
         for t, task in enumerate(problem.types):
-            if task.required:  # stands in for a required task no class can take, so the LP stays feasible
-                cost.append(-PENALTY)
-                upper.append(float(task.required))
-                starts.append(len(index))
-                index.append(t)
-                value.append(1.0)
+            cost.append(-PENALTY)
+            upper.append(float(task.required))
+            starts.append(len(index))
+            index.append(t)
+            value.append(1.0)
         n_cols = len(cost)
         lp = highspy.HighsLp()
         lp.num_col_ = n_cols
@@ -113,7 +117,7 @@ class ClassLP:
         lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
         lp.a_matrix_.value_ = np.array(value)
         self.cost = lp.col_cost_.copy()
-        self.col_upper = lp.col_upper_.copy()
+        self.col_upper = np.array(lp.col_upper_, dtype=np.float64)
         self.row_upper = lp.row_upper_.copy()
         self.entries = (
             np.repeat(np.arange(n_cols), np.diff(np.array([*starts, len(index)]))),
@@ -140,17 +144,22 @@ class ClassLP:
         inf = highspy.kHighsInf
         rows = np.arange(self.n_types, dtype=np.int32)
         set_row_bounds(solver, rows, np.where(lower > 0, lower, -inf).astype(np.float64), upper.astype(np.float64))
+        shortfall = np.maximum(lower, 0).astype(np.float64)
+        set_col_bounds(solver, self.penalty_cols, np.zeros(self.n_types), shortfall)
+        self.col_upper[self.penalty_cols] = shortfall
         if solver.getNumCol() == 0:
-            return ClassBound(0.0, 0.0, np.zeros(self.n_types))
+            return ClassBound(0.0, 0.0, np.zeros(self.n_types), np.zeros(self.n_types))
         solver.run()
         status = solver.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
             raise ModelError(f"the class LP stopped: {solver.modelStatusToString(status)}")
-        y = np.asarray(solver.getSolution().row_dual, dtype=np.float64)
+        solution = solver.getSolution()
+        y = np.asarray(solution.row_dual, dtype=np.float64)
+        placed = np.asarray(solution.row_value[: self.n_types], dtype=np.float64)
         # prices of rows without a lower bound are ≥ 0 in any dual solution; clip round-off
         clip = np.ones(len(y), dtype=np.bool_)
         clip[: self.n_types] = lower <= 0
         y = np.where(clip, np.maximum(y, 0.0), y)
         primal = float(solver.getInfo().objective_function_value)
         value = self._dual_bound(y, lower, upper)
-        return ClassBound(value, primal, y[: self.n_types].copy())
+        return ClassBound(value, primal, y[: self.n_types].copy(), placed)

@@ -23,3 +23,15 @@ def set_row_bounds(
 ) -> None:
     """Change the bounds of many rows at once."""
     solver.changeRowsBounds(len(rows), rows, lower, upper)  # type: ignore[attr-defined]
+
+
+def set_col_costs(solver: highspy.Highs, cols: npt.NDArray[np.int32], cost: npt.NDArray[np.float64]) -> None:
+    """Change the objective coefficients of many columns at once."""
+    solver.changeColsCost(len(cols), cols, cost)
+
+
+def set_col_bounds(
+    solver: highspy.Highs, cols: npt.NDArray[np.int32], lower: npt.NDArray[np.float64], upper: npt.NDArray[np.float64]
+) -> None:
+    """Change the bounds of many columns at once."""
+    solver.changeColsBounds(len(cols), cols, lower, upper)

@@ -79,7 +79,8 @@ def summaries_text(
     summaries: Sequence[Summary], fmt: Format, title: str, bounds: Mapping[str, BoundSummary] | None = None
 ) -> str | Table:
     """Allocation ratio per workload and policy (mean ± std over seeds) beside the published figure, and
-    beside the bound (the most any placement of the same arrivals could allocate) when computed."""
+    beside the bounds when computed: the most any placement of the same arrivals could allocate, and the most
+    a greedy scheduler (one that places every pod that fits when it arrives) could."""
     rows = [{**s.to_dict(), **bound_fields(s, bounds)} for s in summaries]
     if fmt is Format.json:
         return json.dumps(rows, indent=2)
@@ -101,7 +102,7 @@ def summaries_text(
         "identical runs",
     ]
     if bounds:
-        columns += ["bound %", "gap to bound"]
+        columns += ["bound %", "gap to bound", "greedy bound %", "gap to greedy bound"]
     for col in columns:
         table.add_column(col, justify="right" if col not in ("workload", "policy") else "left")
     for s, row in zip(summaries, rows, strict=True):
@@ -119,10 +120,13 @@ def summaries_text(
             f"{s.identical_runs}/{len(s.runs)}" if s.runs else "",
         ]
         if bounds:
-            bound, gap = row.get("bound_mean"), row.get("gap_to_bound")
-            cells += ["" if bound is None else f"{bound:.2f}", "" if gap is None else f"{gap:.2f}"]
+            cells += [_cell(row.get(key)) for key in BOUND_COLUMNS]
         table.add_row(*cells)
     return table
+
+
+def _cell(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else ""
 
 
 def published_runs_note(summaries: Sequence[Summary]) -> str | None:

@@ -1,10 +1,13 @@
-"""An upper bound on the FGD metric: at each arrival column, the most GPU any placement of the pods that
-have arrived could allocate, for the very arrivals `run_policy` replays with the same seed.
+"""Upper bounds on the FGD metric: at each arrival column, the most GPU a placement of the pods that have
+arrived could allocate, for the very arrivals `run_policy` replays with the same seed.
 
-A policy's allocation at an event never exceeds the most GPU a subset of the pods arrived so far can take
-on the cluster, and that grows with the arrivals; so the bound of a column is taken at its last event, and
-capped by the GPU arrived. The packing LP is kubegpu.packing's class LP: offline (it knows every arrival
-and may leave any pod out), so no online policy reaches it in general; no placement can exceed it.
+Two bounds, both from kubegpu.packing's class LP. The first holds for any placement: it knows every arrival
+and may leave any pod out, so no online policy reaches it in general. The second holds for greedy
+schedulers, which bind every pod that fits some node when it arrives and never move it (kube-scheduler and
+every policy `simulate` compares): the pods that every such scheduler places (kubegpu.sim.certified) must be
+in the placement, as lower bounds on the LP's task counts. A policy's allocation never falls as pods arrive
+(the FGD method has no departures), so the bound of a column is taken at its last event, capped by the GPU
+arrived.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ import numpy.typing as npt
 from kubegpu.packing.classlp import ClassLP
 from kubegpu.packing.model import NodeClass, PackingProblem, TaskType
 from kubegpu.scheduler.gpu.state import GpuCluster, GpuPod, NodeSpec
+from kubegpu.sim.certified import certify
 from kubegpu.sim.discrete import arrival_columns
 from kubegpu.sim.experiment import seeded_stream, tune_workload
 
 MIB = 1024 * 1024
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+PLACED_EPS = 1e-6  # an LP solution places a type's lower bound when its count is this close to it
 TypeKey = tuple[int, int, int, int, tuple[str, ...]]
 
 
@@ -91,7 +97,8 @@ def column_events(arrived: Sequence[int], capacity: int, top: int) -> dict[int, 
 
 @dataclass(frozen=True)
 class BoundCurve:
-    """One seed's bound: per arrival column, the most GPU allocation (%) any placement could reach."""
+    """One seed's bounds per arrival column (GPU allocation %): `discrete` for any placement, `greedy` for
+    greedy schedulers (which place every pod that fits when it arrives); `certified` pods are placed by all."""
 
     workload: str
     seed: int
@@ -100,11 +107,18 @@ class BoundCurve:
     discrete: dict[int, float] = field(default_factory=dict)
     lp_solves: int = 0
     seconds: float = 0.0
+    greedy: dict[int, float] = field(default_factory=dict)
+    certified: int = 0
 
     @property
     def at_arrival(self) -> float:
-        """The bound at the target arrival column (percent)."""
+        """The bound for any placement at the target arrival column (percent)."""
         return self.discrete.get(round(self.arrival * 100), max(self.discrete.values(), default=0.0))
+
+    @property
+    def greedy_at_arrival(self) -> float:
+        """The bound for greedy schedulers at the target arrival column (percent)."""
+        return self.greedy.get(round(self.arrival * 100), max(self.greedy.values(), default=0.0))
 
 
 def bound_curve(
@@ -115,7 +129,7 @@ def bound_curve(
     workload: str = "custom",
     prepared: tuple[TraceProblem, ClassLP] | None = None,
 ) -> BoundCurve:
-    """The bound at every column for the arrivals `run_policy(…, seed, arrival)` replays.
+    """Both bounds at every column for the arrivals `run_policy(…, seed, arrival)` replays.
 
     Columns are solved from the top down (each LP warm-starts from the one before); once every GPU pod
     arrived by a column fits, every earlier column's arrivals fit too, and the bound there is the GPU arrived.
@@ -127,25 +141,72 @@ def bound_curve(
     kinds = np.array([tp.type_of.get(pod_key(p), -1) if p.is_gpu else -1 for p in pods], dtype=np.int64)
     arrived = np.cumsum([p.total_gpu_milli for p in pods], dtype=np.int64)
     events = column_events(arrived.tolist(), capacity, round(arrival * 100))
-    zero = np.zeros(len(tp.problem.types), dtype=np.int64)
-    bounds: dict[int, float] = {}
-    solves = 0
-    saturated = False
-    for k in sorted(events, reverse=True):
-        last = events[k]
-        ceiling = float(arrived[last])
-        if not saturated:
-            kept = kinds[: last + 1]
-            counts = np.bincount(kept[kept >= 0], minlength=len(zero)).astype(np.int64)
-            value = lp.solve(zero, counts).value
-            solves += 1
-            if value >= ceiling:
-                saturated = True
-            ceiling = min(ceiling, value)
-        bounds[k] = round(100.0 * ceiling / capacity, 2)
+    n_types = len(tp.problem.types)
+    counts = _counts_by_event(kinds, events, n_types)
+    offline, solves = _offline_bounds(lp, events, arrived, counts)
+    certification = certify(nodes, pods)
+    lower = _counts_by_event(np.where(certification.placed, kinds, -1), events, n_types)
+    greedy, more = _greedy_bounds(lp, counts, lower, offline)
     return BoundCurve(
-        workload, seed, arrival, capacity, dict(sorted(bounds.items())), solves, time.perf_counter() - start
+        workload,
+        seed,
+        arrival,
+        capacity,
+        {k: round(100.0 * v / capacity, 2) for k, (v, _) in sorted(offline.items())},
+        solves + more + certification.lp_solves,
+        time.perf_counter() - start,
+        {k: round(100.0 * v / capacity, 2) for k, v in sorted(greedy.items())},
+        certification.count,
     )
+
+
+def _counts_by_event(kinds: IntArray, events: Mapping[int, int], n_types: int) -> dict[int, IntArray]:
+    """Per column, the pods of each task type (kinds ≥ 0) among the arrivals up to its last event."""
+    return {
+        k: np.bincount(kinds[: last + 1][kinds[: last + 1] >= 0], minlength=n_types).astype(np.int64)
+        for k, last in events.items()
+    }
+
+
+def _offline_bounds(
+    lp: ClassLP, events: Mapping[int, int], arrived: IntArray, counts: Mapping[int, IntArray]
+) -> tuple[dict[int, tuple[float, FloatArray]], int]:
+    """Per column: the class LP for any subset of the arrivals, capped by the GPU arrived (milli), with the tasks
+    per type its solution places; and the LPs solved."""
+    out: dict[int, tuple[float, FloatArray]] = {}
+    solves = 0
+    saturated = False  # every pod arrived by this column (so by every earlier one) fits
+    zero = np.zeros(len(lp.problem.types), dtype=np.int64)
+    for k in sorted(events, reverse=True):
+        full = float(arrived[events[k]])
+        if saturated:
+            out[k] = (full, counts[k].astype(np.float64))
+            continue
+        solved = lp.solve(zero, counts[k])
+        solves += 1
+        saturated = solved.value >= full
+        out[k] = (min(full, solved.value), solved.placed)
+    return out, solves
+
+
+def _greedy_bounds(
+    lp: ClassLP,
+    counts: Mapping[int, IntArray],
+    lower: Mapping[int, IntArray],
+    offline: Mapping[int, tuple[float, FloatArray]],
+) -> tuple[dict[int, float], int]:
+    """Per column: the class LP with the certified pods as lower bounds, capped by the offline bound; and the
+    LPs solved. Where the offline LP's solution already places the certified pods, it solves this LP too (its
+    optimum is the offline one), and where the offline bound is the GPU arrived, so is this one."""
+    out: dict[int, float] = {}
+    solves = 0
+    for k in sorted(offline, reverse=True):
+        value, placed = offline[k]
+        if np.any(placed < lower[k] - PLACED_EPS):
+            value = min(value, lp.solve(lower[k], counts[k]).value)
+            solves += 1
+        out[k] = value
+    return out, solves
 
 
 def _prepare(nodes: Sequence[NodeSpec], trace: Sequence[GpuPod]) -> tuple[TraceProblem, ClassLP]:
@@ -173,7 +234,8 @@ def bound_curves(
 
 @dataclass(frozen=True)
 class BoundSummary:
-    """Mean and spread over seeds of one workload's bound at the target column, and its curve (means)."""
+    """Mean and spread over seeds of one workload's bounds at the target column, and their curves (means):
+    `mean`, `std`, `curve` for any placement, `greedy_*` for greedy schedulers."""
 
     workload: str
     seeds: tuple[int, ...]
@@ -182,25 +244,36 @@ class BoundSummary:
     std: float
     curve: dict[int, float]
     seconds: float
+    greedy_mean: float = 0.0
+    greedy_std: float = 0.0
+    greedy_curve: dict[int, float] = field(default_factory=dict)
 
 
 def summarize_bounds(curves: Sequence[BoundCurve]) -> dict[str, BoundSummary]:
-    """Per workload: the mean bound at the target column and the mean curve over the seeds."""
+    """Per workload: the mean bounds at the target column and the mean curves over the seeds."""
     groups: dict[str, list[BoundCurve]] = {}
     for c in curves:
         groups.setdefault(c.workload, []).append(c)
     out: dict[str, BoundSummary] = {}
     for workload, runs in groups.items():
         values = np.array([r.at_arrival for r in runs])
-        columns = sorted(set.intersection(*(set(r.discrete) for r in runs)))
-        curve = {k: float(np.mean([r.discrete[k] for r in runs])) for k in columns}
+        greedy = np.array([r.greedy_at_arrival for r in runs])
         out[workload] = BoundSummary(
             workload,
             tuple(r.seed for r in runs),
             runs[0].arrival,
             float(values.mean()),
             float(values.std()),
-            curve,
+            _mean_curve([r.discrete for r in runs]),
             sum(r.seconds for r in runs),
+            float(greedy.mean()),
+            float(greedy.std()),
+            _mean_curve([r.greedy for r in runs]),
         )
     return out
+
+
+def _mean_curve(curves: Sequence[Mapping[int, float]]) -> dict[int, float]:
+    """The mean over curves at the columns they all have."""
+    columns = sorted(set.intersection(*(set(c) for c in curves)))
+    return {k: float(np.mean([c[k] for c in curves])) for k in columns}

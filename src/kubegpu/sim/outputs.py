@@ -34,17 +34,20 @@ COLUMNS = (
     "published_runs_compared",
     "published_runs_identical",
 )
-BOUND_COLUMNS = ("bound_mean", "gap_to_bound")
+BOUND_COLUMNS = ("bound_mean", "gap_to_bound", "greedy_bound_mean", "gap_to_greedy_bound")
 
 
 def bound_fields(summary: Summary, bounds: Mapping[str, BoundSummary] | None) -> dict[str, object]:
-    """The bound of the summary's workload and how far the policy is below it (empty without bounds)."""
+    """The bounds of the summary's workload (any placement; greedy schedulers, which place every pod that fits
+    when it arrives) and how far the policy is below each (empty without bounds)."""
     bound = None if bounds is None else bounds.get(summary.workload)
     if bound is None:
         return {}
     return {
         "bound_mean": round(bound.mean, 3),
         "gap_to_bound": round(bound.mean - summary.gpu_alloc_ratio_mean, 3),
+        "greedy_bound_mean": round(bound.greedy_mean, 3),
+        "gap_to_greedy_bound": round(bound.greedy_mean - summary.gpu_alloc_ratio_mean, 3),
     }
 
 
@@ -69,13 +72,13 @@ def summaries_markdown(
 ) -> str:
     """A markdown table: our mean over seeds beside the published mean (and the bound), per workload and policy;
     then each run against its published row, where the authors published one."""
-    extra = " bound | gap to bound |" if bounds else ""
+    extra = " bound | gap to bound | greedy bound | gap to greedy bound |" if bounds else ""
     lines = [
         f"# {title}",
         "",
         "| workload | policy | seeds | ours (alloc % @ arrival) | std | published | Δ | "
         "unallocated GPUs | failed pods | runs identical to published |" + extra,
-        "|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if bounds else ""),
+        "|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|" if bounds else ""),
     ]
     for s in summaries:
         pub = "" if s.published_mean is None else f"{s.published_mean:.2f}"
@@ -83,7 +86,7 @@ def summaries_markdown(
         seeds = f"{s.seeds[0]}–{s.seeds[-1]}" if len(s.seeds) > 1 else str(s.seeds[0])
         same = f"{s.identical_runs} of {len(s.runs)}" if s.runs else ""
         bound = bound_fields(s, bounds)
-        cells = f" {bound['bound_mean']:.2f} | {bound['gap_to_bound']:.2f} |" if bound else (" | |" if bounds else "")
+        cells = "".join(f" {bound[key]:.2f} |" for key in BOUND_COLUMNS) if bound else (" | | | |" if bounds else "")
         lines.append(
             f"| {s.workload} | {s.policy} | {seeds} | {s.gpu_alloc_ratio_mean:.2f} | "
             f"{s.gpu_alloc_ratio_std:.2f} | {pub} | {delta} | {s.unallocated_gpus_mean:.0f} | "
@@ -108,10 +111,15 @@ def summaries_markdown(
 
 
 def plot_allocation(
-    results: Sequence[RunResult], path: Path, title: str = "", bound: Mapping[int, float] | None = None
+    results: Sequence[RunResult],
+    path: Path,
+    title: str = "",
+    bound: Mapping[int, float] | None = None,
+    greedy_bound: Mapping[int, float] | None = None,
 ) -> None:
-    """Mean GPU allocation % against arrived GPU request % (0..arrival), one line per policy, and the bound
-    (the most any placement of the same arrivals could allocate) when given."""
+    """Mean GPU allocation % against arrived GPU request % (0..arrival), one line per policy, and the bounds
+    when given: the most any placement of the same arrivals could allocate, and the most a scheduler that
+    places every pod that fits when it arrives could."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -126,16 +134,13 @@ def plot_allocation(
     for policy, runs in groups.items():
         ys = [np.mean([r.discrete.get(int(x), np.nan) for r in runs]) for x in xs]
         ax.plot(xs, ys, label=policy, linewidth=1.4)
-    if bound:
-        columns = sorted(bound)
-        ax.plot(
-            columns,
-            [bound[k] for k in columns],
-            color="black",
-            linestyle="--",
-            linewidth=1.4,
-            label="bound (any placement)",
-        )
+    for curve, style, label in (
+        (bound, "--", "bound (any placement)"),
+        (greedy_bound, "-.", "greedy bound (schedulers that place every pod that fits)"),
+    ):
+        if curve:
+            columns = sorted(curve)
+            ax.plot(columns, [curve[k] for k in columns], color="black", linestyle=style, linewidth=1.4, label=label)
     ax.plot(xs, np.minimum(xs, 100), color="grey", linestyle=":", linewidth=1, label="arrived")
     ax.set_xlabel("arrived GPU requests (% of capacity)")
     ax.set_ylabel("GPU allocation ratio (%)")
