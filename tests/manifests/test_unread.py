@@ -156,3 +156,43 @@ def test_lint_reports_a_repeated_key_inside_a_large_crd(tmp_path: Path) -> None:
     result = lint_paths([str(tmp_path)], LintConfig(), jobs=1, keep_documents=False)
     assert sorted(f.code for f in result.findings) == ["KG003", "KG201"]
     assert result.documents == 3
+
+
+_plain = st.text(alphabet="abxy01 -:[]{}&*,'\"#\n", max_size=6)
+_yaml_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _plain),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abcd"), inner, max_size=3)),
+    max_leaves=12,
+)
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> tuple[str, str]:
+    """Block or flow YAML, then maybe edited by hand (a key repeated, an anchor and alias, the text cut short), and
+    which edit was made."""
+    text = yaml.safe_dump({"top": draw(_yaml_values)}, default_flow_style=draw(st.booleans()))
+    lines = text.splitlines(keepends=True)
+    edit = draw(st.sampled_from(["none", "repeat", "alias", "cut"]))
+    if edit == "repeat":
+        line = draw(st.sampled_from(lines))
+        lines.insert(draw(st.integers(0, len(lines))), line)
+    elif edit == "alias":
+        lines.append("again: *x\n" if draw(st.booleans()) else "anchored: &x 1\nagain: *x\n")
+    elif edit == "cut":
+        text = "".join(lines)
+        return text[: draw(st.integers(0, len(text)))], edit
+    return "".join(lines), edit
+
+
+@settings(max_examples=400, deadline=None)
+@given(_documents())
+def test_well_formed_means_the_loader_reports_nothing(case: tuple[str, str]) -> None:
+    """A document is cut only when the loader would read it clean; what a YAML library writes is always cut."""
+    text, edit = case
+    clean = unread_module._well_formed(text)
+    if clean:
+        assert load_text("doc.yaml", text).problems == []
+    if edit == "none":
+        assert clean
+    if edit == "alias" or load_text("doc.yaml", text).problems:
+        assert not clean

@@ -118,33 +118,43 @@ def _well_formed_known(chunk: str, known: dict[bytes, bool] | None) -> bool:
 
 def _well_formed(chunk: str) -> bool:
     """The document parses (events only: nothing is built) without an alias and without a key repeated in a
-    mapping, so the loader would report nothing in it. Doubtful cases (a complex key) say no."""
-    stack: list[tuple[set[str], list[bool]] | None] = []  # per open collection: a mapping's keys and whether a key
-    # is next, or None for a sequence
+    mapping, so the loader would report nothing in it. Doubtful cases (a complex key) say no.
+
+    One call per event on the C parser (no generator) and the open collections' state in locals: this runs over
+    every large CRD of a repository, and the per-event overhead is its whole cost."""
+    scalar, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    ends, alias, stream_end = (yaml.MappingEndEvent, yaml.SequenceEndEvent), yaml.AliasEvent, yaml.StreamEndEvent
+    keys: set[str] | None = None  # the innermost open mapping's keys so far; None inside a sequence or at the top
+    key_next = False  # in that mapping, the next node is a key
+    outer: list[tuple[set[str] | None, bool]] = []  # the same, for each enclosing collection
+    loader = _BaseLoader(chunk)
+    next_event: Callable[[], yaml.Event] = loader.get_event
     try:
-        for event in yaml.parse(chunk, Loader=_BaseLoader):
+        while True:
+            event = next_event()
             kind = type(event)
-            if kind is yaml.AliasEvent:
-                return False
-            starts = kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent
-            if kind is yaml.ScalarEvent or starts:
-                top = stack[-1] if stack else None
-                if top is not None:
-                    keys, key_next = top
-                    if key_next[0]:
-                        if kind is not yaml.ScalarEvent:
-                            return False  # a complex key
-                        value = event.value  # type: ignore[attr-defined]
+            if kind is scalar:
+                if keys is not None:
+                    if key_next:
+                        value: str = event.value  # type: ignore[attr-defined]
                         if value in keys:
                             return False
                         keys.add(value)
-                    key_next[0] = not key_next[0]
-                if kind is yaml.MappingStartEvent:
-                    stack.append((set(), [True]))
-                elif kind is yaml.SequenceStartEvent:
-                    stack.append(None)
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                stack.pop()
+                    key_next = not key_next
+            elif kind is mapping_start or kind is sequence_start:
+                if keys is not None:
+                    if key_next:
+                        return False  # a complex key
+                    key_next = True  # once this value closes, a key comes
+                outer.append((keys, key_next))
+                keys, key_next = (set(), True) if kind is mapping_start else (None, False)
+            elif kind in ends:
+                keys, key_next = outer.pop()
+            elif kind is alias:
+                return False
+            elif kind is stream_end:
+                return True
     except yaml.YAMLError:
         return False
-    return True
+    finally:
+        loader.dispose()
