@@ -5,9 +5,10 @@ Two bounds, both from kubegpu.packing's class LP. The first holds for any placem
 and may leave any pod out, so no online policy reaches it in general. The second holds for greedy
 schedulers, which bind every pod that fits some node when it arrives and never move it (kube-scheduler and
 every policy `simulate` compares): the pods that every such scheduler places (kubegpu.sim.certified) must be
-in the placement, as lower bounds on the LP's task counts. A policy's allocation never falls as pods arrive
-(the FGD method has no departures), so the bound of a column is taken at its last event, capped by the GPU
-arrived.
+in the placement, as lower bounds on the LP's task counts; and once such a scheduler refuses a pod of the
+commonest GPU share, it refuses every larger pod after it (`_refusal_bounds`). A policy's allocation never
+falls as pods arrive (the FGD method has no departures), so the bound of a column is taken at its last event,
+capped by the GPU arrived.
 """
 
 from __future__ import annotations
