@@ -251,7 +251,7 @@ def _plain(pod: GpuPod) -> bool:
 
 
 REFUSAL_INTERVALS = 10  # where the first refused pod of the shared type may fall: this many ranges of its arrivals
-REFUSAL_STEP = 10  # columns: the refusal bound is solved at the target column and every this many below it
+REFUSAL_STEP = 20  # columns: the refusal bound is solved at the target column and every this many below it
 
 
 def _refusal_bounds(
@@ -276,6 +276,8 @@ def _refusal_bounds(
     columns; a column's allocation is at most any later column's, so each column takes the least bound at or
     after it.
     """
+    if not events:
+        return {}, 0
     top = max(events)
     totals = counts[top]
     shares = [t for t, task in enumerate(lp.problem.types) if task.shares_gpu and totals[t] > 0]
