@@ -5,13 +5,15 @@ Two bounds, both from kubegpu.packing's class LP. The first holds for any placem
 and may leave any pod out, so no online policy reaches it in general. The second holds for greedy
 schedulers, which bind every pod that fits some node when it arrives and never move it (kube-scheduler and
 every policy `simulate` compares): the pods that every such scheduler places (kubegpu.sim.certified) must be
-in the placement, as lower bounds on the LP's task counts. A policy's allocation never falls as pods arrive
-(the FGD method has no departures), so the bound of a column is taken at its last event, capped by the GPU
-arrived.
+in the placement, as lower bounds on the LP's task counts; and once such a scheduler refuses a pod of the
+commonest GPU share, it refuses every larger pod after it (`_refusal_bounds`). A policy's allocation never
+falls as pods arrive (the FGD method has no departures), so the bound of a column is taken at its last event,
+capped by the GPU arrived.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -147,6 +149,9 @@ def bound_curve(
     certification = certify(nodes, pods)
     lower = _counts_by_event(np.where(certification.placed, kinds, -1), events, n_types)
     greedy, more = _greedy_bounds(lp, counts, lower, offline)
+    refusal, most = _refusal_bounds(lp, pods, kinds, events, counts, lower, greedy, arrived)
+    greedy = {k: min(v, refusal.get(k, v)) for k, v in greedy.items()}
+    more += most
     return BoundCurve(
         workload,
         seed,
@@ -206,6 +211,114 @@ def _greedy_bounds(
             value = min(value, lp.solve(lower[k], counts[k]).value)
             solves += 1
         out[k] = value
+    return out, solves
+
+
+def dominated_types(pods: Sequence[GpuPod], kinds: IntArray, shared: int) -> list[int]:
+    """The task types whose every pod any node that refuses every pod of type `shared` (a GPU share) refuses too:
+    each asks for at least the most CPU and memory a `shared` pod asks for, for a GPU share at least as large or
+    whole GPUs, may run only where a `shared` pod may, and has nothing else that decides where it runs.
+
+    Why: a node refuses a `shared` pod only when its CPU or memory left is below the pod's, its pod slots are
+    full, or no GPU has the share free (`certified` lists these); each of these refuses such a pod as well."""
+    by_type: dict[int, list[GpuPod]] = {}
+    for pod, kind in zip(pods, kinds.tolist(), strict=True):
+        if kind >= 0:
+            by_type.setdefault(kind, []).append(pod)
+    first = by_type.get(shared, [])
+    if not first or not all(_plain(p) for p in first):
+        return []
+    a = first[0]
+    cpu = max(p.cpu_milli for p in first)
+    memory = max(p.memory_bytes for p in first)
+    out = []
+    for kind, group in by_type.items():
+        b = group[0]
+        if not all(_plain(p) and p.gpu_resource == a.gpu_resource for p in group):
+            continue
+        if min(p.cpu_milli for p in group) < cpu or min(p.memory_bytes for p in group) < memory:
+            continue
+        if b.gpu_milli < a.gpu_milli or (a.gpu_models and not set(b.gpu_models or ("",)) <= set(a.gpu_models)):
+            continue
+        out.append(kind)
+    return sorted(out)
+
+
+def _plain(pod: GpuPod) -> bool:
+    """Where the pod may run depends on nothing but its requests and GPU models (no selector, affinity,
+    toleration or other extended resource), and it asks for one GPU share or whole GPUs."""
+    return not (pod.node_selector or pod.node_affinity or pod.tolerations or pod.scalars) and pod.is_gpu
+
+
+REFUSAL_INTERVALS = 10  # where the first refused pod of the shared type may fall: this many ranges of its arrivals
+REFUSAL_STEP = 20  # columns: the refusal bound is solved at the target column and every this many below it
+
+
+def _refusal_bounds(
+    lp: ClassLP,
+    pods: Sequence[GpuPod],
+    kinds: IntArray,
+    events: Mapping[int, int],
+    counts: Mapping[int, IntArray],
+    lower: Mapping[int, IntArray],
+    greedy: Mapping[int, float],
+    arrived: IntArray,
+) -> tuple[dict[int, float], int]:
+    """Per column, a sharper bound for greedy schedulers from the first pod of the most common GPU share that
+    one refuses; and the LPs solved.
+
+    Once a greedy scheduler refuses a pod of that type (type A), every node refuses it, and every node keeps
+    refusing it and every pod of the types it dominates (`dominated_types`): nothing leaves. So either it places
+    every pod of type A that arrives, or the first it refuses is some A arrival j, before which all A pods are
+    placed and after which no dominating pod is. Splitting A's arrivals into ranges, the LP for a range places
+    at least the A pods before the range and at most the dominating pods that arrived up to its last A pod; the
+    greatest of these LPs and the one placing every A pod bounds every greedy scheduler. Solved at a few
+    columns; a column's allocation is at most any later column's, so each column takes the least bound at or
+    after it.
+    """
+    if not events:
+        return {}, 0
+    top = max(events)
+    totals = counts[top]
+    shares = [t for t, task in enumerate(lp.problem.types) if task.shares_gpu and totals[t] > 0]
+    if not shares:
+        return {}, 0
+    shared = max(shares, key=lambda t: (int(totals[t]), -t))
+    dominated = dominated_types(pods, kinds, shared)
+    if not dominated:
+        return {}, 0
+    where = np.flatnonzero(kinds == shared)
+    solved: dict[int, float] = {}
+    solves = 0
+    for k in range(top, -1, -REFUSAL_STEP):
+        if k not in events or greedy.get(k, 0.0) >= float(arrived[events[k]]):
+            break  # every pod arrived by this column fits: so do those of every earlier column
+        last = events[k]
+        ours = where[where <= last]
+        best = 0.0
+        cuts = np.linspace(0, len(ours), REFUSAL_INTERVALS + 1).astype(np.int64)
+        for begin, end in itertools.pairwise(cuts.tolist()):
+            if begin == end:
+                continue
+            up = counts[k].copy()
+            upto = kinds[: int(ours[end - 1]) + 1]
+            before = np.bincount(upto[upto >= 0], minlength=len(up))
+            up[dominated] = np.minimum(up[dominated], before[dominated])
+            low = lower[k].copy()
+            low[shared] = max(int(low[shared]), begin)
+            best = max(best, lp.solve(np.minimum(low, up), up).value)
+            solves += 1
+        every = lower[k].copy()
+        every[shared] = counts[k][shared]
+        best = max(best, lp.solve(every, counts[k]).value)
+        solves += 1
+        solved[k] = best
+    out: dict[int, float] = {}
+    bound = float("inf")
+    for k in sorted(events, reverse=True):
+        bound = min(bound, solved.get(k, float("inf")))
+        if bound < float("inf"):
+            out[k] = bound
     return out, solves
 
 
