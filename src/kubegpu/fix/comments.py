@@ -16,8 +16,8 @@ import yaml
 
 from kubegpu.manifests import FieldPath
 from kubegpu.manifests.document import child_node
+from kubegpu.manifests.loader import C_SAFE_LOADER
 
-_CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _TRAILING = re.compile(r"[ \t]+(#[^\r\n\x85\u2028\u2029]*)")
 
@@ -38,9 +38,9 @@ class _Lines:
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
-        self.root = yaml.compose(text, Loader=_CLoader)
+        self.root = yaml.compose(text, Loader=C_SAFE_LOADER)
         self.token_end: dict[int, int] = {}
-        for token in yaml.scan(text, Loader=_CLoader):
+        for token in yaml.scan(text, Loader=C_SAFE_LOADER):
             mark = token.end_mark
             if token.start_mark.line == mark.line and token.start_mark.column == mark.column:
                 continue  # zero-width tokens (block starts and ends, keys) hold no text

@@ -13,8 +13,7 @@ from typing import Any
 import yaml
 
 from kubegpu.fix.yamlio import restore_spacing
-
-_CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from kubegpu.manifests.loader import C_SAFE_LOADER
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ def _inline_paths(text: str) -> dict[Path, bool]:
     """For every object and array of the original: True when it was written on one line."""
     out: dict[Path, bool] = {}
     try:
-        root = yaml.compose(text, Loader=_CLoader)
+        root = yaml.compose(text, Loader=C_SAFE_LOADER)
     except yaml.YAMLError:
         return out
 

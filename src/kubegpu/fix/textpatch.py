@@ -16,8 +16,8 @@ import yaml
 from kubegpu.fix.patch import APPEND, KEY_BEFORE
 from kubegpu.fix.yamlio import Indent
 from kubegpu.manifests import FieldPath
+from kubegpu.manifests.loader import C_SAFE_LOADER
 
-_CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
 _RISKY = re.compile(r"(?:^|[\s\[{,])[&*!][^\s]", re.MULTILINE)
@@ -64,7 +64,7 @@ class _Text:
 def _apply_one(body: str, op: str, path: FieldPath, value: Any, indent: Indent, quote: str) -> str:
     if op not in ("add", "replace") or not path:
         raise Unsupported(op)
-    root = yaml.compose(body, Loader=_CLoader)
+    root = yaml.compose(body, Loader=C_SAFE_LOADER)
     if root is None:
         raise Unsupported("empty document")
     text = _Text(body)

@@ -23,7 +23,8 @@ from ruamel.yaml.error import MantissaNoDotYAML1_1Warning
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 
-_CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from kubegpu.manifests.loader import C_SAFE_LOADER
+
 _VERSION_PREFIX = "%YAML 1.1\n---\n"
 BOOL_TAG = "tag:yaml.org,2002:bool"
 NULL_TAG = "tag:yaml.org,2002:null"
@@ -323,7 +324,7 @@ def keeps_comments(original: str, fixed: str, inline: bool = True, lost: Counter
 
 def plain_data(text: str) -> Any:
     """What kubectl would read from one document (C loader, YAML 1.1); for before/after comparisons."""
-    return yaml.load(text, Loader=_CLoader)
+    return yaml.load(text, Loader=C_SAFE_LOADER)
 
 
 def needs_quotes(handle: YAML, value: str) -> bool:

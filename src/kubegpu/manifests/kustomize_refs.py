@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from kubegpu.manifests.loader import C_SAFE_LOADER
 from kubegpu.manifests.regular_file import read_regular
 from kubegpu.manifests.roots import Root, display
 
@@ -26,7 +27,6 @@ _PATH_ITEMS = ("patches", "patchesJson6902", "replacements")  # items with a `pa
 _GENERATORS = ("configMapGenerator", "secretGenerator", "helmChartInflationGenerator")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _GIT_FORMS = ("git@", "git::", "gh:", "github.com/", "gitlab.com/", "bitbucket.org/")
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def read_kustomization(folder: Path, max_bytes: int) -> tuple[Path, yaml.Node | 
     if file is None:
         return None
     try:
-        return file, yaml.compose(read_regular(file, max_bytes).decode("utf-8", "replace"), Loader=_BaseLoader)
+        return file, yaml.compose(read_regular(file, max_bytes).decode("utf-8", "replace"), Loader=C_SAFE_LOADER)
     except OSError:
         return None
     except yaml.YAMLError:

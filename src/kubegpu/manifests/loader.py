@@ -19,7 +19,8 @@ from kubegpu.errors import InputError
 from kubegpu.manifests.document import Document
 from kubegpu.manifests.placeholders import may_hold_placeholders
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# libyaml's safe loader (PyYAML's own where libyaml is missing): every module that parses YAML reads through it
+C_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 DEFAULT_MAX_EXPANDED_NODES = 1_000_000
 MAX_NESTING_DEPTH = 100
@@ -115,7 +116,7 @@ def nesting_exceeds(data: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
 _NO_PATH_RESOLVERS: dict[object, object] = {}
 
 
-class _MarkedLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _MarkedLoader(C_SAFE_LOADER):  # type: ignore[misc,valid-type]
     """C-parsed, Python-constructed loader that records duplicate keys instead of hiding them.
 
     Tag resolution is memoised: the C parser asks Python for every scalar's tag, which was a third

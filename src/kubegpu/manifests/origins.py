@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from kubegpu.manifests.document import Document, FieldPath, Location, get_path
-from kubegpu.manifests.loader import load_text
+from kubegpu.manifests.loader import C_SAFE_LOADER, load_text
 from kubegpu.manifests.regular_file import read_regular
 from kubegpu.manifests.roots import Root
 from kubegpu.manifests.sources import DEFAULT_MAX_BYTES
@@ -27,7 +27,6 @@ from kubegpu.manifests.unread import strip_unread
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
-_CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SOURCE = re.compile(r"^# Source: (\S.*)$", re.MULTILINE)
 _KEY = re.compile(r"^(\s*)(?:-\s+)?([\"']?)([^\s\"':#{][^:#]*?)\2\s*:(?:\s|$)")
 
@@ -270,7 +269,7 @@ class KustomizeOrigins:
         if not isinstance(annotation, str):
             return []
         try:
-            entries = yaml.load(annotation, Loader=_CLoader)
+            entries = yaml.load(annotation, Loader=C_SAFE_LOADER)
         except yaml.YAMLError:
             return []
         out: list[Path] = []
@@ -317,7 +316,7 @@ def _annotations(doc: Document) -> Mapping[str, Any]:
 
 def _yaml_mapping(text: str) -> Mapping[str, Any]:
     try:
-        value = yaml.load(text, Loader=_CLoader)
+        value = yaml.load(text, Loader=C_SAFE_LOADER)
     except yaml.YAMLError:
         return {}
     return value if isinstance(value, Mapping) else {}

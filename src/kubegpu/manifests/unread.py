@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 import yaml
 
+from kubegpu.manifests.loader import C_SAFE_LOADER
+
 _DOC_START = re.compile(r"^---", re.MULTILINE)
 _TOP_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|$)")
 _SIMPLE_VALUE = re.compile(r"""[ \t]*(["']?)([A-Za-z0-9][A-Za-z0-9./-]*)\1[ \t]*(?:#.*)?$""")
@@ -102,9 +104,6 @@ def _continues(value: str) -> bool:
     return closing is not None and (len(value) < 2 or not value.endswith(closing))
 
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def _well_formed_known(chunk: str, known: dict[bytes, bool] | None) -> bool:
     """`_well_formed`, asked once per distinct text when `known` is given."""
     if known is None:
@@ -127,7 +126,7 @@ def _well_formed(chunk: str) -> bool:
     keys: set[str] | None = None  # the innermost open mapping's keys so far; None inside a sequence or at the top
     key_next = False  # in that mapping, the next node is a key
     outer: list[tuple[set[str] | None, bool]] = []  # the same, for each enclosing collection
-    loader = _BaseLoader(chunk)
+    loader = C_SAFE_LOADER(chunk)
     next_event: Callable[[], yaml.Event] = loader.get_event
     try:
         while True:
