@@ -310,16 +310,8 @@ def _json_data_only(name: str, text: str, result: LoadResult) -> bool:
     """
     if any(word in text for word in _OBJECT_WORDS) or _SURROGATE.search(text):
         return False  # lone surrogates (text decoded with surrogateescape) are the YAML path's parse error
-    repeated = False
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal repeated
-        out = dict(items)
-        repeated = repeated or len(out) != len(items)
-        return out
-
     try:
-        data = json.loads(text, object_pairs_hook=pairs)
+        data, repeated = _strict_json(text)
     except (ValueError, RecursionError):
         return False
     if repeated or nesting_exceeds(data):
@@ -470,8 +462,8 @@ def _add_object(
     result.documents.append(doc)
 
 
-def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tuple[int, str]) -> None:
-    """Strict JSON for `.json` inputs the YAML 1.1 parser refuses (e.g. tabs); no positions then."""
+def _strict_json(text: str) -> tuple[Any, list[str]]:
+    """Strict JSON, keeping the last of repeated keys as the decoder does, and the keys repeated (in order)."""
     duplicates: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -482,8 +474,13 @@ def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tu
             out[key] = value
         return out
 
+    return json.loads(text, object_pairs_hook=pairs), duplicates
+
+
+def _load_json_fallback(name: str, text: str, result: LoadResult, yaml_error: tuple[int, str]) -> None:
+    """Strict JSON for `.json` inputs the YAML 1.1 parser refuses (e.g. tabs); no positions then."""
     try:
-        data = json.loads(text, object_pairs_hook=pairs)
+        data, duplicates = _strict_json(text)
         if nesting_exceeds(data):
             raise NestingTooDeep()
     except json.JSONDecodeError as err:
